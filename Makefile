@@ -1,0 +1,45 @@
+# votesite: `make run` serves the site on the embedded Redis, `make test` runs every test.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install redis redis-stop migrate demo run test lint format
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The embedded Redis (only when REDIS_URL is unset): data and AOF under var/redis.
+redis: install
+	@if [ -z "$$REDIS_URL" ]; then $(PY) manage.py redis start; fi
+
+redis-stop: install
+	$(PY) manage.py redis stop
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+demo: redis migrate
+	$(PY) manage.py load_demo --if-empty
+
+run: demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: install lint
+	$(PY) -m pytest

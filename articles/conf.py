@@ -1,0 +1,63 @@
+"""App settings: ARTICLES_* from django.conf.settings, read at call time, with defaults."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+DEFAULTS: dict[str, object] = {
+    "REDIS_ALIAS": "articles",
+    "VOTE_SCORE": 432,
+    "ONE_WEEK_IN_SECONDS": 604_800,
+    "PER_PAGE": 25,
+    "MAX_PAGE": 100_000,
+    "GOOD_ARTICLE_VOTES": 200,
+    "HOME_GOOD_ARTICLES": 50,
+    "GROUP_CACHE_SECONDS": 60,
+    "IDEMPOTENCY_SECONDS": 86_400,
+    "MODLOG_LENGTH": 10_000,
+}
+
+
+def get(name: str) -> int | str:
+    """ARTICLES_<name> from settings, else the default."""
+    return getattr(settings, f"ARTICLES_{name}", DEFAULTS[name])  # type: ignore[return-value]
+
+
+def redis_alias() -> str:
+    return str(get("REDIS_ALIAS"))
+
+
+def vote_score() -> int:
+    return int(get("VOTE_SCORE"))
+
+
+def window() -> int:
+    return int(get("ONE_WEEK_IN_SECONDS"))
+
+
+def per_page() -> int:
+    return int(get("PER_PAGE"))
+
+
+def max_page() -> int:
+    return int(get("MAX_PAGE"))
+
+
+def good_votes() -> int:
+    return int(get("GOOD_ARTICLE_VOTES"))
+
+
+def home_good() -> int:
+    return int(get("HOME_GOOD_ARTICLES"))
+
+
+def group_cache_seconds() -> int:
+    return int(get("GROUP_CACHE_SECONDS"))
+
+
+def idempotency_seconds() -> int:
+    return int(get("IDEMPOTENCY_SECONDS"))
+
+
+def modlog_length() -> int:
+    return int(get("MODLOG_LENGTH"))

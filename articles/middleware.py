@@ -1,0 +1,48 @@
+"""Turn an unreachable Redis into a clear 503 instead of a traceback."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import redis
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+
+from articles.errors import StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+# BusyLoadingError: the server is replaying its append-only file after a restart.
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+
+
+def unavailable_response(request: HttpRequest) -> HttpResponse:
+    """The 503 every surface gives while Redis is unreachable (JSON for the API)."""
+    error = StoreUnavailable()
+    if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
+        response: HttpResponse = JsonResponse(
+            {"detail": error.message, "code": error.code}, status=error.status_code
+        )
+    else:
+        html = render_to_string("articles/unavailable.html", {"message": error.message}, request)
+        response = HttpResponse(html, status=error.status_code)
+    response["Retry-After"] = "5"
+    return response
+
+
+class RedisUnavailableMiddleware:
+    """Answers 503 while Redis is down. redis-py reconnects on the next request by itself,
+    so the site recovers without a restart once Redis is back."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, REDIS_DOWN):
+            logger.warning("Redis unreachable: %s", exception)
+            return unavailable_response(request)
+        return None

@@ -1,0 +1,24 @@
+"""The Lua scripts of the store, each loaded once (Sentry-style) and run with client=."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from redis.commands.core import Script
+
+_LUA = Path(__file__).with_name("lua")
+
+
+def _load(name: str) -> Script:
+    # bytes: with no client yet, redis-py's Script refuses a str source.
+    return Script(None, (_LUA / f"{name}.lua").read_bytes())
+
+
+POST = _load("post")
+VOTE = _load("vote")
+GROUPS_UPDATE = _load("groups_update")
+DELETE = _load("delete")
+EDIT = _load("edit")
+GROUP_SAVE = _load("group_save")
+GROUP_DELETE = _load("group_delete")
+RANKING_PAGE = _load("ranking_page")

@@ -1,0 +1,73 @@
+"""Test fixtures: a real, throwaway Redis server for the whole session, flushed per test."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+
+from articles.connection import get_connection
+from votesite.embedded import EmbeddedRedis
+
+
+def _cache(location: str) -> dict[str, object]:
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": location,
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            "CONNECTION_POOL_KWARGS": settings.REDIS_CONNECTION_POOL_KWARGS,
+        },
+    }
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[EmbeddedRedis]:
+    """The embedded redis-server binary in a temporary folder (short path: unix sockets
+    allow ~100 characters). Fails, never skips, if it cannot start."""
+    directory = Path(tempfile.mkdtemp(prefix="vs-redis-", dir="/tmp"))
+    server = EmbeddedRedis(directory, daemonize=False)
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _use_test_redis(redis_server: EmbeddedRedis) -> Iterator[None]:
+    caches = {
+        "default": _cache(f"{redis_server.url}?db=1"),
+        "articles": _cache(f"{redis_server.url}?db=0"),
+    }
+    with override_settings(CACHES=caches):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_redis(redis_server: EmbeddedRedis) -> None:
+    redis_server.client().flushall()
+
+
+@pytest.fixture
+def conn() -> redis.Redis:
+    """The store's own raw client, on the test server."""
+    return get_connection()
+
+
+@pytest.fixture
+def make_user(db):  # type: ignore[no-untyped-def]
+    User = get_user_model()
+    counter = iter(range(1, 1_000_000))
+
+    def make(username: str | None = None, *, staff: bool = False, password: str = "pw-Secret-123"):  # type: ignore[no-untyped-def]
+        name = username or f"user{next(counter)}"
+        return User.objects.create_user(username=name, password=password, is_staff=staff)
+
+    return make

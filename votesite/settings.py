@@ -205,6 +205,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing one
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Served by whitenoise from the finders, so `make run` needs no collectstatic step.
 WHITENOISE_USE_FINDERS = True

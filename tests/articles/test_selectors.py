@@ -205,7 +205,6 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
         "user": lambda: selectors.user_article_list(poster_id=1, user_id=3),
         "article": lambda: selectors.article_get(article_id=1, user_id=3),
     }
-    assert {name: counting(call) <= 2 for name, call in per_page.items()} == dict.fromkeys(
-        per_page, True
-    )
+    trips = {name: counting(call) for name, call in per_page.items()}
+    assert max(trips.values()) <= 2, trips
     assert counting(lambda: services.article_vote(article_id=1, user_id=3, direction=Vote.UP)) == 1

@@ -6,7 +6,7 @@ import time
 
 from django.test import override_settings
 
-from tests.conftest import _cache
+from votesite.settings import redis_cache
 
 
 def test_healthz_reports_redis(client):
@@ -18,7 +18,7 @@ def test_healthz_reports_redis(client):
 
 
 def test_healthz_answers_503_fast_when_redis_is_unreachable(client, tmp_path):
-    dead = _cache(f"unix://{tmp_path}/nothing.sock?db=0")
+    dead = redis_cache(f"unix://{tmp_path}/nothing.sock?db=0")
     with override_settings(CACHES={"default": dead, "articles": dead}):
         started = time.monotonic()
         response = client.get("/healthz")

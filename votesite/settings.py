@@ -164,7 +164,8 @@ REDIS_CONNECTION_POOL_KWARGS = {
 }
 
 
-def _redis_cache(location: str) -> dict[str, object]:
+def redis_cache(location: str) -> dict[str, object]:
+    """A django-redis cache entry (tests use it to point an alias at their own server)."""
     return {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": location,
@@ -177,8 +178,8 @@ def _redis_cache(location: str) -> dict[str, object]:
 
 
 CACHES = {
-    "default": _redis_cache(REDIS_CACHE_URL),
-    "articles": _redis_cache(REDIS_DATA_URL),
+    "default": redis_cache(REDIS_CACHE_URL),
+    "articles": redis_cache(REDIS_DATA_URL),
 }
 ARTICLES_REDIS_ALIAS = "articles"
 

@@ -80,7 +80,8 @@ def home(request: HttpRequest) -> HttpResponse:
     )
     today = _today()
     days = [today - timedelta(days=n) for n in range(7)]
-    return render(request, "articles/home.html", {"page": page, "days": days})
+    context = {"page": page, "days": days, "good_votes": conf.good_votes()}
+    return render(request, "articles/home.html", context)
 
 
 @require_GET
@@ -135,6 +136,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
         "day": when,
         "previous_day": when - timedelta(days=1),
         "next_day": when + timedelta(days=1) if when < _today() else None,
+        "good_votes": conf.good_votes(),
     }
     return render(request, "articles/good_day.html", context)
 

@@ -9,7 +9,7 @@ from urllib.parse import urlencode, urlsplit
 
 from django import template
 
-from articles import conf
+from articles import conf, keys
 from articles.types import Article, Vote
 
 register = template.Library()
@@ -88,6 +88,15 @@ def page_url(context: dict[str, Any], number: int) -> str:
     query = {k: v for k, v in request.GET.items() if k != "page"}
     query["page"] = str(number)
     return f"{request.path}?{urlencode(query)}"
+
+
+@register.filter
+def article_number(target: str) -> int | None:
+    """The id in a moderation log target "article:<id>", else None."""
+    try:
+        return keys.article_id_of(target)
+    except (ValueError, TypeError):
+        return None
 
 
 @register.filter

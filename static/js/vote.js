@@ -20,6 +20,7 @@
       var name = el.getAttribute("data-field");
       if (name === "my_vote") {
         el.textContent = data.my_vote === "none" ? "" : "you voted " + data.my_vote;
+        el.classList.toggle("down", data.my_vote === "down");
       } else if (name === "score") {
         el.textContent = Math.round(data.score);
       } else if (name in data) {

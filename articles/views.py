@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from urllib.parse import urlencode
 
 import redis
 from django.contrib import messages
@@ -78,8 +79,8 @@ def home(request: HttpRequest) -> HttpResponse:
         count=len(good),
         per_page=per_page,
     )
-    today = _today()
-    days = [today - timedelta(days=n) for n in range(7)]
+    # A link to the archive of each day that has good articles listed here.
+    days = sorted({article.posted_at.date() for article in good}, reverse=True)
     context = {"page": page, "days": days, "good_votes": conf.good_votes()}
     return render(request, "articles/home.html", context)
 
@@ -184,7 +185,7 @@ def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
     if not request.user.is_authenticated:
         if wants_json(request):
-            login_url = f"{reverse('login')}?next={back}"
+            login_url = f"{reverse('login')}?{urlencode({'next': back})}"
             return JsonResponse(
                 {"detail": "Log in to vote.", "code": "login_required", "login": login_url},
                 status=401,

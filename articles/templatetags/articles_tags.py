@@ -109,12 +109,12 @@ def bar_chart(
     stats: list[tuple[date, int, int]], column: int, title: str, css: str
 ) -> dict[str, Any]:
     """An inline SVG bar chart of one column of stats_daily (1 posts, 2 votes)."""
-    width, height, top, bottom, left = 720, 220, 16, 36, 40
+    width, height, top, bottom, left = 520, 240, 16, 34, 40
     values = [row[column] for row in stats]
     peak = max(values, default=0) or 1
     ceiling = _nice_ceiling(peak)
     inner_h = height - top - bottom
-    slot = (width - left - 8) / max(1, len(stats))
+    slot = (width - left - 30) / max(1, len(stats))
     bars = []
     for i, (row, value) in enumerate(zip(stats, values, strict=True)):
         h = inner_h * value / ceiling
@@ -142,6 +142,7 @@ def bar_chart(
         "width": width,
         "height": height,
         "left": left,
+        "right": width - 30,
         "baseline": top + inner_h,
         "label_y": height - bottom + 16,
         "total": sum(values),

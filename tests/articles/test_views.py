@@ -284,6 +284,19 @@ def test_too_many_votes_answer_429_with_a_clear_page(client, make_user, settings
     assert int(response["Retry-After"]) >= 1
 
 
+def test_vote_errors_asked_for_json_answer_json_with_the_status(client, make_user, settings):
+    settings.ARTICLES_RATE_LIMITS = {"vote": (1, 60)}
+    closed = article(make_user("ann"), now=time.time() - WEEK - 5)
+    login(client, make_user("bob"))
+    json = {"HTTP_ACCEPT": "application/json"}
+    response = client.post(f"/a/{closed.id}/vote/", {"direction": "up"}, **json)
+    assert response.status_code == 409
+    assert response.json()["code"] == "voting_closed"
+    response = client.post(f"/a/{closed.id}/vote/", {"direction": "up"}, **json)
+    assert response.status_code == 429
+    assert "Too many votes" in response.json()["detail"]
+
+
 # --- submitting ------------------------------------------------------------------------
 
 

@@ -235,3 +235,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
     "loggers": {"articles": {"level": "INFO"}},
 }
+
+# --- Web pages: per-user rate limits, kept in Redis (scope: (requests, per seconds)) ---
+ARTICLES_RATE_LIMITS = {
+    "post": (env_int("ARTICLES_POSTS_PER_HOUR", 10), 3600),
+    "vote": (env_int("ARTICLES_VOTES_PER_MINUTE", 60), 60),
+    "signup": (env_int("ARTICLES_SIGNUPS_PER_HOUR", 10), 3600),
+}

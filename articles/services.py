@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time as _time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import redis
 
@@ -19,6 +21,7 @@ from articles.errors import (
     GroupNotFound,
     InvalidInput,
     NotAllowed,
+    StoreUnavailable,
     VotingClosed,
 )
 from articles.types import Article, RateLimit, Vote
@@ -654,3 +657,54 @@ def _raw(value: object) -> bytes:
     if not isinstance(value, str):
         raise TypeError(f"expected text, got {type(value).__name__}")
     return value.encode("utf-8", "surrogateescape")
+
+
+# --- branch reliability: acknowledged writes reach the replicas (ARTICLES_WAIT_REPLICAS) --
+
+# WAIT counts the replicas holding every write *this connection* made. The services may
+# write on another pooled connection, so the barrier first PUBLISHes on this one: PUBLISH
+# is replicated, which moves this connection's offset past every write already done.
+_REPLICATION_BARRIER = "votesite:replication-barrier"
+_T = TypeVar("_T")
+
+
+def replicas_confirm() -> None:
+    """Block until ARTICLES_WAIT_REPLICAS replicas hold every write done so far.
+
+    Raises StoreUnavailable (503) when fewer confirm within ARTICLES_WAIT_TIMEOUT_MS: the
+    write is on the primary but could be lost in a failover, so the client should retry
+    (every write here is safe to repeat).
+    """
+    needed = conf.wait_replicas()
+    if needed <= 0:
+        return
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.publish(_REPLICATION_BARRIER, b"")
+    pipe.wait(needed, conf.wait_timeout_ms())
+    _, confirmed = pipe.execute()
+    if int(confirmed) < needed:
+        raise StoreUnavailable(
+            f"The change reached {confirmed} of {needed} replica(s) in time; please retry."
+        )
+
+
+def _replicated(write: Callable[..., _T]) -> Callable[..., _T]:
+    @functools.wraps(write)
+    def confirmed_write(**kwargs: Any) -> _T:
+        result = write(**kwargs)
+        replicas_confirm()
+        return result
+
+    return confirmed_write
+
+
+# Rebound, so every caller of services.<write> gets the confirmed version; with the
+# default ARTICLES_WAIT_REPLICAS = 0 each is unchanged but for one settings lookup.
+article_post = _replicated(article_post)
+article_vote = _replicated(article_vote)
+article_groups_update = _replicated(article_groups_update)
+article_delete = _replicated(article_delete)
+article_edit = _replicated(article_edit)
+group_create = _replicated(group_create)
+group_update = _replicated(group_update)
+group_delete = _replicated(group_delete)

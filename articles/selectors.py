@@ -470,3 +470,18 @@ def _article_record(
 def _x(value: bytes | str) -> str:
     """Bytes to str for JSON; bytes that are not UTF-8 survive as surrogate escapes."""
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+# --- branch `reliability`: what kind of Redis we run on -------------------------------
+
+
+def store_topology() -> dict[str, object]:
+    """The server's mode and role from INFO alone. Unlike store_status(), it touches no
+    key, so it works on a Redis Cluster node too (where keyed commands answer MOVED or
+    CLUSTERDOWN)."""
+    info = get_connection().info()
+    return {
+        "cluster_enabled": bool(int(info.get("cluster_enabled", 0))),
+        "role": info.get("role"),
+        "redis_version": info.get("redis_version"),
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,11 +36,26 @@ def test_the_test_redis_is_accepted():
     assert check_redis_cluster() == []
 
 
+def _cluster_port() -> int:
+    """A free port whose cluster bus port (+10,000) is free and valid (Redis: <= 55535)."""
+    for _ in range(200):
+        port = free_port()
+        if port > 55_535:
+            continue
+        with socket.socket() as bus:
+            try:
+                bus.bind(("127.0.0.1", port + 10_000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
 @pytest.fixture
 def cluster_node(tmp_short: Path) -> Iterator[EmbeddedRedis]:
     node = EmbeddedRedis(
         tmp_short,
-        port=free_port(),
+        port=_cluster_port(),
         daemonize=False,
         extra_config="cluster-enabled yes\ncluster-config-file nodes.conf\n",
     )

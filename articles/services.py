@@ -691,7 +691,25 @@ def replicas_confirm() -> None:
 def _replicated(write: Callable[..., _T]) -> Callable[..., _T]:
     @functools.wraps(write)
     def confirmed_write(**kwargs: Any) -> _T:
-        result = write(**kwargs)
+        try:
+            result = write(**kwargs)
+        except redis.ReadOnlyError as exc:  # REDIS_URL names a replica, or a demoted primary
+            raise StoreUnavailable(
+                "The article store is read-only right now (failover?); please retry."
+            ) from exc
+        except redis.ResponseError as exc:
+            # Inside a script these come wrapped ("Error running script ... -NOREPLICAS").
+            # NOREPLICAS: min-replicas-to-write, a primary without its replicas refuses.
+            message = str(exc)
+            if "NOREPLICAS" in message or "MASTERDOWN" in message:
+                raise StoreUnavailable(
+                    "The article store cannot reach its replicas; please retry."
+                ) from exc
+            if "READONLY" in message:
+                raise StoreUnavailable(
+                    "The article store is read-only right now (failover?); please retry."
+                ) from exc
+            raise
         replicas_confirm()
         return result
 
@@ -699,7 +717,9 @@ def _replicated(write: Callable[..., _T]) -> Callable[..., _T]:
 
 
 # Rebound, so every caller of services.<write> gets the confirmed version; with the
-# default ARTICLES_WAIT_REPLICAS = 0 each is unchanged but for one settings lookup.
+# default ARTICLES_WAIT_REPLICAS = 0 each is unchanged but for one settings lookup, and
+# a write refused for replication (READONLY, NOREPLICAS) becomes StoreUnavailable (503)
+# instead of a 500: the middleware only knows connection errors.
 article_post = _replicated(article_post)
 article_vote = _replicated(article_vote)
 article_groups_update = _replicated(article_groups_update)

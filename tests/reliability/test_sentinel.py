@@ -233,3 +233,54 @@ def test_sentinel_settings_come_from_the_environment(tmp_path: Path):
         text=True,
     )
     assert bad.returncode != 0 and "REDIS_SENTINELS entries are host:port" in bad.stderr
+
+
+def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_short: Path):
+    from tests.reliability.conftest import store_on
+
+    guard = "min-replicas-to-write 1\nmin-replicas-max-lag 5\n"
+    primary = EmbeddedRedis(tmp_short, daemonize=False, extra_config=guard)
+    primary.start()
+    try:
+        with store_on(f"{primary.url}?db=0"):
+            with pytest.raises(StoreUnavailable, match="replicas"):
+                services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            with pytest.raises(StoreUnavailable, match="replicas"):
+                services.group_create(name="books")
+            assert get_connection().dbsize() <= 1  # at most the id counter (INCR ran first)
+            primary.client().config_set("min-replicas-to-write", 0)
+            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            primary.client().config_set("min-replicas-to-write", 1)
+            with pytest.raises(StoreUnavailable):
+                services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
+            assert selectors.article_get(article_id=article.id).votes == 1
+            assert selectors.invariant_audit() == []
+    finally:
+        primary.kill(signal.SIGKILL)
+
+
+def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
+    from tests.reliability.conftest import store_on
+
+    primary = EmbeddedRedis(tmp_short / "p", port=free_port(), daemonize=False)
+    primary.start()
+    replica = EmbeddedRedis(
+        tmp_short / "r",
+        port=free_port(),
+        daemonize=False,
+        extra_config=f"replicaof 127.0.0.1 {primary.port}\n",
+    )
+    replica.start()
+    try:
+        with store_on(f"{primary.url}?db=0"):
+            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+        _wait_for(lambda: replica.client().exists(keys.article(article.id)), 10, "replication")
+        with store_on(f"{replica.url}?db=0"):
+            with pytest.raises(StoreUnavailable, match="read-only"):
+                services.group_create(name="books")
+            with pytest.raises(StoreUnavailable, match="read-only"):
+                services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
+            assert selectors.article_get(article_id=article.id).votes == 1
+    finally:
+        replica.kill(signal.SIGKILL)
+        primary.kill(signal.SIGKILL)

@@ -542,6 +542,9 @@ def store_import_record(*, record: dict[str, object]) -> str:
     kind = record.get("type") if isinstance(record, dict) else None
     try:
         if kind == "header":
+            if record.get("version") != selectors.EXPORT_VERSION:
+                raise InvalidInput("version", f"Unknown export version {record.get('version')!r}.")
+        elif kind == "counter":
             _import_counter(int(record["article_counter"]))  # type: ignore[call-overload]
         elif kind == "group":
             name = validation.clean_group_name(record["name"], "name")

@@ -154,3 +154,52 @@ def test_a_malformed_record_stops_the_import_and_leaves_no_half_written_article(
     assert not conn.exists(keys.article(arts[1]["id"]))  # type: ignore[arg-type]
     assert not [k for k in conn.scan_iter() if b".." in k]
     assert selectors.invariant_audit() == []
+
+
+def _vote_for_a_while(seconds: float) -> None:
+    import random
+
+    rng = random.Random(7)
+    end = time.monotonic() + seconds
+    newest = int(get_connection().get(keys.ARTICLE_IDS))
+    while time.monotonic() < end:
+        if rng.random() < 0.05:
+            services.article_post(user_id=rng.randint(1, 9), poster_name="w", title="n", text="t")
+            newest += 1
+            continue
+        services.article_vote(
+            article_id=rng.randint(1, newest),
+            user_id=rng.randint(1, 200),
+            direction=rng.choice(list(Vote)),
+        )
+
+
+def test_an_export_taken_while_votes_pour_in_restores_to_a_consistent_store(tmp_path: Path):
+    import multiprocessing
+
+    for i in range(30):
+        services.article_post(user_id=1 + i % 5, poster_name="p", title=f"a{i}", text="t")
+    ctx = multiprocessing.get_context("fork")
+    writers = [ctx.Process(target=_vote_for_a_while, args=(3.0,)) for _ in range(2)]
+    for writer in writers:
+        writer.start()
+    time.sleep(0.3)
+    exports = 0
+    try:
+        while any(w.is_alive() for w in writers):
+            records = _export(tmp_path / "live.jsonl")
+            exports += 1
+    finally:
+        for writer in writers:
+            writer.join(timeout=30)
+    assert all(w.exitcode == 0 for w in writers)
+    get_connection().flushdb()
+    call_command("import_articles", str(tmp_path / "live.jsonl"), stdout=io.StringIO())
+    assert selectors.invariant_audit() == []
+    articles = [r for r in records if r["type"] == "article"]
+    for record in articles:
+        restored = selectors.article_get(article_id=record["id"])  # type: ignore[arg-type]
+        assert (restored.votes, restored.downvotes) == (len(record["up"]), len(record["down"]))
+    newest = max(r["id"] for r in articles)  # type: ignore[type-var]
+    assert services.article_post(user_id=1, poster_name="p", title="x", text="t").id > newest
+    log.info(f"backup: {exports} exports taken under load, last one restored consistently")

@@ -602,8 +602,8 @@ def _import_article(record: dict[str, object]) -> None:
     if not fields:
         raise ValueError("an article needs its hash")
     groups = validation.clean_group_names(list(record.get("groups") or []))  # type: ignore[call-overload]
-    ups = [_raw(m) for m in record.get("up") or []]  # type: ignore[attr-defined]
-    downs = [_raw(m) for m in record.get("down") or []]  # type: ignore[attr-defined]
+    ups = [_raw(m) for m in _list(record.get("up"))]
+    downs = [_raw(m) for m in _list(record.get("down"))]
     poster = fields.get(b"poster", b"").decode("utf-8", "replace")
     conn = get_connection()
     with conn.pipeline(transaction=True) as pipe:
@@ -648,6 +648,14 @@ def _import_article(record: dict[str, object]) -> None:
             except redis.WatchError:
                 continue
     raise Conflict()
+
+
+def _list(value: object) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return value
 
 
 def _user_pk(member: str) -> int | None:

@@ -222,3 +222,25 @@ def test_links_other_than_http_and_https_are_refused(link: str):
 )
 def test_plain_http_and_https_links_are_accepted(link: str):
     assert validation.clean_link(link) == link
+
+
+@pytest.mark.parametrize(
+    ("field", "values"),
+    [
+        ("title", {"title": "t" * 301}),
+        ("title", {"title": "   "}),
+        ("title", {"title": "a\nb"}),
+        ("title", {"title": "a\x00b"}),
+        ("text", {"text": "x" * 20_001}),
+        ("link", {"link": "https://example.org/" + "a" * 2_000}),
+        ("title", {"title": ["a list"]}),
+        ("title", {"title": 10**30}),
+    ],
+    ids=lambda v: repr(v)[:30],
+)
+def test_oversized_or_malformed_fields_are_refused_by_name_and_write_nothing(field, values):
+    data = {"title": "ok", "link": "", "text": "body", **values}
+    with pytest.raises(InvalidInput) as caught:
+        services.article_post(user_id=1, poster_name="a", **data)
+    assert caught.value.field == field
+    assert _keys() == set()  # checked before the id counter moves

@@ -68,3 +68,11 @@ def own_redis(tmp_short: Path) -> Iterator[EmbeddedRedis]:
             with contextlib.suppress(Exception):
                 server.process.send_signal(18)  # SIGCONT, in case a test left it stopped
             server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _audit_after_each_test() -> Iterator[None]:
+    """Every reliability test ends with the invariant audit of SPEC §1 finding nothing on
+    the session's store (tests on a server of their own audit it themselves)."""
+    yield
+    assert selectors.invariant_audit() == []

@@ -63,7 +63,7 @@ def test_acknowledged_votes_survive_kill_9_and_the_store_reconnects_by_itself(
     voter.join(timeout=10)
     stop.set()
     assert not voter.is_alive()
-    assert len(acked) > 100, "the voter should have had time to vote"
+    assert len(acked) > 20, "the voter should have had time to vote"
 
     restarted = time.monotonic()
     own_redis.start()

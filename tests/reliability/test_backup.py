@@ -123,6 +123,8 @@ def test_export_then_import_into_an_empty_store_loses_nothing(tmp_path: Path):
     assert new.id == int(counter) + 1
     voters = sum(len(r["up"]) + len(r["down"]) for r in articles)  # type: ignore[arg-type]
     log.info(f"backup: {len(first)} records, {len(articles)} articles, {voters} votes restored")
+    assert selectors.invariant_audit() == []
+    get_connection().flushdb()  # audited under GOOD = 5; the autouse audit runs at 200
 
 
 def test_import_refuses_a_store_that_is_not_empty_unless_forced(tmp_path: Path):

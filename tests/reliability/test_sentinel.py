@@ -111,8 +111,9 @@ def sentinel_setup(tmp_short: Path) -> Iterator[tuple[str, list, list[Sentinel]]
                 node.process.wait()
 
 
+@pytest.mark.urls("tests.reliability.urls")
 def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_acknowledged_vote(
-    sentinel_setup,
+    sentinel_setup, client
 ):
     master, nodes, sentinels = sentinel_setup
     caches = dict(settings.CACHES)
@@ -145,6 +146,10 @@ def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_ackn
                 assert time.monotonic() - killed < 10, "voting did not resume within 10 s"
                 time.sleep(0.05)
         resumed = time.monotonic() - killed
+        # The site, unrestarted, serves from the new primary too.
+        health = client.get("/healthz")
+        assert health.status_code == 200
+        assert client.get("/listing").json()["count"] == 5
         new_primary = sentinels[0].client.sentinel_get_master_addr_by_name(master)
         assert int(new_primary[1]) != nodes[0].port
 

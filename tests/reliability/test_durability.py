@@ -206,3 +206,31 @@ def test_a_torn_last_append_only_record_still_starts_and_passes_the_audit(
             assert selectors.invariant_audit(now=NOW + 8) == []
     finally:
         server.stop()
+
+
+def test_writes_cut_off_by_a_hang_and_retried_count_once(own_redis: EmbeddedRedis):
+    """Ensure a vote or post whose reply was lost (Redis hung; redis-py re-sent it) and that
+    the client then retries is applied once: the scripts are safe to repeat."""
+    [article_id] = _post(1)
+    own_redis.kill(signal.SIGSTOP)
+    try:
+        with pytest.raises(redis.RedisError):
+            services.article_vote(article_id=article_id, user_id=7, direction=Vote.UP, now=NOW)
+        with pytest.raises(redis.RedisError):
+            services.article_post(
+                user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
+            )
+    finally:
+        own_redis.kill(signal.SIGCONT)
+    # Redis now runs whatever was queued (the vote script, sent twice); the client retries.
+    services.article_vote(article_id=article_id, user_id=7, direction=Vote.UP, now=NOW)
+    first = services.article_post(
+        user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
+    )
+    again = services.article_post(
+        user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
+    )
+    assert first.id == again.id
+    assert selectors.article_get(article_id=article_id).votes == 2
+    assert [a.title for a in selectors.article_list(order=Order.TIME).items].count("once") == 1
+    assert selectors.invariant_audit(now=NOW + 1) == []

@@ -176,7 +176,9 @@ def test_a_torn_last_append_only_record_still_starts_and_passes_the_audit(
 ):
     from tests.reliability.conftest import store_on
 
-    server = EmbeddedRedis(tmp_short, daemonize=False)
+    # `always`: this test is about a torn record, so every acknowledged write must already be
+    # in the file when it is cut (under `everysec` a stalled fsync may postpone the write).
+    server = EmbeddedRedis(tmp_short, daemonize=False, extra_config="appendfsync always\n")
     server.start()
     try:
         with store_on(f"{server.url}?db=0"):

@@ -22,5 +22,6 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
+    path("api/", include("articles.api_urls", namespace="api")),
     path("", include("articles.urls")),
 ]

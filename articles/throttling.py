@@ -1,0 +1,103 @@
+"""Rate limits of the REST API: per client address and per user, counted in Redis.
+
+Settings (read at call time, so tests can override them):
+- ARTICLES_API_RATE_LIMITS: scope -> (requests, seconds), or None to turn a scope off.
+  "address" counts every request of a client address, "user" every request of a logged-in
+  user, "write" every POST/PUT/PATCH/DELETE of a user (of an address when anonymous,
+  which also slows down password guessing at /api/auth/token/).
+- ARTICLES_NUM_PROXIES: how many trusted reverse proxies stand in front of the site. With
+  0 (the default) X-Forwarded-For is ignored; with N the client is the N-th address from
+  the right of X-Forwarded-For, the one the outermost trusted proxy saw, so a client
+  cannot pick its own address by sending the header.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.conf import settings
+from rest_framework.request import Request
+
+from articles import services
+from articles.errors import RateLimited
+from articles.types import RateLimit
+
+DEFAULT_LIMITS: dict[str, tuple[int, int] | None] = {
+    "address": (600, 60),
+    "user": (300, 60),
+    "write": (60, 60),
+}
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def limits() -> dict[str, tuple[int, int] | None]:
+    return {**DEFAULT_LIMITS, **getattr(settings, "ARTICLES_API_RATE_LIMITS", {})}
+
+
+def num_proxies() -> int:
+    return int(getattr(settings, "ARTICLES_NUM_PROXIES", 0))
+
+
+def client_address(request: Request) -> str:
+    """The client's address, trusting X-Forwarded-For only as far as our own proxies."""
+    remote = request.META.get("REMOTE_ADDR", "")
+    proxies = num_proxies()
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if proxies > 0 and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        if hops:
+            remote = hops[-min(proxies, len(hops))]
+    return _ident(remote)
+
+
+def rate_limit_check(request: Request) -> RateLimit | None:
+    """Count this request in every scope it belongs to; return the tightest state.
+
+    Raises RateLimited (with the seconds until the window ends) if any scope is over.
+    """
+    configured = limits()
+    user = request.user
+    who = f"u{user.pk}" if user.is_authenticated else client_address(request)
+    counted: list[tuple[str, str]] = [("address", client_address(request))]
+    if user.is_authenticated:
+        counted.append(("user", who))
+    if request.method in _WRITES:
+        counted.append(("write", who))
+    tightest: RateLimit | None = None
+    for scope, ident in counted:
+        rule = configured.get(scope)
+        if not rule:
+            continue
+        limit, period = rule
+        state = services.rate_limit_hit(
+            scope=f"api_{scope}", ident=ident, limit=int(limit), period=int(period)
+        )
+        if tightest is None or _tighter(state, tightest):
+            tightest = state
+    request.rate_limit = tightest  # type: ignore[attr-defined]
+    if tightest is not None and not tightest.allowed:
+        raise RateLimited(tightest.reset)
+    return tightest
+
+
+def rate_limit_headers(state: RateLimit) -> dict[str, str]:
+    """The IETF draft's RateLimit-* fields for the tightest window."""
+    return {
+        "RateLimit-Limit": str(state.limit),
+        "RateLimit-Remaining": str(state.remaining),
+        "RateLimit-Reset": str(state.reset),
+    }
+
+
+def _tighter(state: RateLimit, than: RateLimit) -> bool:
+    if state.allowed != than.allowed:
+        return not state.allowed
+    return state.remaining < than.remaining
+
+
+def _ident(address: str) -> str:
+    """A canonical address, or "unknown": nothing a client sends becomes part of a key."""
+    try:
+        return str(ipaddress.ip_address(address.split("%", 1)[0]))
+    except ValueError:
+        return "unknown"

@@ -1,0 +1,66 @@
+"""Fixtures of the REST API tests: DRF's APIClient logged in by token, as each kind of user."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from articles import services
+from articles.types import Article
+
+WEEK = 604_800
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
+    """Ensure users are made quickly: PBKDF2's real cost would dominate these tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def anon() -> APIClient:
+    return APIClient()
+
+
+def _client_for(user) -> APIClient:  # type: ignore[no-untyped-def]
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.user = user  # type: ignore[attr-defined]
+    return client
+
+
+@pytest.fixture
+def as_user(make_user) -> APIClient:  # type: ignore[no-untyped-def]
+    return _client_for(make_user("bob"))
+
+
+@pytest.fixture
+def as_poster(make_user) -> APIClient:  # type: ignore[no-untyped-def]
+    return _client_for(make_user("ann"))
+
+
+@pytest.fixture
+def as_staff(make_user) -> APIClient:  # type: ignore[no-untyped-def]
+    return _client_for(make_user("mod", staff=True))
+
+
+@pytest.fixture
+def post(as_poster):  # type: ignore[no-untyped-def]
+    """Post an article as `ann` straight through the store; `age` in seconds ago."""
+
+    def make(title: str = "Hello", link: str = "", age: float = 0, **kwargs) -> Article:  # type: ignore[no-untyped-def]
+        user = as_poster.user
+        return services.article_post(
+            user_id=user.pk,
+            poster_name=user.username,
+            title=title,
+            link=link or f"https://example.org/{title.replace(' ', '-').lower()}",
+            now=time.time() - age,
+            **kwargs,
+        )
+
+    return make

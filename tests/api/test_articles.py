@@ -1,0 +1,395 @@
+"""The articles endpoints through DRF's APIClient, against the real test Redis."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from articles import selectors, services
+from articles.types import Vote
+from tests.api.conftest import WEEK
+
+pytestmark = pytest.mark.django_db
+
+
+def test_list_has_drf_page_shape_and_every_article_field(anon, post):
+    article = post("First post", groups=())
+    response = anon.get("/api/articles/")
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) == {"count", "next", "previous", "results"}
+    assert body["count"] == 1 and body["next"] is None and body["previous"] is None
+    item = body["results"][0]
+    assert item == {
+        "id": article.id,
+        "title": "First post",
+        "link": "https://example.org/first-post",
+        "text": "",
+        "poster": "ann",
+        "posted_at": item["posted_at"],
+        "time": int(article.time),
+        "votes": 1,
+        "downvotes": 0,
+        "score": article.time + 432,
+        "groups": [],
+        "voting_closes_at": item["voting_closes_at"],
+        "my_vote": None,
+        "url": f"http://testserver/articles/{article.id}/",
+    }
+    assert item["posted_at"].endswith("Z")
+    assert item["voting_closes_at"].endswith("Z")
+
+
+def test_list_shows_my_vote_to_a_logged_in_caller(as_user, post):
+    voted, other = post("Voted on"), post("Not voted on")
+    services.article_vote(article_id=voted.id, user_id=as_user.user.pk, direction=Vote.DOWN)
+    results = as_user.get("/api/articles/", {"order": "time"}).json()["results"]
+    assert {a["id"]: a["my_vote"] for a in results} == {voted.id: "down", other.id: "none"}
+
+
+def test_list_orders_by_score_or_by_time(anon, post, as_user):
+    old, new = post("Old one", age=600), post("New one")
+    for n in range(1, 4):  # 3 more up-votes lift the older article above the newer
+        services.article_vote(article_id=old.id, user_id=1000 + n, direction=Vote.UP)
+    by_score = [a["id"] for a in anon.get("/api/articles/?order=score").json()["results"]]
+    by_time = [a["id"] for a in anon.get("/api/articles/?order=time").json()["results"]]
+    assert by_score == [old.id, new.id]
+    assert by_time == [new.id, old.id]
+
+
+def test_list_pages_hold_25_and_link_to_each_other(anon, post, settings):
+    for n in range(27):
+        post(f"Article {n}")
+    first = anon.get("/api/articles/").json()
+    assert first["count"] == 27 and len(first["results"]) == 25
+    assert first["previous"] is None
+    assert first["next"] == "http://testserver/api/articles/?page=2"
+    second = anon.get(first["next"]).json()
+    assert len(second["results"]) == 2 and second["next"] is None
+    assert second["previous"] == "http://testserver/api/articles/?page=1"
+
+
+def test_a_page_past_the_end_is_empty(anon, post):
+    post()
+    body = anon.get("/api/articles/?page=7").json()
+    assert body["count"] == 1 and body["results"] == [] and body["next"] is None
+
+
+@pytest.mark.parametrize("page", ["0", "-1", "x", "1.5", " ", "99999999999999", "１", "100001"])
+def test_a_bad_page_number_is_400_naming_the_page_field(anon, post, page):
+    post()
+    response = anon.get("/api/articles/", {"page": page})
+    assert response.status_code == 400
+    assert response.json()["field"] == "page"
+    assert response.json()["code"]
+
+
+def test_an_unknown_order_is_400_naming_the_order_field(anon):
+    response = anon.get("/api/articles/?order=votes")
+    assert response.status_code == 400
+    assert response.json()["field"] == "order"
+
+
+def test_posting_answers_201_with_the_article_and_its_own_up_vote(as_user):
+    response = as_user.post(
+        "/api/articles/",
+        {"title": "  A title ", "link": "https://example.org/a", "text": "why", "groups": []},
+        format="json",
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["title"] == "A title" and body["votes"] == 1 and body["my_vote"] == "up"
+    assert body["score"] == body["time"] + 432
+    assert response["Location"] == body["url"]
+    assert selectors.article_get(article_id=body["id"]).poster_name == "bob"
+
+
+def test_posting_into_groups_puts_the_article_in_them(as_user, as_staff):
+    services.group_create(name="redis")
+    response = as_user.post(
+        "/api/articles/",
+        {"title": "T", "link": "https://example.org/t", "groups": ["redis"]},
+        format="json",
+    )
+    assert response.status_code == 201 and response.json()["groups"] == ["redis"]
+
+
+def test_posting_needs_a_login(anon):
+    response = anon.post("/api/articles/", {"title": "T", "link": "https://example.org/"})
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+    assert response.json()["code"] == "not_authenticated"
+    assert selectors.article_list().count == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"link": "https://example.org/"}, "title"),
+        ({"title": "   ", "link": "https://example.org/"}, "title"),
+        ({"title": "x" * 301, "link": "https://example.org/"}, "title"),
+        ({"title": "T", "link": "javascript:alert(1)"}, "link"),
+        ({"title": "T", "link": "ftp://example.org/"}, "link"),
+        ({"title": "T"}, "link"),
+        ({"title": "T", "link": "https://example.org/", "groups": ["Not A Slug"]}, "groups"),
+        ({"title": "T", "link": "https://example.org/", "groups": "redis"}, "groups"),
+        ({"title": ["T"], "link": "https://example.org/"}, "title"),
+    ],
+)
+def test_bad_post_input_is_400_naming_the_field_and_posts_nothing(as_user, data, field):
+    response = as_user.post("/api/articles/", data, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["field"] == field and field in body["errors"] and body["detail"]
+    assert selectors.article_list().count == 0
+
+
+def test_malformed_json_is_a_json_400(as_user):
+    response = as_user.post("/api/articles/", "{nope", content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["code"] == "parse_error"
+
+
+def test_posting_into_an_unknown_group_is_404(as_user):
+    response = as_user.post(
+        "/api/articles/",
+        {"title": "T", "link": "https://example.org/", "groups": ["nosuch"]},
+        format="json",
+    )
+    assert response.status_code == 404
+    assert response.json()["code"] == "group_not_found"
+
+
+def test_a_duplicate_open_link_is_409_naming_the_existing_article(as_user, post):
+    first = post("Original", link="https://example.org/same")
+    response = as_user.post(
+        "/api/articles/", {"title": "Again", "link": "http://www.example.org/same/"}, format="json"
+    )
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "duplicate_link" and body["article_id"] == first.id
+    assert str(first.id) in body["detail"]
+    assert body["article_url"] == f"http://testserver/articles/{first.id}/"
+
+
+def test_a_retried_post_with_the_same_idempotency_key_returns_the_first_article(as_user):
+    data = {"title": "Once", "link": "https://example.org/once"}
+    first = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    again = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    assert first.status_code == 201 and again.status_code == 201
+    assert again.json()["id"] == first.json()["id"]
+    assert selectors.article_list().count == 1
+
+
+def test_a_malformed_idempotency_key_is_400_naming_it(as_user):
+    response = as_user.post(
+        "/api/articles/",
+        {"title": "T", "link": "https://example.org/"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="has spaces",
+    )
+    assert response.status_code == 400
+    assert response.json()["field"] == "idempotency_key"
+
+
+def test_one_article_by_id(anon, post):
+    article = post()
+    response = anon.get(f"/api/articles/{article.id}/")
+    assert response.status_code == 200 and response.json()["id"] == article.id
+
+
+@pytest.mark.parametrize("article_id", ["999", "0", "1234567890123456789", "abc", "-1"])
+def test_an_unknown_article_is_a_json_404(anon, article_id):
+    response = anon.get(f"/api/articles/{article_id}/")
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["code"] in ("article_not_found", "not_found")
+
+
+# --- voting ----------------------------------------------------------------------------
+
+
+def test_voting_up_down_and_none_moves_counts_and_score(as_user, post):
+    article = post()
+    url = f"/api/articles/{article.id}/vote/"
+    up = as_user.put(url, {"value": "up"}, format="json").json()
+    assert (up["votes"], up["downvotes"], up["my_vote"]) == (2, 0, "up")
+    assert up["score"] == article.time + 2 * 432
+    down = as_user.put(url, {"value": "down"}, format="json").json()
+    assert (down["votes"], down["downvotes"], down["my_vote"]) == (1, 1, "down")
+    assert down["score"] == article.time
+    none = as_user.put(url, {"value": "none"}, format="json").json()
+    assert (none["votes"], none["downvotes"], none["my_vote"]) == (1, 0, "none")
+
+
+def test_repeating_the_same_vote_changes_nothing(as_user, post):
+    article = post()
+    url = f"/api/articles/{article.id}/vote/"
+    first = as_user.put(url, {"value": "up"}, format="json").json()
+    second = as_user.put(url, {"value": "up"}, format="json")
+    assert second.status_code == 200 and second.json() == first
+
+
+def test_voting_needs_a_login(anon, post):
+    article = post()
+    response = anon.put(f"/api/articles/{article.id}/vote/", {"value": "up"}, format="json")
+    assert response.status_code == 401
+    assert selectors.article_get(article_id=article.id).votes == 1
+
+
+@pytest.mark.parametrize("value", ["sideways", "", None, 1])
+def test_a_bad_vote_value_is_400_naming_the_value_field(as_user, post, value):
+    article = post()
+    response = as_user.put(f"/api/articles/{article.id}/vote/", {"value": value}, format="json")
+    assert response.status_code == 400
+    assert response.json()["field"] == "value"
+
+
+def test_voting_after_the_week_is_409_saying_voting_closed(as_user, post):
+    article = post(age=WEEK + 60)
+    response = as_user.put(f"/api/articles/{article.id}/vote/", {"value": "up"}, format="json")
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "voting_closed" and "closed" in body["detail"]
+
+
+def test_voting_on_an_unknown_article_is_404(as_user):
+    response = as_user.put("/api/articles/42/vote/", {"value": "up"}, format="json")
+    assert response.status_code == 404
+    assert response.json()["code"] == "article_not_found"
+
+
+# --- deleting and editing -------------------------------------------------------------------
+
+
+def test_the_poster_may_delete_while_voting_is_open(as_poster, post):
+    article = post()
+    assert as_poster.delete(f"/api/articles/{article.id}/").status_code == 204
+    assert as_poster.get(f"/api/articles/{article.id}/").status_code == 404
+
+
+def test_the_poster_may_not_delete_after_voting_closed(as_poster, post):
+    article = post(age=WEEK + 60)
+    response = as_poster.delete(f"/api/articles/{article.id}/")
+    assert response.status_code == 403 and response.json()["code"] == "not_allowed"
+
+
+def test_another_user_may_not_delete(as_user, post):
+    article = post()
+    response = as_user.delete(f"/api/articles/{article.id}/")
+    assert response.status_code == 403
+    assert selectors.article_get(article_id=article.id).id == article.id
+
+
+def test_staff_may_delete_any_article_with_a_reason(as_staff, post):
+    article = post(age=WEEK + 60)
+    response = as_staff.delete(f"/api/articles/{article.id}/?reason=spam")
+    assert response.status_code == 204
+    entries, _ = selectors.modlog_list()
+    assert entries[0].action == "delete" and entries[0].reason == "spam"
+    assert entries[0].actor == "mod"
+
+
+def test_deleting_needs_a_login_and_an_existing_article(anon, as_staff):
+    assert anon.delete("/api/articles/1/").status_code == 401
+    assert as_staff.delete("/api/articles/1/").status_code == 404
+
+
+def test_staff_may_edit_an_article(as_staff, post):
+    article = post()
+    response = as_staff.put(
+        f"/api/articles/{article.id}/",
+        {"title": "Better title", "link": "https://example.org/better"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert response.json()["title"] == "Better title"
+
+
+def test_users_and_posters_may_not_edit(as_poster, anon, post):
+    article = post()
+    data = {"title": "Mine now", "link": "https://example.org/x"}
+    assert as_poster.put(f"/api/articles/{article.id}/", data, format="json").status_code == 403
+    assert anon.put(f"/api/articles/{article.id}/", data, format="json").status_code == 401
+    assert selectors.article_get(article_id=article.id).title == "Hello"
+
+
+# --- moving between groups ----------------------------------------------------------------
+
+
+def test_staff_add_and_remove_groups_in_one_step(as_staff, post):
+    for name in ("redis", "python"):
+        services.group_create(name=name)
+    article = post(groups=["python"])
+    response = as_staff.post(
+        f"/api/articles/{article.id}/groups/",
+        {"add": ["redis"], "remove": ["python"], "reason": "moved"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert response.json() == {"groups": ["redis"]}
+    assert selectors.group_get(name="python").size == 0
+
+
+def test_moving_groups_is_for_staff_only(as_poster, anon, post):
+    services.group_create(name="redis")
+    article = post()
+    url = f"/api/articles/{article.id}/groups/"
+    assert as_poster.post(url, {"add": ["redis"]}, format="json").status_code == 403
+    assert anon.post(url, {"add": ["redis"]}, format="json").status_code == 401
+
+
+def test_moving_groups_names_bad_fields_and_unknown_groups(as_staff, post):
+    services.group_create(name="redis")
+    article = post()
+    url = f"/api/articles/{article.id}/groups/"
+    both = as_staff.post(url, {"add": ["redis"], "remove": ["redis"]}, format="json")
+    assert both.status_code == 400 and both.json()["field"] == "remove"
+    bad = as_staff.post(url, {"add": ["BAD NAME"]}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "add"
+    unknown = as_staff.post(url, {"add": ["nosuch"]}, format="json")
+    assert unknown.status_code == 404 and unknown.json()["code"] == "group_not_found"
+    gone = as_staff.post("/api/articles/999/groups/", {"add": ["redis"]}, format="json")
+    assert gone.status_code == 404
+
+
+# --- good and top -------------------------------------------------------------------------
+
+
+def test_good_lists_the_newest_good_articles(anon, post, settings):
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
+    good, plain = post("Good one"), post("Plain one")
+    services.article_vote(article_id=good.id, user_id=999, direction=Vote.UP)
+    body = anon.get("/api/articles/good/").json()
+    assert [a["id"] for a in body["results"]] == [good.id] and body["count"] == 1
+    assert plain.id not in [a["id"] for a in body["results"]]
+    assert anon.get("/api/articles/good/?page=2").json()["results"] == []
+
+
+def test_good_of_a_day_lists_that_days_good_articles(anon, post, settings):
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 1
+    today = post("Today")
+    old = post("Three days ago", age=3 * 86_400)
+    day = time.strftime("%Y-%m-%d", time.gmtime(old.time))
+    body = anon.get(f"/api/articles/good/?date={day}").json()
+    assert [a["id"] for a in body["results"]] == [old.id]
+    assert today.id not in [a["id"] for a in body["results"]]
+
+
+def test_a_bad_good_date_is_400_naming_the_date_field(anon):
+    response = anon.get("/api/articles/good/?date=2024-13-45")
+    assert response.status_code == 400 and response.json()["field"] == "date"
+
+
+def test_top_of_the_day_leaves_out_older_articles(anon, post):
+    new, old = post("New"), post("Old", age=2 * 86_400)
+    day = [a["id"] for a in anon.get("/api/articles/top/?period=day").json()["results"]]
+    everything = [a["id"] for a in anon.get("/api/articles/top/").json()["results"]]
+    assert day == [new.id]
+    assert sorted(everything) == sorted([new.id, old.id])
+
+
+def test_an_unknown_period_is_400_naming_the_period_field(anon):
+    response = anon.get("/api/articles/top/?period=decade")
+    assert response.status_code == 400 and response.json()["field"] == "period"

@@ -76,7 +76,7 @@ def test_a_page_past_the_end_is_empty(anon, post):
     assert body["count"] == 1 and body["results"] == [] and body["next"] is None
 
 
-@pytest.mark.parametrize("page", ["0", "-1", "x", "1.5", " ", "99999999999999", "１", "100001"])
+@pytest.mark.parametrize("page", ["0", "-1", "x", "1.5", " ", "99999999999999", "\uff11", "100001"])
 def test_a_bad_page_number_is_400_naming_the_page_field(anon, post, page):
     post()
     response = anon.get("/api/articles/", {"page": page})

@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, BasePermission, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -123,6 +124,7 @@ class ApiMixin:
 
 class ApiViewSet(ApiMixin, viewsets.ViewSet):
     permission_classes = [AllowAny]
+    parser_classes = [JSONParser]  # bodies are JSON; the browsable API posts raw JSON too
     # action -> permission classes; actions not named here are open to everyone.
     action_permissions: dict[str, list[type[BasePermission]]] = {}
 
@@ -359,7 +361,8 @@ class GroupViewSet(ApiViewSet):
     )
     def partial_update(self, request: Request, name: str) -> Response:
         data = _valid(GroupUpdateSerializer, request.data)
-        services.group_update(name=name, description=data["description"], actor=_actor(request))
+        if "description" in data:
+            services.group_update(name=name, description=data["description"], actor=_actor(request))
         return Response(GroupSerializer.of(selectors.group_get(name=name)))
 
     @extend_schema(

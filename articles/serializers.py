@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.utils.urls import replace_query_param
 
@@ -66,12 +66,8 @@ class ArticleSerializer(serializers.Serializer):
     def get_url(self, article: Article) -> str:
         return article_url(article.id, self.context.get("request"))
 
-    def to_representation(self, instance: Article) -> dict[str, Any]:
-        data = super().to_representation(instance)
-        data["time"] = int(instance.time)
-        return data
 
-
+@extend_schema_serializer(many=False)  # a list action answering one page object
 class ArticlePageSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="Articles in the whole listing.")
     next = serializers.URLField(allow_null=True)
@@ -225,7 +221,9 @@ class GroupCreateSerializer(serializers.Serializer):
 
 
 class GroupUpdateSerializer(serializers.Serializer):
-    description = serializers.CharField(allow_blank=True, max_length=validation.DESCRIPTION_MAX)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=validation.DESCRIPTION_MAX
+    )
 
     def validate_description(self, value: str) -> str:
         return _cleaned(validation.clean_description, value)

@@ -1,0 +1,152 @@
+"""Tokens, sessions with CSRF, rate limits, unknown paths and a Redis outage under /api/."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from articles import selectors
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_token_is_given_for_a_username_and_password(anon, make_user):
+    user = make_user("carol", password="pw-Secret-123")
+    response = anon.post(
+        "/api/auth/token/", {"username": "carol", "password": "pw-Secret-123"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json() == {"token": Token.objects.get(user=user).key}
+
+
+def test_a_wrong_password_gets_no_token(anon, make_user):
+    make_user("carol")
+    response = anon.post(
+        "/api/auth/token/", {"username": "carol", "password": "wrong"}, format="json"
+    )
+    assert response.status_code == 400
+    assert response.json()["code"] == "authorization"
+    missing = anon.post("/api/auth/token/", {"username": "carol"}, format="json")
+    assert missing.status_code == 400 and missing.json()["field"] == "password"
+
+
+def test_a_bad_token_is_401(anon):
+    anon.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    response = anon.get("/api/articles/")
+    assert response.status_code == 401
+    assert response.json()["code"] == "authentication_failed"
+
+
+def test_a_session_login_works_with_csrf_and_fails_without(make_user):
+    user = make_user("dave")
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    data = {"title": "By session", "link": "https://example.org/session"}
+    refused = client.post("/api/articles/", data, format="json")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    page = client.get("/api/articles/", HTTP_ACCEPT="text/html")  # the browsable API
+    assert page.status_code == 200 and b"<html" in page.content
+    token = client.cookies["csrftoken"].value
+    accepted = client.post("/api/articles/", data, format="json", HTTP_X_CSRFTOKEN=token)
+    assert accepted.status_code == 201 and accepted.json()["poster"] == "dave"
+
+
+def test_an_unknown_path_under_api_is_a_json_404(anon):
+    for path in ("/api/nope/", "/api/articles/1/nope/", "/api/groups/A/"):
+        response = anon.get(path)
+        assert response.status_code == 404, path
+        assert response.json() == {"detail": "Not found.", "code": "not_found"}
+
+
+def test_a_method_not_allowed_is_json(anon):
+    response = anon.delete("/api/articles/")
+    assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
+
+
+def test_every_response_carries_its_rate_limit_headers(anon, settings):
+    settings.ARTICLES_API_RATE_LIMITS = {"address": (5, 60)}
+    response = anon.get("/api/articles/")
+    assert response["RateLimit-Limit"] == "5"
+    assert response["RateLimit-Remaining"] == "4"
+    assert 1 <= int(response["RateLimit-Reset"]) <= 60
+
+
+def test_an_address_over_its_limit_gets_429_with_retry_after(anon, settings):
+    settings.ARTICLES_API_RATE_LIMITS = {"address": (3, 60)}
+    statuses = [anon.get("/api/articles/").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    response = anon.get("/api/groups/")
+    assert response.status_code == 429
+    assert response.json()["code"] == "rate_limited"
+    assert 1 <= int(response["Retry-After"]) <= 60
+    assert response["RateLimit-Limit"] == "3" and response["RateLimit-Remaining"] == "0"
+    other = APIClient(REMOTE_ADDR="10.0.0.9")
+    assert other.get("/api/articles/").status_code == 200
+
+
+def test_a_user_over_its_limit_gets_429_from_any_address(as_user, settings):
+    settings.ARTICLES_API_RATE_LIMITS = {"address": (100, 60), "user": (2, 60)}
+    assert as_user.get("/api/articles/", REMOTE_ADDR="10.0.0.1").status_code == 200
+    assert as_user.get("/api/articles/", REMOTE_ADDR="10.0.0.2").status_code == 200
+    response = as_user.get("/api/articles/", REMOTE_ADDR="10.0.0.3")
+    assert response.status_code == 429 and response["RateLimit-Limit"] == "2"
+
+
+def test_writes_have_a_tighter_limit_of_their_own(as_user, settings):
+    settings.ARTICLES_API_RATE_LIMITS = {"write": (1, 60)}
+    data = {"title": "T", "link": "https://example.org/1"}
+    assert as_user.post("/api/articles/", data, format="json").status_code == 201
+    data["link"] = "https://example.org/2"
+    assert as_user.post("/api/articles/", data, format="json").status_code == 429
+    assert as_user.get("/api/articles/").status_code == 200
+    assert selectors.article_list().count == 1
+
+
+def test_password_guessing_is_rate_limited_per_address(anon, make_user, settings):
+    settings.ARTICLES_API_RATE_LIMITS = {"write": (2, 60)}
+    make_user("carol")
+    guess = {"username": "carol", "password": "guess"}
+    statuses = [anon.post("/api/auth/token/", guess).status_code for _ in range(3)]
+    assert statuses == [400, 400, 429]
+
+
+def test_x_forwarded_for_is_ignored_without_trusted_proxies(settings):
+    settings.ARTICLES_API_RATE_LIMITS = {"address": (1, 60)}
+    client = APIClient()
+    assert client.get("/api/articles/", HTTP_X_FORWARDED_FOR="1.1.1.1").status_code == 200
+    spoofed = client.get("/api/articles/", HTTP_X_FORWARDED_FOR="2.2.2.2")
+    assert spoofed.status_code == 429
+
+
+def test_with_one_proxy_the_client_is_the_address_it_saw(settings):
+    """Ensure a client cannot pick its address by prepending to X-Forwarded-For."""
+    settings.ARTICLES_API_RATE_LIMITS = {"address": (1, 60)}
+    settings.ARTICLES_NUM_PROXIES = 1
+    client = APIClient(REMOTE_ADDR="10.0.0.1")  # the proxy
+    assert client.get("/api/articles/", HTTP_X_FORWARDED_FOR="203.0.113.5").status_code == 200
+    again = client.get("/api/articles/", HTTP_X_FORWARDED_FOR="9.9.9.9, 203.0.113.5")
+    assert again.status_code == 429
+    other = client.get("/api/articles/", HTTP_X_FORWARDED_FOR="203.0.113.6")
+    assert other.status_code == 200
+
+
+def _dead_redis(tmp_path):  # type: ignore[no-untyped-def]
+    from django.conf import settings
+
+    caches = {alias: dict(config) for alias, config in settings.CACHES.items()}
+    caches["articles"]["LOCATION"] = f"unix://{tmp_path}/nothing-here.sock"
+    return override_settings(CACHES=caches)
+
+
+def test_a_redis_outage_is_a_json_503_and_recovers(anon, as_user, tmp_path):
+    with _dead_redis(tmp_path):
+        for response in (
+            anon.get("/api/articles/"),
+            as_user.put("/api/articles/1/vote/", {"value": "up"}, format="json"),
+        ):
+            assert response.status_code == 503
+            assert response.json()["code"] == "store_unavailable"
+            assert response["Retry-After"] == "5"
+    assert anon.get("/api/articles/").status_code == 200

@@ -187,10 +187,12 @@ class ArticleViewSet(ApiViewSet):
         request=ArticleCreateSerializer,
         responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409)},
         description="404 when a named group does not exist; 409 (`duplicate_link`, with "
-        "`article_id`) when the link was already posted and is still open for voting.",
+        "`article_id`) when the link was already posted and is still open for voting; "
+        "429 past the posting limit shared with the web pages (10 an hour by default).",
     )
     def create(self, request: Request) -> Response:
         data = _valid(ArticleCreateSerializer, request.data)
+        throttling.rate_limit_action(request, "post")
         article = services.article_post(
             user_id=request.user.pk,
             poster_name=request.user.get_username(),
@@ -257,6 +259,7 @@ class ArticleViewSet(ApiViewSet):
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
         data = _valid(VoteSerializer, request.data)
+        throttling.rate_limit_action(request, "vote")
         article = services.article_vote(
             article_id=int(id), user_id=request.user.pk, direction=data["value"]
         )

@@ -5,6 +5,8 @@ Settings (read at call time, so tests can override them):
   "address" counts every request of a client address, "user" every request of a logged-in
   user, "write" every POST/PUT/PATCH/DELETE of a user (of an address when anonymous,
   which also slows down password guessing at /api/auth/token/).
+- ARTICLES_RATE_LIMITS: the per-user limits of single actions ("post", "vote"), shared
+  with the web pages: the same counters in Redis, so the API is no way around them.
 - ARTICLES_NUM_PROXIES: how many trusted reverse proxies stand in front of the site. With
   0 (the default) X-Forwarded-For is ignored; with N the client is the N-th address from
   the right of X-Forwarded-For, the one the outermost trusted proxy saw, so a client
@@ -27,6 +29,8 @@ DEFAULT_LIMITS: dict[str, tuple[int, int] | None] = {
     "user": (300, 60),
     "write": (60, 60),
 }
+# The web pages' defaults for the same settings (articles/web.py on the web branch).
+ACTION_DEFAULTS: dict[str, tuple[int, int]] = {"post": (10, 3600), "vote": (60, 60)}
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -78,6 +82,29 @@ def rate_limit_check(request: Request) -> RateLimit | None:
     if tightest is not None and not tightest.allowed:
         raise RateLimited(tightest.reset)
     return tightest
+
+
+def rate_limit_action(request: Request, scope: str) -> None:
+    """Count one `scope` action ("post", "vote") of the logged-in user, as the web pages do.
+
+    Raises RateLimited past the limit; the RateLimit-* headers then describe this window.
+    """
+    configured = {**ACTION_DEFAULTS, **getattr(settings, "ARTICLES_RATE_LIMITS", {})}
+    rule = configured.get(scope)
+    if not rule:
+        return
+    limit, period = rule
+    state = services.rate_limit_hit(
+        scope=scope, ident=str(request.user.pk), limit=int(limit), period=int(period)
+    )
+    current = getattr(request, "rate_limit", None)
+    if current is None or _tighter(state, current):
+        request.rate_limit = state  # type: ignore[attr-defined]
+    if not state.allowed:
+        raise RateLimited(
+            state.reset,
+            f"Too many {scope}s: at most {limit} every {period} s. Try again in {state.reset} s.",
+        )
 
 
 def rate_limit_headers(state: RateLimit) -> dict[str, str]:

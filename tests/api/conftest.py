@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.urls import NoReverseMatch, reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -12,6 +13,14 @@ from articles import services
 from articles.types import Article
 
 WEEK = 604_800
+
+
+def page_path(article_id: int) -> str:
+    """Where an article's web page is: named by the pages once they are mounted."""
+    try:
+        return reverse("articles:article-detail", args=[article_id])
+    except NoReverseMatch:
+        return f"/articles/{article_id}/"
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import pytest
 
 from articles import selectors, services
 from articles.types import Vote
-from tests.api.conftest import WEEK
+from tests.api.conftest import WEEK, page_path
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ def test_list_has_drf_page_shape_and_every_article_field(anon, post):
         "groups": [],
         "voting_closes_at": item["voting_closes_at"],
         "my_vote": None,
-        "url": f"http://testserver/articles/{article.id}/",
+        "url": f"http://testserver{page_path(article.id)}",
     }
     assert item["posted_at"].endswith("Z")
     assert item["voting_closes_at"].endswith("Z")
@@ -170,7 +170,7 @@ def test_a_duplicate_open_link_is_409_naming_the_existing_article(as_user, post)
     body = response.json()
     assert body["code"] == "duplicate_link" and body["article_id"] == first.id
     assert str(first.id) in body["detail"]
-    assert body["article_url"] == f"http://testserver/articles/{first.id}/"
+    assert body["article_url"] == f"http://testserver{page_path(first.id)}"
 
 
 def test_a_retried_post_with_the_same_idempotency_key_returns_the_first_article(as_user):

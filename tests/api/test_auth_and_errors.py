@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from articles import selectors
+from articles import keys, selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -102,6 +104,33 @@ def test_writes_have_a_tighter_limit_of_their_own(as_user, settings):
     assert as_user.post("/api/articles/", data, format="json").status_code == 429
     assert as_user.get("/api/articles/").status_code == 200
     assert selectors.article_list().count == 1
+
+
+def test_posting_counts_against_the_post_limit_the_web_pages_share(as_user, conn, settings):
+    settings.ARTICLES_RATE_LIMITS = {"post": (2, 3600)}
+    statuses = [
+        as_user.post(
+            "/api/articles/", {"title": "T", "link": f"https://example.org/{n}"}, format="json"
+        ).status_code
+        for n in range(3)
+    ]
+    assert statuses == [201, 201, 429]
+    assert selectors.article_list().count == 2
+    window = int(time.time() // 3600)
+    assert conn.get(keys.rate_limit("post", str(as_user.user.pk), window)) == b"3"
+
+
+def test_voting_counts_against_the_vote_limit(as_user, post, settings):
+    settings.ARTICLES_RATE_LIMITS = {"vote": (1, 60)}
+    article = post()
+    url = f"/api/articles/{article.id}/vote/"
+    assert as_user.put(url, {"value": "up"}, format="json").status_code == 200
+    refused = as_user.put(url, {"value": "down"}, format="json")
+    assert refused.status_code == 429
+    assert "Too many votes" in refused.json()["detail"]
+    assert refused["RateLimit-Limit"] == "1" and refused["RateLimit-Remaining"] == "0"
+    assert int(refused["Retry-After"]) >= 1
+    assert selectors.article_get(article_id=article.id).votes == 2
 
 
 def test_password_guessing_is_rate_limited_per_address(anon, make_user, settings):

@@ -76,6 +76,7 @@ def _fuzz_settings(settings):  # type: ignore[no-untyped-def]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Generated requests come fast; the limits themselves are tested elsewhere.
     settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
+    settings.ARTICLES_RATE_LIMITS = {"post": None, "vote": None}
 
 
 @pytest.fixture

@@ -6,13 +6,20 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import redis
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from articles.errors import ArticlesError, DuplicateLink, InvalidInput, RateLimited
+from articles.errors import (
+    ArticlesError,
+    DuplicateLink,
+    InvalidInput,
+    RateLimited,
+    StoreUnavailable,
+)
 from articles.middleware import REDIS_DOWN
 
 logger = logging.getLogger(__name__)
@@ -28,6 +35,11 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     """
     if isinstance(exc, REDIS_DOWN):
         return None
+    if _refuses_writes(exc):
+        # Up, but not taking writes for now (a replica after failover, out of memory, too
+        # few replicas, a failed disk write): as much an outage for the caller as 503.
+        logger.warning("Redis refuses writes: %s", exc)
+        exc = StoreUnavailable()
     if isinstance(exc, ArticlesError):
         return _articles_error(exc, context)
     if isinstance(exc, Http404):
@@ -61,8 +73,21 @@ def _articles_error(exc: ArticlesError, context: Mapping[str, Any]) -> Response:
         body["article_url"] = article_url(exc.article_id, context.get("request"))
     elif isinstance(exc, RateLimited):
         headers["Retry-After"] = str(exc.retry_after)
+    elif isinstance(exc, StoreUnavailable):
+        headers["Retry-After"] = "5"  # as the middleware says for an unreachable Redis
     set_rollback()
     return Response(body, status=int(exc.status_code), headers=headers)
+
+
+_REFUSING = (redis.ReadOnlyError, redis.OutOfMemoryError, redis.exceptions.MasterDownError)
+# Replies redis-py has no class for; inside a pipeline it prefixes the message.
+_REFUSALS = ("NOREPLICAS", "MISCONF")
+
+
+def _refuses_writes(exc: Exception) -> bool:
+    if isinstance(exc, _REFUSING):
+        return True
+    return isinstance(exc, redis.ResponseError) and any(r in str(exc) for r in _REFUSALS)
 
 
 def _api_error_body(exc: exceptions.APIException) -> dict[str, Any]:

@@ -179,3 +179,18 @@ def test_a_redis_outage_is_a_json_503_and_recovers(anon, as_user, tmp_path):
             assert response.json()["code"] == "store_unavailable"
             assert response["Retry-After"] == "5"
     assert anon.get("/api/articles/").status_code == 200
+
+
+@pytest.mark.parametrize("option", ["maxmemory", "min-replicas-to-write"])
+def test_a_redis_refusing_writes_is_a_json_503_too(as_user, redis_server, option):
+    """Ensure OOM and NOREPLICAS replies (like READONLY) read as an outage, not a 500."""
+    redis_server.client().config_set(option, 1)
+    try:
+        response = as_user.post(
+            "/api/articles/", {"title": "T", "link": "https://example.org/"}, format="json"
+        )
+    finally:
+        redis_server.client().config_set(option, 0)
+    assert response.status_code == 503
+    assert response.json()["code"] == "store_unavailable"
+    assert response["Retry-After"] == "5"

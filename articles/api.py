@@ -35,13 +35,18 @@ from articles.serializers import (
     GroupsUpdateSerializer,
     GroupUpdateSerializer,
     ListQuerySerializer,
+    ModlogEntrySerializer,
+    ModlogPageSerializer,
     PageQuerySerializer,
     ReasonQuerySerializer,
+    StatsQuerySerializer,
+    StatsSerializer,
     TokenSerializer,
     TopQuerySerializer,
     VoteSerializer,
     article_url,
     page_data,
+    paged,
 )
 from articles.types import Article, Page
 
@@ -414,6 +419,46 @@ class UserViewSet(ApiViewSet):
             poster_id=poster.pk, page=query["page"], user_id=_viewer(request)
         )
         return _page(page, request)
+
+
+# --- moderation log and statistics -------------------------------------------------------
+
+
+class ModlogViewSet(ApiViewSet):
+    per_page = 50
+
+    @extend_schema(
+        summary="The moderation log: every staff action, newest first, 50 a page",
+        parameters=[PAGE],
+        responses={200: ModlogPageSerializer, **_errors(400)},
+    )
+    def list(self, request: Request) -> Response:
+        query = _valid(PageQuerySerializer, request.query_params)
+        entries, count = selectors.modlog_list(page=query["page"], per_page=self.per_page)
+        results = ModlogEntrySerializer(entries, many=True).data
+        has_next = query["page"] * self.per_page < count
+        return Response(paged(results, query["page"], has_next, count, request))
+
+
+class StatsViewSet(ApiViewSet):
+    action_permissions = {"list": [IsAdminUser]}
+
+    @extend_schema(
+        summary="Staff: articles posted and votes cast on each of the last N UTC days",
+        parameters=[
+            OpenApiParameter("days", {"type": "integer", "minimum": 1, "maximum": 366}),
+        ],
+        responses={200: StatsSerializer, **_errors(400, 401, 403)},
+    )
+    def list(self, request: Request) -> Response:
+        query = _valid(StatsQuerySerializer, request.query_params)
+        days = selectors.stats_daily(days=query["days"])
+        stats = {
+            "total_posts": sum(posts for _, posts, _ in days),
+            "total_votes": sum(votes for _, _, votes in days),
+            "days": [{"date": d, "posts": p, "votes": v} for d, p, v in days],
+        }
+        return Response(StatsSerializer(stats).data)
 
 
 # --- auth and fallbacks --------------------------------------------------------------------

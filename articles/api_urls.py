@@ -14,6 +14,8 @@ router = DefaultRouter()
 router.register("articles", api.ArticleViewSet, basename="article")
 router.register("groups", api.GroupViewSet, basename="group")
 router.register("users", api.UserViewSet, basename="user")
+router.register("modlog", api.ModlogViewSet, basename="modlog")
+router.register("stats", api.StatsViewSet, basename="stats")
 
 urlpatterns = [
     path("auth/token/", api.TokenView.as_view(), name="auth-token"),

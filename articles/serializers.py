@@ -77,15 +77,50 @@ class ArticlePageSerializer(serializers.Serializer):
 
 def page_data(page: Page, request: HttpRequest) -> dict[str, Any]:
     """DRF's page-number shape for one page of a listing."""
+    results = ArticleSerializer(page.items, many=True, context={"request": request}).data
+    return paged(results, page.number, page.has_next, page.count, request)
+
+
+def paged(
+    results: Any, number: int, has_next: bool, count: int, request: HttpRequest
+) -> dict[str, Any]:
     url = request.build_absolute_uri()
     return {
-        "count": page.count,
-        "next": replace_query_param(url, "page", page.number + 1) if page.has_next else None,
-        "previous": replace_query_param(url, "page", page.number - 1)
-        if page.has_previous
-        else None,
-        "results": ArticleSerializer(page.items, many=True, context={"request": request}).data,
+        "count": count,
+        "next": replace_query_param(url, "page", number + 1) if has_next else None,
+        "previous": replace_query_param(url, "page", number - 1) if number > 1 else None,
+        "results": results,
     }
+
+
+class ModlogEntrySerializer(serializers.Serializer):
+    at = serializers.DateTimeField(help_text="When, ISO 8601 in UTC.")
+    actor = serializers.CharField(help_text="The staff member's username.")
+    action = serializers.CharField(help_text="delete, edit, groups, group_create, ...")
+    target = serializers.CharField(help_text="The key acted on: article:<id> or group:<name>.")
+    reason = serializers.CharField()
+    details = serializers.DictField()
+
+
+@extend_schema_serializer(many=False)
+class ModlogPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ModlogEntrySerializer(many=True)
+
+
+class StatsDaySerializer(serializers.Serializer):
+    date = serializers.DateField()
+    posts = serializers.IntegerField(help_text="Articles posted that UTC day.")
+    votes = serializers.IntegerField(help_text="Votes cast that UTC day.")
+
+
+@extend_schema_serializer(many=False)
+class StatsSerializer(serializers.Serializer):
+    total_posts = serializers.IntegerField()
+    total_votes = serializers.IntegerField()
+    days = StatsDaySerializer(many=True, help_text="Oldest first, today last.")
 
 
 class GroupSerializer(serializers.Serializer):
@@ -265,6 +300,10 @@ class TopQuerySerializer(PageQuerySerializer):
 
     def validate_period(self, value: str) -> Period:
         return Period(value)
+
+
+class StatsQuerySerializer(serializers.Serializer):
+    days = serializers.IntegerField(required=False, default=30, min_value=1, max_value=366)
 
 
 class GoodQuerySerializer(PageQuerySerializer):

@@ -1,4 +1,5 @@
-"""The groups and users endpoints: reading for everyone, group changes for staff only."""
+"""Groups, users, the moderation log and statistics: reading for everyone, changes and
+statistics for staff only."""
 
 from __future__ import annotations
 
@@ -108,3 +109,31 @@ def test_a_user_without_articles_has_an_empty_list_and_an_unknown_user_is_404(an
     missing = anon.get("/api/users/nobody/articles/")
     assert missing.status_code == 404 and missing.json()["code"] == "not_found"
     assert anon.get("/api/users/bob/articles/?page=-1").status_code == 400
+
+
+def test_the_moderation_log_lists_staff_actions_newest_first(anon, as_staff, post):
+    services.group_create(name="redis")
+    article = post()
+    as_staff.post(f"/api/articles/{article.id}/groups/", {"add": ["redis"]}, format="json")
+    as_staff.delete(f"/api/articles/{article.id}/?reason=spam")
+    body = anon.get("/api/modlog/").json()
+    assert body["count"] == 2 and body["next"] is None
+    latest = body["results"][0]
+    assert latest["action"] == "delete" and latest["actor"] == "mod"
+    assert latest["target"] == f"article:{article.id}" and latest["reason"] == "spam"
+    assert latest["at"].endswith("Z")
+    assert body["results"][1]["details"] == {"add": ["redis"], "remove": []}
+    assert anon.get("/api/modlog/?page=0").status_code == 400
+
+
+def test_staff_see_daily_post_and_vote_counts(as_staff, as_user, anon, post):
+    post()
+    post("Another")
+    response = as_staff.get("/api/stats/?days=7")
+    assert response.status_code == 200
+    body = response.json()
+    assert len(body["days"]) == 7 and body["total_posts"] == 2
+    assert body["days"][-1]["posts"] == 2
+    assert as_user.get("/api/stats/").status_code == 403
+    assert anon.get("/api/stats/").status_code == 401
+    assert as_staff.get("/api/stats/?days=0").json()["field"] == "days"

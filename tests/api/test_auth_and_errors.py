@@ -55,6 +55,16 @@ def test_a_session_login_works_with_csrf_and_fails_without(make_user):
     assert accepted.status_code == 201 and accepted.json()["poster"] == "dave"
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["/api/", "/api/articles/", "/api/articles/1/", "/api/groups/", "/api/modlog/"],
+)
+def test_the_browsable_api_stays_on(anon, post, path):
+    post()
+    page = anon.get(path, HTTP_ACCEPT="text/html")
+    assert page.status_code == 200 and b"<html" in page.content, path
+
+
 def test_an_unknown_path_under_api_is_a_json_404(anon):
     for path in ("/api/nope/", "/api/articles/1/nope/", "/api/groups/A/"):
         response = anon.get(path)

@@ -156,24 +156,74 @@ class ErrorSerializer(serializers.Serializer):
     article_url = serializers.CharField(required=False)
 
 
+# --- input fields: what the schema tells clients, on top of validation.py's own checks -------
+
+_ONE_LINE = r"^[^\r\n\x00]*$"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+# Narrower than clean_link accepts (ASCII, ports below 10000), so every link that fits the
+# schema is accepted; clean_link stays the rule.
+_LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::[1-9][0-9]{{0,3}})?(?:[/?#][!-~]*)?)?$"
+
+
+@extend_schema_field(
+    {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9-]{1,64}$"}
+)
+class GroupNameField(serializers.CharField):
+    """A group's slug: 1-64 characters of a-z, 0-9 and '-'."""
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": validation.TITLE_MAX,
+        "pattern": r"^[^\r\n\x00]*\S[^\r\n\x00]*$",
+    }
+)
+class TitleField(serializers.CharField):
+    """One line of text, not all spaces."""
+
+
+@extend_schema_field({"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE})
+class LineField(serializers.CharField):
+    """One line of text (a reason, a description)."""
+
+
+@extend_schema_field({"type": "string", "maxLength": validation.LINK_MAX, "pattern": _LINK})
+class LinkField(serializers.CharField):
+    """An http(s) URL, or "" for none."""
+
+
+@extend_schema_field({"type": "string", "maxLength": validation.TEXT_MAX, "pattern": r"^[^\x00]*$"})
+class TextField(serializers.CharField):
+    """Any text, newlines allowed."""
+
+
+def _group_names(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=GroupNameField(max_length=64, trim_whitespace=False),
+        required=False,
+        default=list,
+        max_length=20,
+        **kwargs,
+    )
+
+
 # --- input -----------------------------------------------------------------------------
 
 
 class ArticleCreateSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=validation.TITLE_MAX)
-    link = serializers.CharField(
-        required=False, allow_blank=True, default="", max_length=validation.LINK_MAX
-    )
-    text = serializers.CharField(
+    title = TitleField(max_length=validation.TITLE_MAX)
+    link = LinkField(required=False, allow_blank=True, default="", max_length=validation.LINK_MAX)
+    text = TextField(
         required=False,
         allow_blank=True,
         default="",
         max_length=validation.TEXT_MAX,
         trim_whitespace=False,
+        help_text="Give a link, a text, or both.",
     )
-    groups = serializers.ListField(
-        child=serializers.CharField(max_length=64), required=False, default=list, max_length=20
-    )
+    groups = _group_names()
 
     def validate_title(self, value: str) -> str:
         return _cleaned(validation.clean_title, value)
@@ -196,9 +246,13 @@ class ArticleCreateSerializer(serializers.Serializer):
 
 
 class ArticleEditSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=validation.TITLE_MAX)
-    link = serializers.CharField(allow_blank=True, max_length=validation.LINK_MAX)
-    reason = serializers.CharField(
+    title = TitleField(max_length=validation.TITLE_MAX)
+    link = LinkField(
+        allow_blank=True,
+        max_length=validation.LINK_MAX,
+        help_text='"" only for an article with a text.',
+    )
+    reason = LineField(
         required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
     )
 
@@ -220,13 +274,9 @@ class VoteSerializer(serializers.Serializer):
 
 
 class GroupsUpdateSerializer(serializers.Serializer):
-    add = serializers.ListField(
-        child=serializers.CharField(max_length=64), required=False, default=list, max_length=20
-    )
-    remove = serializers.ListField(
-        child=serializers.CharField(max_length=64), required=False, default=list, max_length=20
-    )
-    reason = serializers.CharField(
+    add = _group_names()
+    remove = _group_names(help_text="No group may be both added and removed.")
+    reason = LineField(
         required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
     )
 
@@ -241,10 +291,10 @@ class GroupsUpdateSerializer(serializers.Serializer):
 
 
 class GroupCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(
+    name = GroupNameField(
         max_length=64, help_text="1-64 characters of a-z, 0-9 and '-'.", trim_whitespace=False
     )
-    description = serializers.CharField(
+    description = LineField(
         required=False, allow_blank=True, default="", max_length=validation.DESCRIPTION_MAX
     )
 
@@ -256,16 +306,14 @@ class GroupCreateSerializer(serializers.Serializer):
 
 
 class GroupUpdateSerializer(serializers.Serializer):
-    description = serializers.CharField(
-        required=False, allow_blank=True, max_length=validation.DESCRIPTION_MAX
-    )
+    description = LineField(required=False, allow_blank=True, max_length=validation.DESCRIPTION_MAX)
 
     def validate_description(self, value: str) -> str:
         return _cleaned(validation.clean_description, value)
 
 
 class ReasonQuerySerializer(serializers.Serializer):
-    reason = serializers.CharField(
+    reason = LineField(
         required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
     )
 

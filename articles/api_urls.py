@@ -23,5 +23,6 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     *router.urls,
-    re_path(r"^.*$", api.NotFoundView.as_view(), name="not-found"),
+    # [\s\S], not ".": a path may hold an encoded newline (%0A), which "." would not match.
+    re_path(r"^[\s\S]*$", api.NotFoundView.as_view(), name="not-found"),
 ]

@@ -66,7 +66,8 @@ def test_the_browsable_api_stays_on(anon, post, path):
 
 
 def test_an_unknown_path_under_api_is_a_json_404(anon):
-    for path in ("/api/nope/", "/api/articles/1/nope/", "/api/groups/A/"):
+    paths = ("/api/nope/", "/api/articles/1/nope/", "/api/groups/A/", "/api/groups/x%0A/articles/")
+    for path in paths:
         response = anon.get(path)
         assert response.status_code == 404, path
         assert response.json() == {"detail": "Not found.", "code": "not_found"}

@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.permissions import AllowAny, BasePermission, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -58,6 +58,7 @@ _ERRORS = {
     403: "Logged in, but not allowed to do this.",
     404: "No such article, group or user.",
     409: "Conflict with the store's state (see `code`).",
+    415: "The body is not JSON (send `Content-Type: application/json`).",
     429: "Too many requests: see the Retry-After and RateLimit-* headers.",
     503: "The article store (Redis) is unreachable; retry after Retry-After seconds.",
 }
@@ -190,7 +191,7 @@ class ArticleViewSet(ApiViewSet):
         summary="Post an article (counts the poster's own up-vote)",
         parameters=[IDEMPOTENCY_KEY],
         request=ArticleCreateSerializer,
-        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409)},
+        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
         description="404 when a named group does not exist; 409 (`duplicate_link`, with "
         "`article_id`) when the link was already posted and is still open for voting; "
         "429 past the posting limit shared with the web pages (10 an hour by default).",
@@ -225,7 +226,7 @@ class ArticleViewSet(ApiViewSet):
         summary="Staff: change an article's title and link",
         parameters=[ARTICLE_ID],
         request=ArticleEditSerializer,
-        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404)},
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 415)},
     )
     def update(self, request: Request, id: str) -> Response:
         data = _valid(ArticleEditSerializer, request.data)
@@ -258,7 +259,7 @@ class ArticleViewSet(ApiViewSet):
         summary="Set your vote: up, down or none (repeating it changes nothing)",
         parameters=[ARTICLE_ID],
         request=VoteSerializer,
-        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409)},
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
         description="409 (`voting_closed`) once the article's one-week voting window is over.",
     )
     @action(detail=True, methods=["put"])
@@ -274,7 +275,7 @@ class ArticleViewSet(ApiViewSet):
         summary="Staff: add the article to groups and remove it from others, in one step",
         parameters=[ARTICLE_ID],
         request=GroupsUpdateSerializer,
-        responses={200: ArticleGroupsSerializer, **_errors(400, 401, 403, 404)},
+        responses={200: ArticleGroupsSerializer, **_errors(400, 401, 403, 404, 415)},
     )
     @action(detail=True, methods=["post"])
     def groups(self, request: Request, id: str) -> Response:
@@ -343,7 +344,7 @@ class GroupViewSet(ApiViewSet):
     @extend_schema(
         summary="Staff: create a group",
         request=GroupCreateSerializer,
-        responses={201: GroupSerializer, **_errors(400, 401, 403, 409)},
+        responses={201: GroupSerializer, **_errors(400, 401, 403, 409, 415)},
     )
     def create(self, request: Request) -> Response:
         data = _valid(GroupCreateSerializer, request.data)
@@ -365,7 +366,7 @@ class GroupViewSet(ApiViewSet):
         summary="Staff: change a group's description",
         parameters=[GROUP_NAME],
         request=GroupUpdateSerializer,
-        responses={200: GroupSerializer, **_errors(400, 401, 403, 404)},
+        responses={200: GroupSerializer, **_errors(400, 401, 403, 404, 415)},
     )
     def partial_update(self, request: Request, name: str) -> Response:
         data = _valid(GroupUpdateSerializer, request.data)
@@ -468,11 +469,12 @@ class TokenView(ApiMixin, ObtainAuthToken):
     """POST username and password, get the token to send as `Authorization: Token <token>`."""
 
     authentication_classes = []
+    parser_classes = [JSONParser, FormParser]  # no multipart: nothing to upload here
 
     @extend_schema(
         summary="Get your API token",
         request=AuthTokenSerializer,
-        responses={200: TokenSerializer, **_errors(400)},
+        responses={200: TokenSerializer, **_errors(400, 415)},
         auth=[],
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -73,6 +73,25 @@ def test_an_unknown_path_under_api_is_a_json_404(anon):
         assert response.json() == {"detail": "Not found.", "code": "not_found"}
 
 
+def test_a_body_that_is_not_json_is_a_json_415(as_user, anon):
+    response = as_user.post("/api/articles/", "title=T", content_type="text/plain")
+    assert response.status_code == 415 and response.json()["code"] == "unsupported_media_type"
+    broken = anon.post(
+        "/api/auth/token/", b"--x\r\nB--x--\r\n", content_type="multipart/form-data; boundary=x"
+    )
+    assert broken.status_code == 415
+
+
+def test_a_token_can_be_asked_for_with_a_form_too(anon, make_user):
+    make_user("carol", password="pw-Secret-123")
+    response = anon.post(
+        "/api/auth/token/",
+        "username=carol&password=pw-Secret-123",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 200 and len(response.json()["token"]) == 40
+
+
 def test_a_method_not_allowed_is_json(anon):
     response = anon.delete("/api/articles/")
     assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
@@ -148,7 +167,7 @@ def test_password_guessing_is_rate_limited_per_address(anon, make_user, settings
     settings.ARTICLES_API_RATE_LIMITS = {"write": (2, 60)}
     make_user("carol")
     guess = {"username": "carol", "password": "guess"}
-    statuses = [anon.post("/api/auth/token/", guess).status_code for _ in range(3)]
+    statuses = [anon.post("/api/auth/token/", guess, format="json").status_code for _ in range(3)]
     assert statuses == [400, 400, 429]
 
 

@@ -21,6 +21,7 @@ from articles.errors import (
     StoreUnavailable,
 )
 from articles.middleware import REDIS_DOWN
+from articles.serializers import article_url
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +68,6 @@ def _articles_error(exc: ArticlesError, context: Mapping[str, Any]) -> Response:
         body["field"] = exc.field
         body["errors"] = {exc.field: [exc.message]}
     elif isinstance(exc, DuplicateLink):
-        from articles.serializers import article_url  # serializers import this module
-
         body["article_id"] = exc.article_id
         body["article_url"] = article_url(exc.article_id, context.get("request"))
     elif isinstance(exc, RateLimited):

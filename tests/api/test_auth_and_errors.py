@@ -224,3 +224,15 @@ def test_a_redis_refusing_writes_is_a_json_503_too(as_user, redis_server, option
     assert response.status_code == 503
     assert response.json()["code"] == "store_unavailable"
     assert response["Retry-After"] == "5"
+
+
+def test_an_unexpected_error_is_a_logged_json_500_not_an_html_page(anon, conn, caplog):
+    """Ensure even a broken store (a foreign write made `score:` a string) answers JSON."""
+    conn.set("score:", "not a sorted set")
+    response = anon.get("/api/articles/")
+    assert response.status_code == 500
+    assert response.json() == {
+        "detail": "Internal error; it has been logged.",
+        "code": "server_error",
+    }
+    assert "WRONGTYPE" in caplog.text

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install redis redis-stop migrate demo run test lint format
+.PHONY: install redis redis-stop migrate demo run test lint format serve bench bench-smoke
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,3 +43,18 @@ format: install
 
 test: install lint
 	$(PY) -m pytest
+
+# Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
+WORKERS ?= 2
+serve: redis migrate
+	$(PY) manage.py collectstatic --noinput -v 0
+	DJANGO_DEBUG=false $(VENV)/bin/gunicorn votesite.wsgi:application \
+		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+
+# The benchmark suite (bench/): about 15 min on 2 cores; rewrites the table in
+# docs/performance.md. bench-smoke runs every part on tiny data in under a minute.
+bench: install
+	$(PY) -m bench.run --out docs/performance.md
+
+bench-smoke: install
+	$(PY) -m bench.run --smoke

@@ -6,8 +6,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: install redis redis-stop migrate demo run test lint format serve bench bench-smoke
+.PHONY: install redis redis-stop migrate demo run test lint format browser serve bench bench-smoke
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,8 +42,24 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-test: install lint
+test: install lint browser
 	$(PY) -m pytest
+
+# The browser tests drive Debian's chromium through Playwright (its own download needs the
+# internet). Installs it with apt-get when missing and possible; else says what to install.
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi; \
+	if command -v apt-get >/dev/null && [ "$$SUDO" != none ]; then \
+		echo "Installing Debian's chromium for the browser tests (apt-get)"; \
+		$$SUDO apt-get update -q && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	fi; \
+	if [ ! -x "$(CHROMIUM)" ]; then \
+		echo "The browser tests need Chromium at $(CHROMIUM) and it could not be installed here." >&2; \
+		echo "Install Debian's chromium package (as root: apt-get install chromium), then run make test again." >&2; \
+		exit 1; \
+	fi
 
 # Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
 WORKERS ?= 2

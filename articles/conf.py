@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-DEFAULTS: dict[str, object] = {
+DEFAULTS: dict[str, int | str] = {
     "REDIS_ALIAS": "articles",
     "VOTE_SCORE": 432,
     "ONE_WEEK_IN_SECONDS": 604_800,
@@ -20,7 +20,8 @@ DEFAULTS: dict[str, object] = {
 
 def get(name: str) -> int | str:
     """ARTICLES_<name> from settings, else the default."""
-    return getattr(settings, f"ARTICLES_{name}", DEFAULTS[name])  # type: ignore[return-value]
+    value: int | str = getattr(settings, f"ARTICLES_{name}", DEFAULTS[name])
+    return value
 
 
 def redis_alias() -> str:

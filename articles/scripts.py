@@ -9,9 +9,12 @@ from redis.commands.core import Script
 _LUA = Path(__file__).with_name("lua")
 
 
+_LIB = (_LUA / "_lib.lua").read_bytes()
+
+
 def _load(name: str) -> Script:
     # bytes: with no client yet, redis-py's Script refuses a str source.
-    return Script(None, (_LUA / f"{name}.lua").read_bytes())
+    return Script(None, _LIB + (_LUA / f"{name}.lua").read_bytes())  # type: ignore[arg-type]
 
 
 POST = _load("post")

@@ -91,7 +91,7 @@ def top_article_list(
 def good_article_list(*, user_id: int | None = None, limit: int | None = None) -> list[Article]:
     """The newest good articles (>= 200 up-votes), 50 by default. Two round trips."""
     conn = get_connection()
-    members = conn.zrevrange(keys.GOOD, 0, (limit or conf.home_good()) - 1)
+    members: list[bytes] = conn.zrevrange(keys.GOOD, 0, (limit or conf.home_good()) - 1)  # type: ignore[assignment]
     return _fetch(conn, _ids(members), user_id)
 
 
@@ -261,7 +261,7 @@ def _audit_chunk(
         pipe.zscore(keys.GOOD, member)
         pipe.scard(up)
         pipe.scard(down)
-        pipe.sinter(up, down)
+        pipe.sinter([up, down])
         pipe.ttl(up)
         pipe.ttl(down)
     replies = pipe.execute()

@@ -411,7 +411,7 @@ def article_repair(
                 posted = float(raw.get(b"time", b"0"))
                 closes = posted + conf.window()
                 if now < closes:
-                    both = pipe.sinter(up, down)
+                    both = pipe.sinter([up, down])
                     votes = pipe.scard(up)
                     downvotes = pipe.scard(down) - len(both)
                 else:

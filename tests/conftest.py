@@ -9,23 +9,12 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from articles.connection import get_connection
 from votesite.embedded import EmbeddedRedis
-
-
-def _cache(location: str) -> dict[str, object]:
-    return {
-        "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": location,
-        "OPTIONS": {
-            "CLIENT_CLASS": "django_redis.client.DefaultClient",
-            "CONNECTION_POOL_KWARGS": settings.REDIS_CONNECTION_POOL_KWARGS,
-        },
-    }
+from votesite.settings import redis_cache
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +32,8 @@ def redis_server() -> Iterator[EmbeddedRedis]:
 @pytest.fixture(scope="session", autouse=True)
 def _use_test_redis(redis_server: EmbeddedRedis) -> Iterator[None]:
     caches = {
-        "default": _cache(f"{redis_server.url}?db=1"),
-        "articles": _cache(f"{redis_server.url}?db=0"),
+        "default": redis_cache(f"{redis_server.url}?db=1"),
+        "articles": redis_cache(f"{redis_server.url}?db=0"),
     }
     with override_settings(CACHES=caches):
         yield

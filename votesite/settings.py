@@ -164,7 +164,8 @@ REDIS_CONNECTION_POOL_KWARGS = {
 }
 
 
-def _redis_cache(location: str) -> dict[str, object]:
+def redis_cache(location: str) -> dict[str, object]:
+    """A django-redis cache entry (tests use it to point an alias at their own server)."""
     return {
         "BACKEND": "django_redis.cache.RedisCache",
         "LOCATION": location,
@@ -177,8 +178,8 @@ def _redis_cache(location: str) -> dict[str, object]:
 
 
 CACHES = {
-    "default": _redis_cache(REDIS_CACHE_URL),
-    "articles": _redis_cache(REDIS_DATA_URL),
+    "default": redis_cache(REDIS_CACHE_URL),
+    "articles": redis_cache(REDIS_DATA_URL),
 }
 ARTICLES_REDIS_ALIAS = "articles"
 
@@ -205,6 +206,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing one
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Served by whitenoise from the finders, so `make run` needs no collectstatic step.
 WHITENOISE_USE_FINDERS = True
@@ -232,4 +234,11 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
     "loggers": {"articles": {"level": "INFO"}},
+}
+
+# --- Web pages: per-user rate limits, kept in Redis (scope: (requests, per seconds)) ---
+ARTICLES_RATE_LIMITS = {
+    "post": (env_int("ARTICLES_POSTS_PER_HOUR", 10), 3600),
+    "vote": (env_int("ARTICLES_VOTES_PER_MINUTE", 60), 60),
+    "signup": (env_int("ARTICLES_SIGNUPS_PER_HOUR", 10), 3600),
 }

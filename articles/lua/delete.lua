@@ -26,8 +26,5 @@ for k = 10, #KEYS, 3 do
   redis.call('SREM', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
-if ARGV[6] ~= '' then
-  redis.call('LPUSH', KEYS[9], ARGV[6])
-  redis.call('LTRIM', KEYS[9], 0, tonumber(ARGV[7]) - 1)
-end
+log_action(KEYS[9], ARGV[6], ARGV[7])
 return {1}

@@ -14,8 +14,5 @@ if old ~= new then
   end
   if new ~= '' then redis.call('HSET', KEYS[2], new, member) end
 end
-if ARGV[7] ~= '' then
-  redis.call('LPUSH', KEYS[3], ARGV[7])
-  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[8]) - 1)
-end
+log_action(KEYS[3], ARGV[7], ARGV[8])
 return {1}

@@ -25,8 +25,5 @@ for i = 1, n do
 end
 redis.call('HDEL', KEYS[1], name)
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
-if ARGV[2] ~= '' then
-  redis.call('LPUSH', KEYS[5], ARGV[2])
-  redis.call('LTRIM', KEYS[5], 0, tonumber(ARGV[3]) - 1)
-end
+log_action(KEYS[5], ARGV[2], ARGV[3])
 return {1}

@@ -7,8 +7,5 @@ local exists = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
 if ARGV[3] == 'create' and exists then return {-5} end
 if ARGV[3] == 'update' and not exists then return {-4} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-if ARGV[4] ~= '' then
-  redis.call('LPUSH', KEYS[2], ARGV[4])
-  redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[5]) - 1)
-end
+log_action(KEYS[2], ARGV[4], ARGV[5])
 return {1}

@@ -33,8 +33,5 @@ for name in pairs(current) do names[#names + 1] = name end
 table.sort(names)
 local joined = table.concat(names, ',')
 redis.call('HSET', KEYS[1], 'groups', joined)
-if ARGV[4] ~= '' then
-  redis.call('LPUSH', KEYS[3], ARGV[4])
-  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
-end
+log_action(KEYS[3], ARGV[4], ARGV[5])
 return {1, joined}

@@ -1,0 +1,60 @@
+"""Key names are a data contract with the book's code: pin every one."""
+
+import pytest
+
+from articles import keys
+
+
+def test_book_keys_are_exactly_the_books():
+    assert keys.ARTICLE_IDS == "article:"
+    assert keys.SCORE == "score:"
+    assert keys.TIME == "time:"
+    assert keys.article(92617) == "article:92617"
+    assert keys.voted(92617) == "voted:92617"
+    assert keys.user(83271) == "user:83271"
+    assert keys.group("programming") == "group:programming"
+    assert keys.group_order(keys.SCORE, "programming") == "score:programming"
+    assert keys.group_order(keys.TIME, "programming") == "time:programming"
+
+
+def test_votesite_additions_keep_the_colon_style():
+    assert keys.GOOD == "good:"
+    assert keys.GROUPS == "groups:"
+    assert keys.LINKS == "links:"
+    assert keys.MODLOG == "modlog:"
+    assert keys.STATS_POSTS == "stats:posts"
+    assert keys.STATS_VOTES == "stats:votes"
+    assert keys.voted_down(7) == "voted_down:7"
+    assert keys.submitted(3) == "submitted:3"
+    assert keys.top("week") == "top:week"
+    assert keys.top_scratch("day") == "top:day:tmp"
+    assert keys.idempotency(3, "abc-1") == "idempotency:3:abc-1"
+    assert keys.rate_limit("vote", "42", 1000) == "ratelimit:vote:42:1000"
+
+
+@pytest.mark.parametrize(
+    "name", ["", ":", "*", "?", "a:b", "../x", "A", "x" * 65, "ü", "a b", "score:", None, 5]
+)
+def test_group_keys_refuse_anything_but_a_slug(name):
+    with pytest.raises(ValueError):
+        keys.group(name)
+    with pytest.raises(ValueError):
+        keys.group_order(keys.SCORE, name)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "1", 1.5, None])
+def test_article_keys_refuse_anything_but_a_positive_int(bad):
+    with pytest.raises(ValueError):
+        keys.article(bad)
+
+
+def test_group_order_refuses_a_key_that_is_not_an_order():
+    with pytest.raises(ValueError):
+        keys.group_order("group:", "x")
+
+
+def test_article_id_of_reads_only_article_members():
+    assert keys.article_id_of("article:12") == 12
+    for bad in ["article:", "article:0", "article:01", "article:1:2", "user:1", "article:x"]:
+        with pytest.raises(ValueError):
+            keys.article_id_of(bad)

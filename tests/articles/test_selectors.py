@@ -1,0 +1,210 @@
+"""The reads of the store: orders, pages, caches, and round trips per page."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+import redis
+
+from articles import selectors, services
+from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
+from articles.types import Order, Period, Vote
+
+DAY = 86_400
+
+
+@pytest.fixture
+def now() -> int:
+    return int(time.time())
+
+
+def post(now: float, n: int, user_id: int = 1, groups: tuple[str, ...] = ()) -> int:
+    return services.article_post(
+        user_id=user_id,
+        poster_name=f"u{user_id}",
+        title=f"Article {n}",
+        link=f"https://example.org/{n}",
+        groups=groups,
+        now=now,
+    ).id
+
+
+def ids(page) -> list[int]:
+    return [a.id for a in page.items]
+
+
+def test_listing_by_time_is_newest_first_and_by_score_follows_votes(now):
+    older, newer = post(now - 100, 1), post(now, 2)
+    assert ids(selectors.article_list(order=Order.TIME)) == [newer, older]
+    assert ids(selectors.article_list(order=Order.SCORE)) == [newer, older]
+    services.article_vote(article_id=older, user_id=9, direction=Vote.UP, now=now)
+    assert ids(selectors.article_list(order=Order.SCORE)) == [older, newer]
+    assert ids(selectors.article_list(order=Order.TIME)) == [newer, older]
+
+
+def test_pages_hold_25_and_the_last_page_holds_the_rest(now):
+    for n in range(60):
+        post(now - n, n)
+    first = selectors.article_list(order=Order.TIME, page=1)
+    last = selectors.article_list(order=Order.TIME, page="3")
+    assert (len(first.items), first.count, first.pages, first.has_next) == (25, 60, 3, True)
+    assert (len(last.items), last.has_next, last.has_previous) == (10, False, True)
+    everything = [*ids(first), *ids(selectors.article_list(order=Order.TIME, page=2)), *ids(last)]
+    assert everything == list(range(1, 61))
+    assert selectors.article_list(order=Order.TIME, page=4).items == []
+
+
+@pytest.mark.parametrize(
+    "page", [0, -1, "0", "-1", "x", "", "1.5", 10**30, "9" * 40, 100_001, True]
+)
+def test_bad_page_numbers_are_refused_never_wrapped_around(now, page):
+    post(now, 1)
+    with pytest.raises(InvalidInput) as info:
+        selectors.article_list(page=page)
+    assert info.value.field == "page"
+
+
+def test_the_viewers_own_vote_is_reported(now):
+    article_id = post(now, 1)
+    services.article_vote(article_id=article_id, user_id=2, direction=Vote.DOWN, now=now)
+    assert selectors.article_get(article_id=article_id, user_id=2).my_vote is Vote.DOWN
+    assert selectors.article_get(article_id=article_id, user_id=3).my_vote is Vote.NONE
+    assert selectors.article_get(article_id=article_id).my_vote is None
+    [listed] = selectors.article_list(user_id=1).items
+    assert listed.my_vote is Vote.UP
+
+
+def test_unknown_article_raises_article_not_found():
+    for bad in (1, 0, -5):
+        with pytest.raises(ArticleNotFound):
+            selectors.article_get(article_id=bad)
+
+
+def test_group_listing_is_cached_and_a_membership_change_shows_at_once(conn, now):
+    services.group_create(name="g")
+    a, b = post(now - 10, 1, groups=("g",)), post(now, 2, groups=("g",))
+    assert ids(selectors.group_article_list(name="g")) == [b, a]
+    assert 55 <= conn.ttl("score:g") <= 60
+    # A vote moves `a` above `b` in score:, but the cached ranking keeps its order for 60 s.
+    services.article_vote(article_id=a, user_id=9, direction=Vote.UP, now=now)
+    cached = selectors.group_article_list(name="g")
+    assert ids(cached) == [b, a]
+    assert cached.items[1].score == now - 10 + 2 * 432  # the article itself is live
+    # A moderator's change is visible at once: it clears the group's cache.
+    c = post(now, 3)
+    services.article_groups_update(article_id=c, add=["g"])
+    assert conn.exists("score:g") == 0
+    assert ids(selectors.group_article_list(name="g")) == [a, c, b]
+    conn.delete("score:g")
+    assert ids(selectors.group_article_list(name="g")) == [a, c, b]
+    assert ids(selectors.group_article_list(name="g", order=Order.TIME)) == [c, b, a]
+
+
+def test_group_listing_of_unknown_or_bad_group(now):
+    with pytest.raises(GroupNotFound):
+        selectors.group_article_list(name="nope")
+    with pytest.raises(InvalidInput):
+        selectors.group_article_list(name="")
+
+
+def test_an_empty_registered_group_lists_nothing():
+    services.group_create(name="empty")
+    page = selectors.group_article_list(name="empty")
+    assert (page.items, page.count) == ([], 0)
+
+
+def test_group_list_gives_descriptions_and_sizes(now):
+    services.group_create(name="b", description="Bee")
+    services.group_create(name="a", description="Ay")
+    post(now, 1, groups=("a", "b"))
+    post(now, 2, groups=("a",))
+    assert [(g.name, g.description, g.size) for g in selectors.group_list()] == [
+        ("a", "Ay", 2),
+        ("b", "Bee", 1),
+    ]
+
+
+def test_home_lists_the_newest_good_articles(conn, settings, now):
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
+    settings.ARTICLES_HOME_GOOD_ARTICLES = 3
+    made = [post(now - 100 + n, n) for n in range(5)]
+    for article_id in made[:4]:
+        services.article_vote(article_id=article_id, user_id=50, direction=Vote.UP, now=now)
+    assert [a.id for a in selectors.good_article_list()] == [made[3], made[2], made[1]]
+
+
+def test_good_articles_of_one_utc_day(settings, now):
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 1
+    midnight = int(datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0).timestamp())
+    before, first, last = post(midnight - 1, 1), post(midnight, 2), post(midnight + DAY - 1, 3)
+    post(midnight + DAY, 4)
+    day = datetime.fromtimestamp(midnight, UTC).date()
+    page = selectors.good_article_day(day=day)
+    assert ids(page) == [last, first] and page.count == 2
+    assert before not in ids(page)
+
+
+def test_top_of_a_period_only_counts_articles_posted_in_it(settings, now):
+    settings.ARTICLES_VOTE_SCORE = 100_000  # so that 9 votes outrank three days of age
+    old = post(now - 3 * DAY, 1)
+    for voter in range(2, 10):
+        services.article_vote(article_id=old, user_id=voter, direction=Vote.UP, now=now)
+    fresh = post(now - 60, 2)
+    assert ids(selectors.top_article_list(period=Period.DAY, now=now)) == [fresh]
+    assert ids(selectors.top_article_list(period=Period.WEEK, now=now)) == [old, fresh]
+    assert ids(selectors.top_article_list(period=Period.ALL, now=now)) == [old, fresh]
+
+
+def test_a_users_submissions_are_listed_newest_first(now):
+    a, _, c = post(now - 5, 1, user_id=4), post(now, 2, user_id=5), post(now, 3, user_id=4)
+    assert ids(selectors.user_article_list(poster_id=4)) == [c, a]
+
+
+class CountingConnection(redis.UnixDomainSocketConnection):
+    """Counts round trips: a pipeline sends all its commands in one packed write."""
+
+    sent = 0
+
+    def send_packed_command(self, command, check_health=True):
+        CountingConnection.sent += 1
+        return super().send_packed_command(command, check_health)
+
+
+@pytest.fixture
+def counting(redis_server, monkeypatch):
+    client = redis.Redis(
+        connection_pool=redis.ConnectionPool(
+            connection_class=CountingConnection, path=str(redis_server.socket)
+        )
+    )
+    for module in (selectors, services):
+        monkeypatch.setattr(module, "get_connection", lambda: client)
+    client.ping()
+
+    def trips(call) -> int:
+        CountingConnection.sent = 0
+        call()
+        return CountingConnection.sent
+
+    return trips
+
+
+def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
+    services.group_create(name="g")
+    for n in range(60):
+        post(now - n * 60, n, groups=("g",))
+    per_page = {
+        "score": lambda: selectors.article_list(order=Order.SCORE, page=2, user_id=3),
+        "time": lambda: selectors.article_list(order=Order.TIME, user_id=3),
+        "group cold": lambda: selectors.group_article_list(name="g", user_id=3),
+        "group warm": lambda: selectors.group_article_list(name="g", page=2, user_id=3),
+        "top": lambda: selectors.top_article_list(period=Period.WEEK, user_id=3),
+        "good": lambda: selectors.good_article_list(user_id=3),
+        "user": lambda: selectors.user_article_list(poster_id=1, user_id=3),
+        "article": lambda: selectors.article_get(article_id=1, user_id=3),
+    }
+    trips = {name: counting(call) for name, call in per_page.items()}
+    assert max(trips.values()) <= 2, trips
+    assert counting(lambda: services.article_vote(article_id=1, user_id=3, direction=Vote.UP)) == 1

@@ -190,6 +190,7 @@ class Options:
     postgres: bool
     http: bool
     out: Path | None
+    http_only: bool = False
 
 
 def parse(argv: list[str]) -> Options:
@@ -215,6 +216,9 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument("--port", type=int, default=8103)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-http", action="store_true")
+    parser.add_argument(
+        "--http-only", action="store_true", help="load the main store, then HTTP only"
+    )
     parser.add_argument("--out", type=Path, help="write the report (Markdown) here")
     a = parser.parse_args(argv)
     if a.smoke:
@@ -236,6 +240,7 @@ def parse(argv: list[str]) -> Options:
         port=a.port,
         postgres=not a.no_postgres,
         http=not a.no_http,
+        http_only=a.http_only,
         out=a.out,
     )
 
@@ -271,16 +276,20 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     with environment(directory) as env:
         os.environ["BENCH_COUNT_ROUND_TRIPS"] = "1"
+        from bench.servers import free_port
+
+        tcp_port = free_port()
+        os.environ["BENCH_REDIS_PORT"] = str(tcp_port)
         import django
 
         django.setup()
         from bench import servers
 
-        redis_server = servers.redis_server(directory / "redis")
+        redis_server = servers.redis_server(directory / "redis", port=tcp_port)
         postgres = servers.Postgres(directory / "pg")
         try:
             redis_server.start()
-            pg = opts.postgres and postgres.available()
+            pg = opts.postgres and postgres.available() and not opts.http_only
             if pg:
                 postgres.start()
             report = Report()
@@ -290,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
             postgres.stop()
             servers.remove(directory)
             os.environ.pop("BENCH_COUNT_ROUND_TRIPS", None)
+            os.environ.pop("BENCH_REDIS_PORT", None)
     finished = time.time()
     machine = machine_lines(load_before, os.getloadavg(), finished - started, opts)
     report.sections.insert(0, ("Machine and run", machine))
@@ -371,26 +381,30 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     )
     conn = get_redis_connection("articles")
     loads = []
-    for alias, spec in (
-        ("articles", main_spec),
-        ("bench_small", small_spec),
-        ("bench_large", large_spec),
-    ):
+    main_chunks = list(data.rows(main_spec))
+    stores = [("articles", main_spec), ("bench_small", small_spec), ("bench_large", large_spec)]
+    for alias, spec in stores[:1] if opts.http_only else stores:
         t0 = time.perf_counter()
-        totals = data.load_redis(get_redis_connection(alias), spec)
+        chunks = main_chunks if spec is main_spec else None
+        totals = data.load_redis(get_redis_connection(alias), spec, chunks)
         took = time.perf_counter() - t0
         loads.append(
             f"| Redis ({alias}) | {totals['articles']:,} | {totals['votes']:,} | "
             f"{totals['good']:,} | {took:.0f} s |"
         )
         log(f"loaded {alias}: {totals} in {took:.0f} s")
+    if opts.http_only:
+        from bench import http
+
+        http.run(report, opts, env, directory, now)
+        return
     orm_dbs = ["orm_sqlite", *(["orm_pg"] if pg else [])]
     for alias in orm_dbs:
         t0 = time.perf_counter()
         with connections[alias].schema_editor() as editor:
             for model in (orm.Group, orm.Article, orm.Vote):
                 editor.create_model(model)
-        data.load_orm(alias, main_spec)
+        data.load_orm(alias, main_spec, main_chunks)
         took = time.perf_counter() - t0
         loads.append(f"| {alias} (baseline B) | {opts.articles:,} | same | same | {took:.0f} s |")
         log(f"loaded {alias} in {took:.0f} s")
@@ -426,7 +440,7 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
 
     cases = build_cases(opts, conn, pg, book, ops, now)
     for case in cases.values():
-        if case.name.startswith(("store", "A ", "ceiling", "growth")):
+        if case.name.startswith(("store", "A ", "ceiling", "growth", "tcp")):
             count_round_trips(case)
     log("timing in-process cases")
     run_interleaved(list(cases.values()), opts.reps, opts.seconds)
@@ -519,6 +533,27 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
         Case("ceiling PING", conn.ping),
         Case("ceiling EVALSHA return 1", lambda: minimal(client=conn)),
     ]
+    from django_redis import get_redis_connection
+
+    tcp = get_redis_connection("bench_tcp")
+    cases += [
+        Case("tcp store vote", vote(n), alias="bench_tcp"),
+        Case(
+            "tcp store page 1 by score", lambda: selectors.article_list(page=1), alias="bench_tcp"
+        ),
+        Case(
+            "tcp store page 1, one call (bench proposal)",
+            lambda: selectors.article_list_one_call(page=1),
+            alias="bench_tcp",
+        ),
+        Case(
+            "tcp A vote (book)",
+            lambda: book.article_vote(tcp, keys.user(next(fresh)), keys.article(rng.randint(1, n))),
+        ),
+        Case("tcp A page 1 by score (book)", lambda: book.get_articles(tcp, 1)),
+        Case("tcp ceiling PING", tcp.ping),
+        Case("tcp ceiling EVALSHA return 1", lambda: minimal(client=tcp)),
+    ]
     for db in ["orm_sqlite", *(["orm_pg"] if pg else [])]:
         label = "B sqlite" if db == "orm_sqlite" else "B postgres"
         cases += [
@@ -577,6 +612,7 @@ def in_process_report(report: Report, cases: dict[str, Case], opts: Options, pg:
         ("Baseline B: Django ORM, no Redis", "B "),
         ("Redis ceiling, same client", "ceiling"),
         ("Growth", "growth"),
+        ("The same calls over TCP loopback (same server, same data)", "tcp"),
     ]
     for title, prefix in groups:
         report.section(
@@ -650,6 +686,7 @@ def in_process_report(report: Report, cases: dict[str, Case], opts: Options, pg:
         6,
     )
     one = g("store page 1, one call (bench proposal)")
+    tcp_one = g("tcp store page 1, one call (bench proposal)")
     deep_one = g(f"store deep page {deep}, one call (bench proposal)")
     notes += [
         f"| proposal: page 1 in one call / store page 1 | "
@@ -662,6 +699,14 @@ def in_process_report(report: Report, cases: dict[str, Case], opts: Options, pg:
         f"{deep_one.rate / g(f'A deep page {deep} (book)').rate:.2f}x |",
         f"| proposal: deep page in one call / baseline B sqlite | "
         f"{deep_one.rate / g(f'B sqlite deep page {deep}').rate:.2f}x |",
+        f"| TCP: vote / baseline A | "
+        f"{g('tcp store vote').rate / g('tcp A vote (book)').rate:.2f}x |",
+        f"| TCP: vote / bare EVALSHA | "
+        f"{g('tcp store vote').rate / g('tcp ceiling EVALSHA return 1').rate:.2f}x |",
+        f"| TCP: page 1 / baseline A | "
+        f"{g('tcp store page 1 by score').rate / g('tcp A page 1 by score (book)').rate:.2f}x |",
+        f"| TCP: page 1 in one call / baseline A | "
+        f"{tcp_one.rate / g('tcp A page 1 by score (book)').rate:.2f}x |",
         f"| PING / EVALSHA of `return 1` | "
         f"{g('ceiling PING').rate / g('ceiling EVALSHA return 1').rate:.2f}x |",
     ]

@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,11 +20,19 @@ from votesite.embedded import EmbeddedRedis
 PG_BIN = Path(os.environ.get("BENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
 
 
-def redis_server(directory: Path) -> EmbeddedRedis:
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def redis_server(directory: Path, port: int = 0) -> EmbeddedRedis:
     """The project's embedded Redis (BASE_CONFIG: AOF everysec, compact encodings), with
-    automatic AOF rewrites off so a rewrite of the bulk load does not land mid-benchmark."""
+    automatic AOF rewrites off so a rewrite of the bulk load does not land mid-benchmark.
+    It listens on its unix socket and, with `port`, on 127.0.0.1:`port` too."""
     return EmbeddedRedis(
         directory,
+        port=port,
         daemonize=False,
         extra_config='auto-aof-rewrite-percentage 0\nsave ""\n',
     )

@@ -68,7 +68,7 @@ serve: redis migrate
 	DJANGO_DEBUG=false $(VENV)/bin/gunicorn votesite.wsgi:application \
 		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
 
-# The benchmark suite (bench/): about 15 min on 2 cores; rewrites the table in
+# The benchmark suite (bench/): about 7 min on 2 cores (bounded to ~15); rewrites the table in
 # docs/performance.md. bench-smoke runs every part on tiny data in under a minute.
 bench: install
 	$(PY) -m bench.run --out docs/performance.md

@@ -1,7 +1,7 @@
 """votesite's benchmark: the store side by side with the book's access pattern (baseline A)
 and a plain Django ORM site (baseline B) on SQLite and PostgreSQL, in one run.
 
-    python -m bench.run            # the full run (make bench), about 10-15 min on 2 cores
+    python -m bench.run            # the full run (make bench), about 7 min on 2 cores
     python -m bench.run --smoke    # a tiny run of every part (make bench-smoke)
 
 Every figure is the median of several interleaved batches; every goal is a ratio between

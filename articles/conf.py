@@ -15,6 +15,9 @@ DEFAULTS: dict[str, int | str] = {
     "GROUP_CACHE_SECONDS": 60,
     "IDEMPOTENCY_SECONDS": 86_400,
     "MODLOG_LENGTH": 10_000,
+    # branch reliability: replicas a write must reach before it is acknowledged (WAIT)
+    "WAIT_REPLICAS": 0,
+    "WAIT_TIMEOUT_MS": 500,
 }
 
 
@@ -62,3 +65,14 @@ def idempotency_seconds() -> int:
 
 def modlog_length() -> int:
     return int(get("MODLOG_LENGTH"))
+
+
+# --- branch reliability ----------------------------------------------------------------
+
+
+def wait_replicas() -> int:
+    return int(get("WAIT_REPLICAS"))
+
+
+def wait_timeout_ms() -> int:
+    return int(get("WAIT_TIMEOUT_MS"))

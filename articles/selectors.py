@@ -372,6 +372,120 @@ def _s(value: bytes | str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
+# --- branch `reliability`: the logical backup (export_articles) ---------------------
+
+EXPORT_VERSION = 1
+
+
+def store_is_empty() -> bool:
+    """True when the store holds no article, no id counter and no group (import target)."""
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.exists(keys.ARTICLE_IDS)
+    pipe.zcard(keys.TIME)
+    pipe.hlen(keys.GROUPS)
+    pipe.scan(0, match="article:*", count=100)
+    counter, articles, groups, (_, found) = pipe.execute()
+    return not (counter or articles or groups or found)
+
+
+def store_export(*, now: float | None = None) -> Iterable[dict[str, object]]:
+    """Every record of the store as JSON-ready dicts: a header, the group registry, each
+    article with its vote state (up and down voter sets and their expiry), its indexes and
+    groups, the link index, the daily stats, the moderation log and the id counter.
+
+    Each article is read in one MULTI/EXEC, so its record is consistent (counts agree with
+    its voter sets); the export as a whole is not a point-in-time snapshot of the store
+    (writes made while it runs may or may not be in it; use the AOF for that).
+    """
+    conn = get_connection()
+    exported_ms = int((_time.time() if now is None else now) * 1000)
+    yield {"type": "header", "version": EXPORT_VERSION, "exported_at_ms": exported_ms}
+    for name, description in sorted(conn.hgetall(keys.GROUPS).items()):
+        yield {"type": "group", "name": _x(name), "description": _x(description)}
+    memberships = group_memberships()
+    ids: set[int] = set()
+    for member in conn.scan_iter(match="article:*", count=1000):
+        ids.update(_ids([member]))
+    for key in (keys.SCORE, keys.TIME, keys.GOOD):
+        ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
+    for article_id in sorted(ids):
+        record = _article_record(conn, article_id, memberships.get(article_id, set()))
+        if record is not None:
+            yield record
+    for norm, member in sorted(conn.hgetall(keys.LINKS).items()):
+        yield {"type": "link", "link": _x(norm), "member": _x(member)}
+    for key in (keys.STATS_POSTS, keys.STATS_VOTES):
+        values = {_x(k): int(v) for k, v in conn.hgetall(key).items()}
+        yield {"type": "stats", "key": key, "days": dict(sorted(values.items()))}
+    yield {"type": "modlog", "entries": [_x(e) for e in conn.lrange(keys.MODLOG, 0, -1)]}
+    # Read last: a post takes its id (INCR) before it writes its hash, so this is at least
+    # every id above, and a restored store never hands out an id it already holds.
+    yield {"type": "counter", "article_counter": int(conn.get(keys.ARTICLE_IDS) or 0)}
+
+
+def _article_record(
+    conn: redis.Redis, article_id: int, groups: set[str]
+) -> dict[str, object] | None:
+    member = keys.article(article_id)
+    up, down = keys.voted(article_id), keys.voted_down(article_id)
+    pipe = conn.pipeline(transaction=True)
+    pipe.time()
+    pipe.hgetall(member)
+    pipe.zscore(keys.SCORE, member)
+    pipe.zscore(keys.TIME, member)
+    pipe.zscore(keys.GOOD, member)
+    pipe.smembers(up)
+    pipe.pttl(up)
+    pipe.smembers(down)
+    pipe.pttl(down)
+    clock, raw, score, posted, good, ups, up_ttl, downs, down_ttl = pipe.execute()
+    if not raw:
+        return None  # deleted since the scan: its leftovers are the audit's business
+    server_ms = clock[0] * 1000 + clock[1] // 1000
+    poster = raw.get(b"poster", b"").decode("utf-8", "replace")
+    submitted_at = None
+    if poster.startswith("user:") and poster[5:].isdigit() and int(poster[5:]) > 0:
+        submitted_at = conn.zscore(keys.submitted(int(poster[5:])), member)
+
+    def expiry(ttl: int) -> int | None:
+        return server_ms + ttl if ttl >= 0 else None
+
+    return {
+        "type": "article",
+        "id": article_id,
+        "hash": {_x(k): _x(v) for k, v in sorted(raw.items())},
+        "score": score,
+        "time": posted,
+        "good": good,
+        "submitted": submitted_at,
+        "up": sorted(_x(m) for m in ups),
+        "up_expire_at_ms": expiry(up_ttl),
+        "down": sorted(_x(m) for m in downs),
+        "down_expire_at_ms": expiry(down_ttl),
+        "groups": sorted(groups),
+    }
+
+
+def _x(value: bytes | str) -> str:
+    """Bytes to str for JSON; bytes that are not UTF-8 survive as surrogate escapes."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+
+
+# --- branch `reliability`: what kind of Redis we run on -------------------------------
+
+
+def store_topology() -> dict[str, object]:
+    """The server's mode and role from INFO alone. Unlike store_status(), it touches no
+    key, so it works on a Redis Cluster node too (where keyed commands answer MOVED or
+    CLUSTERDOWN)."""
+    info = get_connection().info()
+    return {
+        "cluster_enabled": bool(int(info.get("cluster_enabled", 0))),
+        "role": info.get("role"),
+        "redis_version": info.get("redis_version"),
+    }
+
+
 # --- bench branch: a page in one round trip (a proposal, measured by bench/) -------------
 # The pipeline above costs 2 round trips and 2 x 25 commands that redis-py packs and
 # parses one by one; on this machine that client work, not Redis, is most of a page's

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time as _time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import redis
 
@@ -19,6 +21,7 @@ from articles.errors import (
     GroupNotFound,
     InvalidInput,
     NotAllowed,
+    StoreUnavailable,
     VotingClosed,
 )
 from articles.types import Article, RateLimit, Vote
@@ -524,3 +527,215 @@ def _decode(value: bytes | str | None) -> str:
     if value is None:
         return ""
     return value.decode() if isinstance(value, bytes) else value
+
+
+# --- branch `reliability`: restoring a logical backup (import_articles) -------------
+
+
+def store_import_record(*, record: dict[str, object]) -> str:
+    """Write one record of `selectors.store_export()` back; returns its type.
+
+    An article is restored in one MULTI/EXEC (all of it or none of it), replacing any
+    article with its id. Every key name is formed here from validated ids and group
+    names, never taken from the file. Raises InvalidInput for a malformed record.
+    """
+    kind = record.get("type") if isinstance(record, dict) else None
+    try:
+        if kind == "header":
+            if record.get("version") != selectors.EXPORT_VERSION:
+                raise InvalidInput("version", f"Unknown export version {record.get('version')!r}.")
+        elif kind == "counter":
+            _import_counter(int(record["article_counter"]))  # type: ignore[call-overload]
+        elif kind == "group":
+            name = validation.clean_group_name(record["name"], "name")
+            get_connection().hset(keys.GROUPS, name, str(record.get("description") or ""))
+        elif kind == "article":
+            _import_article(record)
+        elif kind == "link":
+            member = _member_key(str(record["member"]))
+            if not member:
+                raise InvalidInput("member", "A link must map to article:<id>.")
+            get_connection().hset(keys.LINKS, _raw(record["link"]), member)
+        elif kind == "stats":
+            if record["key"] not in (keys.STATS_POSTS, keys.STATS_VOTES):
+                raise InvalidInput("key", "Only stats:posts and stats:votes can be restored.")
+            days = {str(k): int(v) for k, v in dict(record["days"]).items()}  # type: ignore[call-overload]
+            if days:
+                get_connection().hset(str(record["key"]), mapping=days)
+        elif kind == "modlog":
+            entries = [_raw(e) for e in list(record["entries"])]  # type: ignore[call-overload]
+            pipe = get_connection().pipeline(transaction=True)
+            pipe.delete(keys.MODLOG)
+            if entries:
+                pipe.rpush(keys.MODLOG, *entries)
+            pipe.execute()
+        else:
+            raise InvalidInput("type", f"Unknown record type {kind!r}.")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidInput("record", f"Malformed {kind} record: {exc!r}") from None
+    return str(kind)
+
+
+def _import_counter(value: int) -> None:
+    """The id counter never moves back: a new post must not reuse a restored id."""
+    with get_connection().pipeline(transaction=True) as pipe:
+        for _ in range(_ATTEMPTS):
+            try:
+                pipe.watch(keys.ARTICLE_IDS)
+                current = int(pipe.get(keys.ARTICLE_IDS) or 0)
+                pipe.multi()
+                pipe.set(keys.ARTICLE_IDS, max(current, value))
+                pipe.execute()
+                return
+            except redis.WatchError:
+                continue
+    raise Conflict()
+
+
+def _import_article(record: dict[str, object]) -> None:
+    article_id = record["id"]
+    if not isinstance(article_id, int):
+        raise ValueError("id must be an integer")
+    member = keys.article(article_id)
+    up, down = keys.voted(article_id), keys.voted_down(article_id)
+    fields = {_raw(k): _raw(v) for k, v in dict(record["hash"]).items()}  # type: ignore[call-overload]
+    if not fields:
+        raise ValueError("an article needs its hash")
+    groups = validation.clean_group_names(list(record.get("groups") or []))  # type: ignore[call-overload]
+    ups = [_raw(m) for m in _list(record.get("up"))]
+    downs = [_raw(m) for m in _list(record.get("down"))]
+    poster = fields.get(b"poster", b"").decode("utf-8", "replace")
+    conn = get_connection()
+    with conn.pipeline(transaction=True) as pipe:
+        for _ in range(_ATTEMPTS):
+            try:
+                pipe.watch(member)
+                # Replacing an article: leave the groups it was in before.
+                before = _decode(pipe.hget(member, "groups"))
+                old = [g for g in before.split(",") if keys.GROUP_NAME.fullmatch(g)]
+                pipe.multi()
+                pipe.delete(member, up, down)
+                for name in old:
+                    pipe.srem(keys.group(name), member)
+                pipe.hset(member, mapping=fields)
+                for index, key in (("score", keys.SCORE), ("time", keys.TIME)):
+                    if record.get(index) is not None:
+                        pipe.zadd(key, {member: float(record[index])})  # type: ignore[arg-type]
+                if record.get("good") is not None:
+                    pipe.zadd(keys.GOOD, {member: float(record["good"])})  # type: ignore[arg-type]
+                else:
+                    pipe.zrem(keys.GOOD, member)
+                submitted = record.get("submitted")
+                poster_pk = _user_pk(poster)
+                if submitted is not None and poster_pk:
+                    pipe.zadd(keys.submitted(poster_pk), {member: float(submitted)})  # type: ignore[arg-type]
+                for key, members, expire in (
+                    (up, ups, record.get("up_expire_at_ms")),
+                    (down, downs, record.get("down_expire_at_ms")),
+                ):
+                    if members:
+                        pipe.sadd(key, *members)
+                        if expire is not None:
+                            # Past expiry deletes the set, as Redis would have by now.
+                            pipe.pexpireat(key, int(expire))  # type: ignore[call-overload]
+                for name in set(old) | set(groups):
+                    pipe.delete(keys.group_order(keys.SCORE, name))
+                    pipe.delete(keys.group_order(keys.TIME, name))
+                for name in groups:
+                    pipe.sadd(keys.group(name), member)
+                pipe.execute()
+                return
+            except redis.WatchError:
+                continue
+    raise Conflict()
+
+
+def _list(value: object) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _user_pk(member: str) -> int | None:
+    prefix, _, pk = member.partition(":")
+    return int(pk) if prefix == "user" and pk.isascii() and pk.isdigit() and int(pk) > 0 else None
+
+
+def _raw(value: object) -> bytes:
+    """The bytes a str of the export stands for (non-UTF-8 bytes came as surrogates)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return value.encode("utf-8", "surrogateescape")
+
+
+# --- branch reliability: acknowledged writes reach the replicas (ARTICLES_WAIT_REPLICAS) --
+
+# WAIT counts the replicas holding every write *this connection* made. The services may
+# write on another pooled connection, so the barrier first PUBLISHes on this one: PUBLISH
+# is replicated, which moves this connection's offset past every write already done.
+_REPLICATION_BARRIER = "votesite:replication-barrier"
+_T = TypeVar("_T")
+
+
+def replicas_confirm() -> None:
+    """Block until ARTICLES_WAIT_REPLICAS replicas hold every write done so far.
+
+    Raises StoreUnavailable (503) when fewer confirm within ARTICLES_WAIT_TIMEOUT_MS: the
+    write is on the primary but could be lost in a failover, so the client should retry
+    (every write here is safe to repeat).
+    """
+    needed = conf.wait_replicas()
+    if needed <= 0:
+        return
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.publish(_REPLICATION_BARRIER, b"")
+    pipe.wait(needed, conf.wait_timeout_ms())
+    _, confirmed = pipe.execute()
+    if int(confirmed) < needed:
+        raise StoreUnavailable(
+            f"The change reached {confirmed} of {needed} replica(s) in time; please retry."
+        )
+
+
+def _replicated(write: Callable[..., _T]) -> Callable[..., _T]:
+    @functools.wraps(write)
+    def confirmed_write(**kwargs: Any) -> _T:
+        try:
+            result = write(**kwargs)
+        except redis.ReadOnlyError as exc:  # REDIS_URL names a replica, or a demoted primary
+            raise StoreUnavailable(
+                "The article store is read-only right now (failover?); please retry."
+            ) from exc
+        except redis.ResponseError as exc:
+            # Inside a script these come wrapped ("Error running script ... -NOREPLICAS").
+            # NOREPLICAS: min-replicas-to-write, a primary without its replicas refuses.
+            message = str(exc)
+            if "NOREPLICAS" in message or "MASTERDOWN" in message:
+                raise StoreUnavailable(
+                    "The article store cannot reach its replicas; please retry."
+                ) from exc
+            if "READONLY" in message:
+                raise StoreUnavailable(
+                    "The article store is read-only right now (failover?); please retry."
+                ) from exc
+            raise
+        replicas_confirm()
+        return result
+
+    return confirmed_write
+
+
+# Rebound, so every caller of services.<write> gets the confirmed version; with the
+# default ARTICLES_WAIT_REPLICAS = 0 each is unchanged but for one settings lookup, and
+# a write refused for replication (READONLY, NOREPLICAS) becomes StoreUnavailable (503)
+# instead of a 500: the middleware only knows connection errors.
+article_post = _replicated(article_post)
+article_vote = _replicated(article_vote)
+article_groups_update = _replicated(article_groups_update)
+article_delete = _replicated(article_delete)
+article_edit = _replicated(article_edit)
+group_create = _replicated(group_create)
+group_update = _replicated(group_update)
+group_delete = _replicated(group_delete)

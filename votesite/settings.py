@@ -183,6 +183,55 @@ CACHES = {
 }
 ARTICLES_REDIS_ALIAS = "articles"
 
+# --- Redis Sentinel (branch reliability) ---------------------------------------------
+# REDIS_SENTINELS="10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379" follows the primary that
+# the sentinels name REDIS_SENTINEL_MASTER; it replaces REDIS_URL for both aliases.
+REDIS_SENTINELS = env_list("REDIS_SENTINELS", [])
+REDIS_SENTINEL_MASTER = os.environ.get("REDIS_SENTINEL_MASTER", "votesite")
+
+
+def parse_sentinels(entries: list[str]) -> list[tuple[str, int]]:
+    """["host:port", ...] -> [(host, port), ...]; ImproperlyConfigured on anything else."""
+    parsed = []
+    for entry in entries:
+        host, _, port = entry.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ImproperlyConfigured(f"REDIS_SENTINELS entries are host:port, not {entry!r}")
+        parsed.append((host.strip("[]"), int(port)))
+    return parsed
+
+
+def sentinel_cache(master: str, sentinels: list[tuple[str, int]], db: int) -> dict[str, object]:
+    """A django-redis cache that asks the sentinels where the primary is, and asks again
+    after a failover (django_redis.client.SentinelClient + SentinelConnectionFactory)."""
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": f"redis://{master}/{db}",
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.SentinelClient",
+            "CONNECTION_FACTORY": "django_redis.pool.SentinelConnectionFactory",
+            "SENTINELS": sentinels,
+            "SENTINEL_KWARGS": {
+                "socket_timeout": REDIS_CONNECTION_POOL_KWARGS["socket_timeout"],
+                "socket_connect_timeout": REDIS_CONNECTION_POOL_KWARGS["socket_connect_timeout"],
+            },
+            "CONNECTION_POOL_KWARGS": REDIS_CONNECTION_POOL_KWARGS,
+        },
+    }
+
+
+if REDIS_SENTINELS:
+    _sentinels = parse_sentinels(REDIS_SENTINELS)
+    CACHES = {
+        "default": sentinel_cache(REDIS_SENTINEL_MASTER, _sentinels, 1),
+        "articles": sentinel_cache(REDIS_SENTINEL_MASTER, _sentinels, 0),
+    }
+
+# After each write, wait until this many replicas hold it (WAIT), else answer 503: with
+# Sentinel, a vote acknowledged to a client then survives the loss of the primary.
+ARTICLES_WAIT_REPLICAS = env_int("ARTICLES_WAIT_REPLICAS", 0)
+ARTICLES_WAIT_TIMEOUT_MS = env_int("ARTICLES_WAIT_TIMEOUT_MS", 500)
+
 # --- REST framework ------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -7,3 +7,8 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "votesite.settings")
 
 application = get_wsgi_application()
+
+# Refuse to serve on a Redis Cluster, with a clear message (articles/checks.py).
+from articles.checks import refuse_unsupported_redis  # noqa: E402
+
+refuse_unsupported_redis()

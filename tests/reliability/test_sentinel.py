@@ -1,0 +1,291 @@
+"""Redis Sentinel: a primary, two replicas and three sentinels, all the embedded binary on
+127.0.0.1. Voting resumes through the new primary after the primary is killed, and every
+vote acknowledged before the kill is still there."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+from django.test import override_settings
+
+from articles import keys, selectors, services
+from articles.connection import get_connection
+from articles.errors import StoreUnavailable
+from articles.types import Vote
+from tests.reliability.conftest import free_port
+from votesite.embedded import REDIS_SERVER, EmbeddedRedis
+from votesite.settings import sentinel_cache
+
+log = logging.getLogger("reliability")
+pytestmark = pytest.mark.slow
+
+NOW = 2_000_000_000
+
+
+class Sentinel:
+    def __init__(self, directory: Path, master: str, primary_port: int) -> None:
+        directory.mkdir(parents=True)
+        self.port = free_port()
+        self.config = directory / "sentinel.conf"
+        self.config.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndaemonize no\n"
+            f'dir "{directory}"\nlogfile "{directory / "sentinel.log"}"\n'
+            f"sentinel monitor {master} 127.0.0.1 {primary_port} 2\n"
+            f"sentinel down-after-milliseconds {master} 500\n"
+            f"sentinel failover-timeout {master} 3000\n"
+            f"sentinel parallel-syncs {master} 2\n"
+        )
+        self.process = subprocess.Popen(
+            [str(REDIS_SERVER), str(self.config), "--sentinel"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.client = redis.Redis(port=self.port, socket_timeout=1, decode_responses=True)
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def _wait_for(predicate, timeout: float, what: str) -> float:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        with contextlib.suppress(redis.RedisError):
+            if predicate():
+                return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError(f"{what} did not happen within {timeout} s")
+
+
+@pytest.fixture
+def sentinel_setup(tmp_short: Path) -> Iterator[tuple[str, list, list[Sentinel]]]:
+    master = f"vs{os.getpid()}{free_port()}"  # django-redis keeps pools by URL: be unique
+    primary_port = free_port()
+    # min-replicas-to-write: a primary cut off from every replica refuses writes instead
+    # of acknowledging votes that the failover would throw away.
+    guard = "min-replicas-to-write 1\nmin-replicas-max-lag 5\n"
+    nodes = [EmbeddedRedis(tmp_short / "p", port=primary_port, daemonize=False, extra_config=guard)]
+    for name in ("r1", "r2"):
+        nodes.append(
+            EmbeddedRedis(
+                tmp_short / name,
+                port=free_port(),
+                daemonize=False,
+                extra_config=f"replicaof 127.0.0.1 {primary_port}\n{guard}",
+            )
+        )
+    sentinels: list[Sentinel] = []
+    try:
+        for node in nodes:
+            node.start()
+        sentinels = [Sentinel(tmp_short / f"s{i}", master, primary_port) for i in range(3)]
+        # Failover needs each sentinel to know the replicas and the two other sentinels.
+        _wait_for(
+            lambda: all(
+                len(s.client.sentinel_sentinels(master)) == 2
+                and len(s.client.sentinel_slaves(master)) == 2
+                for s in sentinels
+            ),
+            20,
+            "sentinel discovery",
+        )
+        yield master, nodes, sentinels
+    finally:
+        for sentinel in sentinels:
+            sentinel.stop()
+        for node in nodes:
+            if node.process is not None:
+                node.process.kill()
+                node.process.wait()
+
+
+@pytest.mark.urls("tests.reliability.urls")
+def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_acknowledged_vote(
+    sentinel_setup, client
+):
+    master, nodes, sentinels = sentinel_setup
+    caches = dict(settings.CACHES)
+    caches["articles"] = sentinel_cache(master, [("127.0.0.1", s.port) for s in sentinels], 0)
+    with override_settings(CACHES=caches, ARTICLES_WAIT_REPLICAS=1, ARTICLES_WAIT_TIMEOUT_MS=1000):
+        ids = [
+            services.article_post(user_id=1, poster_name="p", title=f"a{i}", text="t", now=NOW).id
+            for i in range(5)
+        ]
+        acked: list[tuple[int, int, Vote]] = []
+        for user in range(2, 302):
+            direction = Vote.DOWN if user % 5 == 0 else Vote.UP
+            services.article_vote(
+                article_id=ids[user % 5], user_id=user, direction=direction, now=NOW + 1
+            )
+            acked.append((ids[user % 5], user, direction))
+
+        nodes[0].kill(signal.SIGKILL)
+        killed = time.monotonic()
+        attempts = refused = 0
+        while True:
+            attempts += 1
+            try:
+                services.article_vote(
+                    article_id=ids[0], user_id=9_999, direction=Vote.UP, now=NOW + 2
+                )
+                break
+            except (redis.RedisError, StoreUnavailable):
+                refused += 1
+                assert time.monotonic() - killed < 10, "voting did not resume within 10 s"
+                time.sleep(0.05)
+        resumed = time.monotonic() - killed
+        # The site, unrestarted, serves from the new primary too.
+        health = client.get("/healthz")
+        assert health.status_code == 200
+        assert client.get("/listing").json()["count"] == 5
+        new_primary = sentinels[0].client.sentinel_get_master_addr_by_name(master)
+        assert int(new_primary[1]) != nodes[0].port
+
+        conn = get_connection()
+        pipe = conn.pipeline(transaction=False)
+        for article_id, user, direction in acked:
+            key = keys.voted(article_id) if direction is Vote.UP else keys.voted_down(article_id)
+            pipe.sismember(key, keys.user(user))
+        assert all(pipe.execute()), "a vote acknowledged before the failover was lost"
+        for article_id in ids:
+            got = selectors.article_get(article_id=article_id)
+            ups = sum(1 for a, _, d in acked if a == article_id and d is Vote.UP)
+            downs = sum(1 for a, _, d in acked if a == article_id and d is Vote.DOWN)
+            assert (got.votes, got.downvotes) == (1 + ups + (article_id == ids[0]), downs)
+        assert selectors.invariant_audit(now=NOW + 3) == []
+    log.info(
+        f"sentinel: voting resumed {resumed:.2f} s after kill -9 of the primary "
+        f"({attempts} attempts, {refused} refused with 503/errors); "
+        f"{len(acked)} acknowledged votes all present on the new primary"
+    )
+
+
+def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
+    from tests.reliability.conftest import store_on
+
+    primary = EmbeddedRedis(tmp_short / "p", port=free_port(), daemonize=False)
+    primary.start()
+    replica = EmbeddedRedis(
+        tmp_short / "r",
+        port=free_port(),
+        daemonize=False,
+        extra_config=f"replicaof 127.0.0.1 {primary.port}\n",
+    )
+    replica.start()
+    try:
+        with (
+            store_on(f"redis://127.0.0.1:{primary.port}/0"),
+            override_settings(ARTICLES_WAIT_REPLICAS=1, ARTICLES_WAIT_TIMEOUT_MS=300),
+        ):
+            _wait_for(lambda: primary.client().info()["connected_slaves"] == 1, 10, "replica")
+            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            replica.kill(signal.SIGSTOP)
+            try:
+                with pytest.raises(StoreUnavailable, match="0 of 1 replica"):
+                    services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
+            finally:
+                replica.kill(signal.SIGCONT)
+            # Retrying is safe: the vote is counted once.
+            again = services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
+            assert again.votes == 2
+            assert selectors.invariant_audit() == []
+    finally:
+        # SIGKILL: a replica may not answer the PING that stop() sends before SHUTDOWN.
+        replica.kill(signal.SIGKILL)
+        primary.kill(signal.SIGKILL)
+
+
+def test_sentinel_settings_come_from_the_environment(tmp_path: Path):
+    env = dict(
+        os.environ,
+        VOTESITE_VAR_DIR=str(tmp_path),
+        REDIS_SENTINELS="10.0.0.1:26379, sentinel-b:26380",
+        REDIS_SENTINEL_MASTER="votes",
+        DJANGO_SETTINGS_MODULE="votesite.settings",
+    )
+    code = (
+        "import json; from django.conf import settings as s; c = s.CACHES['articles'];"
+        "print(json.dumps([c['LOCATION'], c['OPTIONS']['CLIENT_CLASS'],"
+        " c['OPTIONS']['CONNECTION_FACTORY'], c['OPTIONS']['SENTINELS'],"
+        " s.CACHES['default']['LOCATION']]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout) == [
+        "redis://votes/0",
+        "django_redis.client.SentinelClient",
+        "django_redis.pool.SentinelConnectionFactory",
+        [["10.0.0.1", 26379], ["sentinel-b", 26380]],
+        "redis://votes/1",
+    ]
+    bad = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(env, REDIS_SENTINELS="nohostport"),
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode != 0 and "REDIS_SENTINELS entries are host:port" in bad.stderr
+
+
+def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_short: Path):
+    from tests.reliability.conftest import store_on
+
+    guard = "min-replicas-to-write 1\nmin-replicas-max-lag 5\n"
+    primary = EmbeddedRedis(tmp_short, daemonize=False, extra_config=guard)
+    primary.start()
+    try:
+        with store_on(f"{primary.url}?db=0"):
+            with pytest.raises(StoreUnavailable, match="replicas"):
+                services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            with pytest.raises(StoreUnavailable, match="replicas"):
+                services.group_create(name="books")
+            assert get_connection().dbsize() <= 1  # at most the id counter (INCR ran first)
+            primary.client().config_set("min-replicas-to-write", 0)
+            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            primary.client().config_set("min-replicas-to-write", 1)
+            with pytest.raises(StoreUnavailable):
+                services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
+            assert selectors.article_get(article_id=article.id).votes == 1
+            assert selectors.invariant_audit() == []
+    finally:
+        primary.kill(signal.SIGKILL)
+
+
+def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
+    from tests.reliability.conftest import store_on
+
+    primary = EmbeddedRedis(tmp_short / "p", port=free_port(), daemonize=False)
+    primary.start()
+    replica = EmbeddedRedis(
+        tmp_short / "r",
+        port=free_port(),
+        daemonize=False,
+        extra_config=f"replicaof 127.0.0.1 {primary.port}\n",
+    )
+    replica.start()
+    try:
+        with store_on(f"{primary.url}?db=0"):
+            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+        _wait_for(lambda: replica.client().exists(keys.article(article.id)), 10, "replication")
+        with store_on(f"{replica.url}?db=0"):
+            with pytest.raises(StoreUnavailable, match="read-only"):
+                services.group_create(name="books")
+            with pytest.raises(StoreUnavailable, match="read-only"):
+                services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
+            assert selectors.article_get(article_id=article.id).votes == 1
+    finally:
+        replica.kill(signal.SIGKILL)
+        primary.kill(signal.SIGKILL)

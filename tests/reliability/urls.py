@@ -1,0 +1,22 @@
+"""A URL configuration for the outage tests: /healthz and a plain listing view and its
+API twin, so the middleware's 503 can be checked before the real pages exist."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import path
+
+from articles import selectors
+from articles.views import healthz
+
+
+def listing(request: HttpRequest) -> JsonResponse:
+    page = selectors.article_list(page=request.GET.get("page", "1"))
+    return JsonResponse({"count": page.count, "ids": [a.id for a in page.items]})
+
+
+urlpatterns = [
+    path("healthz", healthz),
+    path("listing", listing),
+    path("api/listing", listing),
+]

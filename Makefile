@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install redis redis-stop migrate demo run test lint format browser
+.PHONY: install redis redis-stop migrate demo run test lint format browser serve bench bench-smoke
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,3 +60,18 @@ browser:
 		echo "Install Debian's chromium package (as root: apt-get install chromium), then run make test again." >&2; \
 		exit 1; \
 	fi
+
+# Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
+WORKERS ?= 2
+serve: redis migrate
+	$(PY) manage.py collectstatic --noinput -v 0
+	DJANGO_DEBUG=false $(VENV)/bin/gunicorn votesite.wsgi:application \
+		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+
+# The benchmark suite (bench/): about 7 min on 2 cores (bounded to ~15); rewrites the table in
+# docs/performance.md. bench-smoke runs every part on tiny data in under a minute.
+bench: install
+	$(PY) -m bench.run --out docs/performance.md
+
+bench-smoke: install
+	$(PY) -m bench.run --smoke

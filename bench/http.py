@@ -1,0 +1,253 @@
+"""HTTP through gunicorn (production settings, loopback) driven by wrk, bounded in time
+and in requests: the API page, the home page, the vote endpoint, and a bare Django view
+returning fixed JSON in the same server configuration."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shutil
+import statistics
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+USERS = 2_000  # voters for the vote endpoint (spreads any per-user rate limit)
+
+LUA = """
+local max_requests = {max_requests}
+local kind = "{kind}"
+local path = "{path}"
+local max_id = {max_id}
+local tokens = {{{tokens}}}
+local sent = 0
+init = function(args)
+  math.randomseed(tonumber(tostring({{}}):match("0x(%x+)") or "1", 16) % 2147483647)
+end
+request = function()
+  sent = sent + 1
+  if kind == "vote" then
+    local id = math.random(1, max_id)
+    local token = tokens[math.random(1, #tokens)]
+    return wrk.format("PUT", "/api/articles/" .. id .. "/vote/",
+      {{["Authorization"] = "Token " .. token, ["Content-Type"] = "application/json"}},
+      '{{"value": "up"}}')
+  end
+  return wrk.format("GET", path)
+end
+response = function(status, headers, body)
+  if sent >= max_requests then wrk.thread:stop() end
+end
+"""
+
+
+@dataclass
+class Endpoint:
+    name: str
+    kind: str  # "get" | "vote"
+    path: str
+    target: float | None  # goal: share of the bare view's requests/s
+    available: bool = True
+    why: str = ""
+    rps: list[float] = field(default_factory=list)
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+    requests: int = 0
+    errors: int = 0
+
+
+def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
+    from bench import servers
+    from bench.run import log
+
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        report.section("HTTP", ["wrk is not installed (apt-get install wrk): HTTP not measured."])
+        return
+    tokens = _users_and_tokens()
+    server_env = {
+        k: v for k, v in __import__("os").environ.items() if k != "BENCH_COUNT_ROUND_TRIPS"
+    }
+    server_env.update(env)
+    server = servers.Gunicorn(opts.port, server_env, workers=opts.workers)
+    endpoints = [
+        Endpoint("bare Django view, fixed JSON", "get", "/bench/fixed/", None),
+        Endpoint("API page GET /api/articles/", "get", "/api/articles/", 0.4),
+        Endpoint("home page GET / (HTML)", "get", "/", 0.3),
+        Endpoint("vote PUT /api/articles/{id}/vote/", "vote", "/api/articles/1/vote/", 0.5),
+    ]
+    base = f"http://127.0.0.1:{opts.port}"
+    try:
+        server.start()
+        for endpoint in endpoints:
+            _probe(base, endpoint, tokens[0])
+        live = [e for e in endpoints if e.available]
+        # Warm every worker's imports and connections before timing.
+        for endpoint in live:
+            _wrk(wrk, base, endpoint, opts, tokens, directory, seconds=1, requests=500)
+        for rep in range(opts.http_reps):
+            for endpoint in live:
+                result = _wrk(wrk, base, endpoint, opts, tokens, directory)
+                endpoint.rps.append(result["rps"])
+                endpoint.p50.append(result["p50"])
+                endpoint.p99.append(result["p99"])
+                endpoint.requests += result["requests"]
+                endpoint.errors += result["errors"]
+            log(f"HTTP round {rep + 1}/{opts.http_reps} done")
+    finally:
+        server.stop()
+
+    fixed = endpoints[0]
+    rows = []
+    for e in endpoints:
+        if not e.available:
+            rows.append(f"| {e.name} | not available ({e.why}) | | | | | |")
+            continue
+        ratio = statistics.median(e.rps) / statistics.median(fixed.rps) if fixed.rps else 0
+        rows.append(
+            f"| {e.name} | {statistics.median(e.rps):,.0f} | {ratio:.2f}x | "
+            f"{statistics.median(e.p50):.1f} | {statistics.median(e.p99):.1f} | "
+            f"{e.requests:,} | {e.errors} |"
+        )
+    report.section(
+        "HTTP (gunicorn, production settings, loopback, wrk)",
+        [
+            f"gunicorn {opts.workers} sync workers, DEBUG off, whitenoise; wrk 2 threads, "
+            f"{opts.connections} connections, {opts.http_reps} rounds of {opts.http_seconds:g} s "
+            f"(at most {opts.http_requests:,} requests) per endpoint, interleaved; the vote "
+            f"endpoint spreads random articles over {USERS:,} token-authenticated users.",
+            "",
+            "| endpoint | requests/s | vs bare view | p50 ms | p99 ms | requests | errors |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+        ],
+    )
+    for e in endpoints[1:]:
+        if not e.available:
+            report.goal(f"HTTP {e.name}: requests/s vs bare view", None, e.target or 0)
+            continue
+        report.goal(
+            f"HTTP {e.name}: requests/s vs bare view",
+            statistics.median(e.rps) / statistics.median(fixed.rps),
+            e.target or 0,
+        )
+    for e in endpoints:
+        if e.available:
+            report.goal(
+                f"HTTP {e.name}: p99 ms", statistics.median(e.p99), 50, unit="", at_most=True
+            )
+            report.goal(f"HTTP {e.name}: errors", e.errors, 0, unit="", at_most=True)
+
+
+def _users_and_tokens() -> list[str]:
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
+
+    call_command("migrate", database="default", verbosity=0, interactive=False)
+    User = get_user_model()
+    users = User.objects.bulk_create(
+        [User(username=f"bench{n}", password="!") for n in range(USERS)]
+    )
+    if not users[0].pk:
+        users = list(User.objects.filter(username__startswith="bench"))
+    tokens = [Token(key=secrets.token_hex(20), user=u) for u in users]
+    Token.objects.bulk_create(tokens)
+    return [t.key for t in tokens]
+
+
+def _probe(base: str, endpoint: Endpoint, token: str) -> None:
+    """A path that answers 404 (no such route yet) is reported as not available."""
+    if endpoint.kind == "vote":
+        request = urllib.request.Request(  # noqa: S310 - our own loopback server
+            base + endpoint.path,
+            data=json.dumps({"value": "up"}).encode(),
+            method="PUT",
+            headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+        )
+    else:
+        request = urllib.request.Request(base + endpoint.path)  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    if status >= 400:
+        endpoint.available = False
+        endpoint.why = f"{status} on this branch" if status == 404 else f"answers {status}"
+
+
+def _wrk(
+    wrk: str,
+    base: str,
+    endpoint: Endpoint,
+    opts,
+    tokens: list[str],
+    directory: Path,
+    seconds: float | None = None,
+    requests: int | None = None,
+) -> dict[str, float]:
+    threads = 2
+    total = requests or opts.http_requests
+    script = directory / f"wrk-{endpoint.kind}.lua"
+    script.write_text(
+        LUA.format(
+            max_requests=max(1, total // threads),
+            kind=endpoint.kind,
+            path=endpoint.path,
+            max_id=opts.articles,
+            tokens=",".join(f'"{t}"' for t in tokens),
+        )
+    )
+    duration = max(1, round(seconds or opts.http_seconds))
+    out = subprocess.run(
+        [
+            wrk,
+            "-t",
+            str(threads),
+            "-c",
+            str(opts.connections),
+            "-d",
+            f"{duration}s",
+            "--timeout",
+            "5s",
+            "--latency",
+            "-s",
+            str(script),
+            base + endpoint.path,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=duration + 30,
+    ).stdout
+    return parse_wrk(out)
+
+
+def parse_wrk(out: str) -> dict[str, float]:
+    def latency(pct: str) -> float:
+        match = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        if not match:
+            return float("nan")
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    done = re.search(r"(\d+) requests in", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    sockets = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out
+    )
+    errors = int(non2xx.group(1)) if non2xx else 0
+    if sockets:
+        errors += sum(int(n) for n in sockets.groups())
+    return {
+        "rps": float(rps.group(1)) if rps else 0.0,
+        "p50": latency("50"),
+        "p99": latency("99"),
+        "requests": int(done.group(1)) if done else 0,
+        "errors": errors,
+    }

@@ -77,7 +77,8 @@ def with_db(url: str, db: int) -> str:
     if parts.scheme == "unix":
         query = dict(parse_qsl(parts.query))
         query["db"] = str(db)
-        return urlunsplit(parts._replace(query=urlencode(query)))
+        # Not urlunsplit: with an empty host it drops the "//" that redis-py requires.
+        return f"unix://{parts.path}?{urlencode(query)}"
     return urlunsplit(parts._replace(path=f"/{db}"))
 
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 import redis
-from redis.commands.core import Script
 
 from articles import conf, keys, scripts, validation
 from articles.connection import get_connection
@@ -336,33 +335,36 @@ def _ids(members: Iterable[bytes | str]) -> list[int]:
 
 
 def _fetch(conn: redis.Redis, ids: list[int], user_id: int | None) -> list[Article]:
-    """Hashes, live scores and the caller's votes of `ids`, in one pipeline."""
+    """Hashes and the caller's votes of `ids`, in one pipeline.
+
+    The score is computed from the hash (time + 432 x net votes), which is what `score:`
+    holds while the invariants do (check_votes audits it): reading it again per article
+    would cost a third of a page's client time for no new information.
+    """
     if not ids:
         return []
     pipe = conn.pipeline(transaction=False)
     user = keys.user(user_id) if user_id else None
     for article_id in ids:
-        member = keys.article(article_id)
-        pipe.hgetall(member)
-        pipe.zscore(keys.SCORE, member)
+        pipe.hgetall(keys.article(article_id))
         if user:
             pipe.sismember(keys.voted(article_id), user)
             pipe.sismember(keys.voted_down(article_id), user)
     replies = pipe.execute()
-    step = 4 if user else 2
+    step = 3 if user else 1
     window, vote_score = conf.window(), conf.vote_score()
     articles = []
     for i, article_id in enumerate(ids):
-        raw, score = replies[i * step], replies[i * step + 1]
+        raw = replies[i * step]
         if not raw:
             continue  # deleted between the two round trips
         my_vote = None
         if user:
-            up, down = replies[i * step + 2], replies[i * step + 3]
+            up, down = replies[i * step + 1], replies[i * step + 2]
             my_vote = Vote.UP if up else Vote.DOWN if down else Vote.NONE
         articles.append(
             Article.from_hash(
-                article_id, raw, score=score, window=window, vote_score=vote_score, my_vote=my_vote
+                article_id, raw, score=None, window=window, vote_score=vote_score, my_vote=my_vote
             )
         )
     return articles
@@ -484,67 +486,3 @@ def store_topology() -> dict[str, object]:
         "role": info.get("role"),
         "redis_version": info.get("redis_version"),
     }
-
-
-# --- bench branch: a page in one round trip (a proposal, measured by bench/) -------------
-# The pipeline above costs 2 round trips and 2 x 25 commands that redis-py packs and
-# parses one by one; on this machine that client work, not Redis, is most of a page's
-# time. This variant returns the ranking slice, live scores, hashes and the viewer's votes
-# from one script. Unlike every other script it reads keys named by zset members
-# (article:<id>, voted:<id>), as the book's get_articles does from the client; that is
-# safe only on a single Redis (not Cluster, which votesite already refuses).
-
-_PAGE_ONE_CALL = Script(
-    None,
-    b"""
-local reply = {redis.call('ZCARD', KEYS[1])}
-local members = redis.call('ZREVRANGE', KEYS[1], ARGV[1], ARGV[2])
-for i = 1, #members do
-  local member = members[i]
-  local id = string.match(member, '^article:([1-9][0-9]*)$')
-  if id then
-    local row = {member, redis.call('ZSCORE', KEYS[2], member) or '',
-                 redis.call('HGETALL', member)}
-    if ARGV[3] ~= '' then
-      row[4] = redis.call('SISMEMBER', 'voted:' .. id, ARGV[3])
-      row[5] = redis.call('SISMEMBER', 'voted_down:' .. id, ARGV[3])
-    end
-    reply[#reply + 1] = row
-  end
-end
-return reply
-""",
-)
-
-
-def article_list_one_call(
-    *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
-) -> Page:
-    """The same Page as article_list, in one round trip (bench branch proposal)."""
-    number, start, stop = _bounds(page)
-    user = keys.user(user_id) if user_id else ""
-    reply = _PAGE_ONE_CALL(
-        keys=[order.key, keys.SCORE], args=[start, stop, user], client=get_connection()
-    )
-    window, vote_score = conf.window(), conf.vote_score()
-    items = []
-    for row in reply[1:]:
-        raw = row[2]
-        if isinstance(raw, list):  # RESP2 gives the hash as a flat list
-            raw = dict(zip(raw[::2], raw[1::2], strict=True))
-        if not raw:
-            continue  # deleted while the page was read
-        my_vote = None
-        if user:
-            my_vote = Vote.UP if row[3] else Vote.DOWN if row[4] else Vote.NONE
-        items.append(
-            Article.from_hash(
-                keys.article_id_of(_s(row[0])),
-                raw,
-                score=float(row[1]) if row[1] not in (b"", "") else None,
-                window=window,
-                vote_score=vote_score,
-                my_vote=my_vote,
-            )
-        )
-    return Page(items=items, number=number, count=int(reply[0]), per_page=conf.per_page())

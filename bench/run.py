@@ -466,6 +466,7 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
 
     from articles import keys, selectors, services
     from articles.types import Order, Period, Vote
+    from bench import one_call
 
     fresh = itertools.count(10_000_000)  # voters who have not voted yet: every vote changes
     rng = random.Random(2)
@@ -504,11 +505,11 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
         ),
         Case(
             "store page 1, one call (bench proposal)",
-            lambda: selectors.article_list_one_call(page=1),
+            lambda: one_call.article_list_one_call(page=1),
         ),
         Case(
             f"store deep page {deep}, one call (bench proposal)",
-            lambda: selectors.article_list_one_call(page=deep),
+            lambda: one_call.article_list_one_call(page=deep),
         ),
         Case(
             "A vote (book)",
@@ -543,7 +544,7 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
         ),
         Case(
             "tcp store page 1, one call (bench proposal)",
-            lambda: selectors.article_list_one_call(page=1),
+            lambda: one_call.article_list_one_call(page=1),
             alias="bench_tcp",
         ),
         Case(

@@ -1,4 +1,4 @@
-"""selectors.article_list_one_call (bench branch) gives exactly article_list's pages."""
+"""one_call.article_list_one_call (bench branch) gives exactly article_list's pages."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from articles import selectors, services
 from articles.connection import get_connection
 from articles.types import Order, Vote
-from bench import counting, data
+from bench import counting, data, one_call
 
 
 @pytest.mark.parametrize("order", [Order.SCORE, Order.TIME])
@@ -20,7 +20,7 @@ def test_one_call_pages_equal_the_pipelined_pages_for_readers_and_voters(order) 
     for page in (1, 2, 5, 6):
         for user_id in (None, 424_242, 1):
             expected = selectors.article_list(order=order, page=page, user_id=user_id)
-            got = selectors.article_list_one_call(order=order, page=page, user_id=user_id)
+            got = one_call.article_list_one_call(order=order, page=page, user_id=user_id)
             assert got == expected
 
 
@@ -30,5 +30,5 @@ def test_one_call_page_is_one_round_trip() -> None:
     store.connection_pool.connection_class = counting.CountingUnixConnection
     store.connection_pool.reset()
     store.ping()
-    assert counting.round_trips(lambda: selectors.article_list_one_call(user_id=3)) == 1
+    assert counting.round_trips(lambda: one_call.article_list_one_call(user_id=3)) == 1
     assert counting.round_trips(lambda: selectors.article_list(user_id=3)) == 2

@@ -76,3 +76,17 @@ def wait_replicas() -> int:
 
 def wait_timeout_ms() -> int:
     return int(get("WAIT_TIMEOUT_MS"))
+
+
+# scope -> (requests allowed, per this many seconds); ARTICLES_RATE_LIMITS overrides. The
+# pages and the API count the same per-user "post" and "vote" windows, so neither is a way
+# around the other.
+RATE_LIMIT_DEFAULTS: dict[str, tuple[int, int] | None] = {
+    "post": (10, 3600),
+    "vote": (60, 60),
+    "signup": (10, 3600),
+}
+
+
+def rate_limits() -> dict[str, tuple[int, int] | None]:
+    return {**RATE_LIMIT_DEFAULTS, **getattr(settings, "ARTICLES_RATE_LIMITS", {})}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import time as _time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -368,19 +368,31 @@ def rate_limit_hit(
     *, scope: str, ident: str, limit: int, period: int, now: float | None = None
 ) -> RateLimit:
     """Count one request against a fixed window of `period` seconds (one round trip)."""
+    return rate_limit_hits(hits=[(scope, ident, limit, period)], now=now)[0]
+
+
+def rate_limit_hits(
+    *, hits: Sequence[tuple[str, str, int, int]], now: float | None = None
+) -> list[RateLimit]:
+    """Count one request in each (scope, ident, limit, period) window, all in one round
+    trip (a request of the API counts against up to four windows)."""
     now = _clock(now)
-    window = int(now // period)
-    key = keys.rate_limit(scope, ident, window)
+    windows = [int(now // period) for _, _, _, period in hits]
     pipe = get_connection().pipeline(transaction=True)
-    pipe.incr(key)
-    pipe.expire(key, period + 1)
-    count, _ = pipe.execute()
-    return RateLimit(
-        allowed=int(count) <= limit,
-        limit=limit,
-        remaining=max(0, limit - int(count)),
-        reset=max(1, int((window + 1) * period - now)),
-    )
+    for (scope, ident, _, period), window in zip(hits, windows, strict=True):
+        key = keys.rate_limit(scope, ident, window)
+        pipe.incr(key)
+        pipe.expire(key, period + 1)
+    counts = pipe.execute()[::2]
+    return [
+        RateLimit(
+            allowed=int(count) <= limit,
+            limit=limit,
+            remaining=max(0, limit - int(count)),
+            reset=max(1, int((window + 1) * period - now)),
+        )
+        for (_, _, limit, period), window, count in zip(hits, windows, counts, strict=True)
+    ]
 
 
 def article_repair(

@@ -5,8 +5,9 @@ Settings (read at call time, so tests can override them):
   "address" counts every request of a client address, "user" every request of a logged-in
   user, "write" every POST/PUT/PATCH/DELETE of a user (of an address when anonymous,
   which also slows down password guessing at /api/auth/token/).
-- ARTICLES_RATE_LIMITS: the per-user limits of single actions ("post", "vote"), shared
-  with the web pages: the same counters in Redis, so the API is no way around them.
+- ARTICLES_RATE_LIMITS (conf.rate_limits()): the per-user limits of single actions ("post",
+  "vote"), shared with the web pages: the same counters in Redis, so the API is no way
+  around them.
 - ARTICLES_NUM_PROXIES: how many trusted reverse proxies stand in front of the site. With
   0 (the default) X-Forwarded-For is ignored; with N the client is the N-th address from
   the right of X-Forwarded-For, the one the outermost trusted proxy saw, so a client
@@ -15,12 +16,13 @@ Settings (read at call time, so tests can override them):
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 from django.conf import settings
 from rest_framework.request import Request
 
-from articles import services
+from articles import conf, services
 from articles.errors import RateLimited
 from articles.types import RateLimit
 
@@ -29,8 +31,6 @@ DEFAULT_LIMITS: dict[str, tuple[int, int] | None] = {
     "user": (300, 60),
     "write": (60, 60),
 }
-# The web pages' defaults for the same settings (articles/web.py on the web branch).
-ACTION_DEFAULTS: dict[str, tuple[int, int]] = {"post": (10, 3600), "vote": (60, 60)}
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -54,57 +54,50 @@ def client_address(request: Request) -> str:
     return _ident(remote)
 
 
-def rate_limit_check(request: Request) -> RateLimit | None:
-    """Count this request in every scope it belongs to; return the tightest state.
+def rate_limit_check(request: Request, action: str | None = None) -> RateLimit | None:
+    """Count this request in every window it belongs to, in one round trip, and keep the
+    tightest state for the RateLimit-* headers.
 
-    Raises RateLimited (with the seconds until the window ends) if any scope is over.
+    `action` ("post", "vote") also counts the logged-in user's action window shared with
+    the web pages. Raises RateLimited (with the seconds until the window ends) if any
+    window is over its limit.
     """
     configured = limits()
     user = request.user
     who = f"u{user.pk}" if user.is_authenticated else client_address(request)
-    counted: list[tuple[str, str]] = [("address", client_address(request))]
-    if user.is_authenticated:
-        counted.append(("user", who))
-    if request.method in _WRITES:
-        counted.append(("write", who))
-    tightest: RateLimit | None = None
-    for scope, ident in counted:
+    counted: list[tuple[str, str, int, int]] = []
+    for scope, ident in _scopes(request, who):
         rule = configured.get(scope)
-        if not rule:
-            continue
-        limit, period = rule
-        state = services.rate_limit_hit(
-            scope=f"api_{scope}", ident=ident, limit=int(limit), period=int(period)
-        )
-        if tightest is None or _tighter(state, tightest):
-            tightest = state
+        if rule:
+            counted.append((f"api_{scope}", ident, int(rule[0]), int(rule[1])))
+    action_rule = conf.rate_limits().get(action) if action else None
+    if action and action_rule and user.is_authenticated:
+        counted.append((action, str(user.pk), int(action_rule[0]), int(action_rule[1])))
+    if not counted:
+        return None
+    states = services.rate_limit_hits(hits=counted)
+    tightest = functools.reduce(lambda a, b: b if _tighter(b, a) else a, states)
     request.rate_limit = tightest  # type: ignore[attr-defined]
-    if tightest is not None and not tightest.allowed:
-        raise RateLimited(tightest.reset)
+    for (scope, _, limit, period), state in zip(counted, states, strict=True):
+        if not state.allowed:
+            request.rate_limit = state  # type: ignore[attr-defined]
+            if scope == action:
+                raise RateLimited(
+                    state.reset,
+                    f"Too many {scope}s: at most {limit} every {period} s. "
+                    f"Try again in {state.reset} s.",
+                )
+            raise RateLimited(state.reset)
     return tightest
 
 
-def rate_limit_action(request: Request, scope: str) -> None:
-    """Count one `scope` action ("post", "vote") of the logged-in user, as the web pages do.
-
-    Raises RateLimited past the limit; the RateLimit-* headers then describe this window.
-    """
-    configured = {**ACTION_DEFAULTS, **getattr(settings, "ARTICLES_RATE_LIMITS", {})}
-    rule = configured.get(scope)
-    if not rule:
-        return
-    limit, period = rule
-    state = services.rate_limit_hit(
-        scope=scope, ident=str(request.user.pk), limit=int(limit), period=int(period)
-    )
-    current = getattr(request, "rate_limit", None)
-    if current is None or _tighter(state, current):
-        request.rate_limit = state  # type: ignore[attr-defined]
-    if not state.allowed:
-        raise RateLimited(
-            state.reset,
-            f"Too many {scope}s: at most {limit} every {period} s. Try again in {state.reset} s.",
-        )
+def _scopes(request: Request, who: str) -> list[tuple[str, str]]:
+    scopes = [("address", client_address(request))]
+    if request.user.is_authenticated:
+        scopes.append(("user", who))
+    if request.method in _WRITES:
+        scopes.append(("write", who))
+    return scopes
 
 
 def rate_limit_headers(state: RateLimit) -> dict[str, str]:

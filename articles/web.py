@@ -7,7 +7,6 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -15,16 +14,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from articles import services
+from articles import conf, services
 from articles.errors import ArticlesError, InvalidInput, RateLimited
 from articles.types import Order, Period
-
-# scope -> (requests allowed, per this many seconds); ARTICLES_RATE_LIMITS overrides.
-RATE_LIMIT_DEFAULTS: dict[str, tuple[int, int]] = {
-    "post": (10, 3600),
-    "vote": (60, 60),
-    "signup": (10, 3600),
-}
 
 View = Callable[..., HttpResponse]
 
@@ -65,8 +57,10 @@ def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
 
 def rate_limit(scope: str, request: HttpRequest) -> None:
     """Count one `scope` request of the logged-in user; raises RateLimited past the limit."""
-    limits = {**RATE_LIMIT_DEFAULTS, **getattr(settings, "ARTICLES_RATE_LIMITS", {})}
-    limit, period = limits[scope]
+    rule = conf.rate_limits().get(scope)
+    if not rule:
+        return  # this limit is turned off
+    limit, period = rule
     ident = str(request.user.pk) if request.user.is_authenticated else _client_ip(request)
     state = services.rate_limit_hit(scope=scope, ident=ident, limit=limit, period=period)
     if not state.allowed:

@@ -6,13 +6,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import redis
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from articles.connection import UNREACHABLE, refuses_writes
 from articles.errors import (
     ArticlesError,
     DuplicateLink,
@@ -20,7 +20,6 @@ from articles.errors import (
     RateLimited,
     StoreUnavailable,
 )
-from articles.middleware import REDIS_DOWN
 from articles.serializers import article_url
 
 logger = logging.getLogger(__name__)
@@ -34,9 +33,9 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     which answers the same JSON shape with 503; anything else unexpected is logged and
     answered with a JSON 500 rather than Django's HTML page.
     """
-    if isinstance(exc, REDIS_DOWN):
+    if isinstance(exc, UNREACHABLE):
         return None
-    if _refuses_writes(exc):
+    if refuses_writes(exc):
         # Up, but not taking writes for now (a replica after failover, out of memory, too
         # few replicas, a failed disk write): as much an outage for the caller as 503.
         logger.warning("Redis refuses writes: %s", exc)
@@ -76,17 +75,6 @@ def _articles_error(exc: ArticlesError, context: Mapping[str, Any]) -> Response:
         headers["Retry-After"] = "5"  # as the middleware says for an unreachable Redis
     set_rollback()
     return Response(body, status=int(exc.status_code), headers=headers)
-
-
-_REFUSING = (redis.ReadOnlyError, redis.OutOfMemoryError, redis.exceptions.MasterDownError)
-# Replies redis-py has no class for; inside a pipeline it prefixes the message.
-_REFUSALS = ("NOREPLICAS", "MISCONF")
-
-
-def _refuses_writes(exc: Exception) -> bool:
-    if isinstance(exc, _REFUSING):
-        return True
-    return isinstance(exc, redis.ResponseError) and any(r in str(exc) for r in _REFUSALS)
 
 
 def _api_error_body(exc: exceptions.APIException) -> dict[str, Any]:

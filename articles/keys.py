@@ -21,6 +21,8 @@ LINKS = "links:"  # hash: normalised link -> article:<id> (duplicate-link check)
 MODLOG = "modlog:"  # list: JSON entries of staff actions, newest first
 STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC)
 STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
+# pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
+REPLICATION_BARRIER = "votesite:replication-barrier"
 
 GROUP_NAME = re.compile(r"[a-z0-9-]{1,64}")
 _ARTICLE_MEMBER = re.compile(r"article:([1-9][0-9]{0,17})")

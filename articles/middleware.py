@@ -5,16 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-import redis
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from articles.connection import store_unavailable
 from articles.errors import StoreUnavailable
 
 logger = logging.getLogger(__name__)
-
-# BusyLoadingError: the server is replaying its append-only file after a restart.
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
 
 
 def unavailable_response(request: HttpRequest) -> HttpResponse:
@@ -42,7 +39,7 @@ class RedisUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, REDIS_DOWN):
-            logger.warning("Redis unreachable: %s", exception)
+        if store_unavailable(exception):
+            logger.warning("Redis unavailable: %s", exception)
             return unavailable_response(request)
         return None

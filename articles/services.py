@@ -7,12 +7,12 @@ import json
 import time as _time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 import redis
 
 from articles import conf, keys, scripts, selectors, validation
-from articles.connection import get_connection
+from articles.connection import get_connection, refuses_writes
 from articles.errors import (
     ArticleNotFound,
     Conflict,
@@ -31,6 +31,61 @@ from articles.types import Article, RateLimit, Vote
 _ATTEMPTS = 5
 
 
+# --- acknowledged writes reach the replicas (ARTICLES_WAIT_REPLICAS) ----------------------
+
+# WAIT counts the replicas holding every write *this connection* made. The services may
+# write on another pooled connection, so the barrier first PUBLISHes on this one: PUBLISH
+# is replicated, which moves this connection's offset past every write already done.
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def replicas_confirm() -> None:
+    """Block until ARTICLES_WAIT_REPLICAS replicas hold every write done so far.
+
+    Raises StoreUnavailable (503) when fewer confirm within ARTICLES_WAIT_TIMEOUT_MS: the
+    write is on the primary but could be lost in a failover, so the client should retry
+    (every write here is safe to repeat).
+    """
+    needed = conf.wait_replicas()
+    if needed <= 0:
+        return
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.publish(keys.REPLICATION_BARRIER, b"")
+    pipe.wait(needed, conf.wait_timeout_ms())
+    _, confirmed = pipe.execute()
+    if int(confirmed) < needed:
+        raise StoreUnavailable(
+            f"The change reached {confirmed} of {needed} replica(s) in time; please retry."
+        )
+
+
+def _replicated(write: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Every write service: a Redis refusing writes (READONLY after a failover, NOREPLICAS,
+    out of memory) becomes StoreUnavailable (503), and with ARTICLES_WAIT_REPLICAS the
+    write returns only once that many replicas hold it."""
+
+    @functools.wraps(write)
+    def confirmed_write(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            result = write(*args, **kwargs)
+        except redis.ResponseError as exc:
+            if not refuses_writes(exc):
+                raise
+            if any(reason in str(exc) for reason in ("NOREPLICAS", "MASTERDOWN")):
+                raise StoreUnavailable(
+                    "The article store cannot reach its replicas; please retry."
+                ) from exc
+            raise StoreUnavailable(
+                "The article store is read-only or full right now (failover?); please retry."
+            ) from exc
+        replicas_confirm()
+        return result
+
+    return confirmed_write
+
+
+@_replicated
 def article_post(
     *,
     user_id: int,
@@ -126,6 +181,7 @@ def article_post(
     raise Conflict()
 
 
+@_replicated
 def article_vote(
     *, article_id: int, user_id: int, direction: Vote, now: float | None = None
 ) -> Article:
@@ -171,6 +227,7 @@ def article_vote(
     )
 
 
+@_replicated
 def article_groups_update(
     *,
     article_id: int,
@@ -208,6 +265,7 @@ def article_groups_update(
     return tuple(g for g in _decode(result[1]).split(",") if g)
 
 
+@_replicated
 def article_delete(
     *,
     article_id: int,
@@ -268,6 +326,7 @@ def article_delete(
     raise Conflict()
 
 
+@_replicated
 def article_edit(
     *,
     article_id: int,
@@ -309,11 +368,13 @@ def article_edit(
     raise Conflict()
 
 
+@_replicated
 def group_create(*, name: str, description: str = "", actor: str = "") -> None:
     """Register a new group. Raises InvalidInput, GroupExists."""
     _group_save(name=name, description=description, actor=actor, mode="create")
 
 
+@_replicated
 def group_update(*, name: str, description: str, actor: str = "") -> None:
     """Change a group's description. Raises InvalidInput, GroupNotFound."""
     _group_save(name=name, description=description, actor=actor, mode="update")
@@ -335,6 +396,7 @@ def _group_save(*, name: str, description: str, actor: str, mode: str) -> None:
         raise GroupNotFound()
 
 
+@_replicated
 def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
     """Delete a group and take it off its articles. Raises GroupNotFound."""
     name = validation.clean_group_name(name, "name")
@@ -680,74 +742,3 @@ def _raw(value: object) -> bytes:
     if not isinstance(value, str):
         raise TypeError(f"expected text, got {type(value).__name__}")
     return value.encode("utf-8", "surrogateescape")
-
-
-# --- branch reliability: acknowledged writes reach the replicas (ARTICLES_WAIT_REPLICAS) --
-
-# WAIT counts the replicas holding every write *this connection* made. The services may
-# write on another pooled connection, so the barrier first PUBLISHes on this one: PUBLISH
-# is replicated, which moves this connection's offset past every write already done.
-_REPLICATION_BARRIER = "votesite:replication-barrier"
-_T = TypeVar("_T")
-
-
-def replicas_confirm() -> None:
-    """Block until ARTICLES_WAIT_REPLICAS replicas hold every write done so far.
-
-    Raises StoreUnavailable (503) when fewer confirm within ARTICLES_WAIT_TIMEOUT_MS: the
-    write is on the primary but could be lost in a failover, so the client should retry
-    (every write here is safe to repeat).
-    """
-    needed = conf.wait_replicas()
-    if needed <= 0:
-        return
-    pipe = get_connection().pipeline(transaction=False)
-    pipe.publish(_REPLICATION_BARRIER, b"")
-    pipe.wait(needed, conf.wait_timeout_ms())
-    _, confirmed = pipe.execute()
-    if int(confirmed) < needed:
-        raise StoreUnavailable(
-            f"The change reached {confirmed} of {needed} replica(s) in time; please retry."
-        )
-
-
-def _replicated(write: Callable[..., _T]) -> Callable[..., _T]:
-    @functools.wraps(write)
-    def confirmed_write(**kwargs: Any) -> _T:
-        try:
-            result = write(**kwargs)
-        except redis.ReadOnlyError as exc:  # REDIS_URL names a replica, or a demoted primary
-            raise StoreUnavailable(
-                "The article store is read-only right now (failover?); please retry."
-            ) from exc
-        except redis.ResponseError as exc:
-            # Inside a script these come wrapped ("Error running script ... -NOREPLICAS").
-            # NOREPLICAS: min-replicas-to-write, a primary without its replicas refuses.
-            message = str(exc)
-            if "NOREPLICAS" in message or "MASTERDOWN" in message:
-                raise StoreUnavailable(
-                    "The article store cannot reach its replicas; please retry."
-                ) from exc
-            if "READONLY" in message:
-                raise StoreUnavailable(
-                    "The article store is read-only right now (failover?); please retry."
-                ) from exc
-            raise
-        replicas_confirm()
-        return result
-
-    return confirmed_write
-
-
-# Rebound, so every caller of services.<write> gets the confirmed version; with the
-# default ARTICLES_WAIT_REPLICAS = 0 each is unchanged but for one settings lookup, and
-# a write refused for replication (READONLY, NOREPLICAS) becomes StoreUnavailable (503)
-# instead of a 500: the middleware only knows connection errors.
-article_post = _replicated(article_post)
-article_vote = _replicated(article_vote)
-article_groups_update = _replicated(article_groups_update)
-article_delete = _replicated(article_delete)
-article_edit = _replicated(article_edit)
-group_create = _replicated(group_create)
-group_update = _replicated(group_update)
-group_delete = _replicated(group_delete)

@@ -18,6 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles import conf, selectors, services, validation
+from articles.connection import UNREACHABLE
 from articles.errors import DuplicateLink, InvalidInput, StoreUnavailable
 from articles.forms import (
     ArticleEditForm,
@@ -29,7 +30,6 @@ from articles.forms import (
     SignUpForm,
     VoteForm,
 )
-from articles.middleware import REDIS_DOWN
 from articles.types import Order, Page, Period
 from articles.web import (
     day_param,
@@ -52,7 +52,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     """200 with the Redis status, or 503 with a clear message when it is unreachable."""
     try:
         status = selectors.store_status()
-    except REDIS_DOWN as exc:
+    except UNREACHABLE as exc:
         error = StoreUnavailable()
         return JsonResponse(
             {"status": "unavailable", "detail": error.message, "error": str(exc)},

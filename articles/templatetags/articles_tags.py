@@ -11,6 +11,7 @@ from django import template
 
 from articles import conf, keys
 from articles.types import Article, Vote
+from articles.urlcache import url_for
 
 register = template.Library()
 
@@ -30,6 +31,19 @@ def safe_url(value: object) -> str:
     if any(ch.isspace() or ord(ch) < 32 for ch in value):
         return ""
     return value.strip()
+
+
+@register.filter
+def url_of(value: object, name: str) -> str:
+    """`{% url name value %}` for listings, from a pattern reversed once per process
+    (reversing was a quarter of a listing's rendering time)."""
+    return url_for(name, value)
+
+
+@register.filter
+def named_url(name: str) -> str:
+    """`{% url name %}`, reversed once per process."""
+    return url_for(name)
 
 
 @register.filter

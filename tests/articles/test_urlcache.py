@@ -1,0 +1,28 @@
+"""Listings build URLs from cached patterns; they must equal what reverse() gives."""
+
+import pytest
+from django.urls import reverse
+
+from articles.urlcache import url_for
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("articles:article-detail", 1),
+        ("articles:article-detail", 987654321987),
+        ("articles:article-vote", 42),
+        ("articles:user-detail", 7),
+        ("articles:group-detail", "cute-animals"),
+        ("articles:staff-article", 3),
+    ],
+)
+def test_cached_urls_equal_reverse(name, value):
+    assert url_for(name, value) == reverse(name, args=[value])
+
+
+def test_a_url_without_arguments_and_a_value_that_is_not_a_slug():
+    assert url_for("login") == reverse("login")
+    assert url_for("articles:good-day", "2026-11-22") == reverse(
+        "articles:good-day", args=["2026-11-22"]
+    )

@@ -1,8 +1,9 @@
 """Baseline A: the access pattern of *Redis in Action* chapter 1, on the same keys.
 
 One command per round trip, HGETALL per article, and the book's non-atomic vote (its
-author notes it should be a transaction). Transcribed from the book's listing 1.6-1.9
-for redis-py 3+ (zincrby takes the amount before the member).
+author notes it should be a transaction). Transcribed from the book's listings 1.6-1.10
+for redis-py 3+ (zincrby takes the amount before the member, hset a mapping); the
+compatibility tests (tests/articles/test_compat.py) run these same functions.
 """
 
 from __future__ import annotations
@@ -14,6 +15,34 @@ import redis
 ONE_WEEK_IN_SECONDS = 7 * 86_400
 VOTE_SCORE = 432
 ARTICLES_PER_PAGE = 25
+
+
+def post_article(conn: redis.Redis, user: str, title: str, link: str) -> str:
+    article_id = str(conn.incr("article:"))
+    voted = "voted:" + article_id
+    conn.sadd(voted, user)
+    conn.expire(voted, ONE_WEEK_IN_SECONDS)
+    now = time.time()
+    article = "article:" + article_id
+    conn.hset(
+        article, mapping={"title": title, "link": link, "poster": user, "time": now, "votes": 1}
+    )
+    conn.zadd("score:", {article: now + VOTE_SCORE})
+    conn.zadd("time:", {article: now})
+    return article_id
+
+
+def add_remove_groups(
+    conn: redis.Redis,
+    article_id: str,
+    to_add: tuple[str, ...] = (),
+    to_remove: tuple[str, ...] = (),
+) -> None:
+    article = "article:" + article_id
+    for group in to_add:
+        conn.sadd("group:" + group, article)
+    for group in to_remove:
+        conn.srem("group:" + group, article)
 
 
 def article_vote(conn: redis.Redis, user: str, article: str) -> None:

@@ -1,5 +1,5 @@
-"""The book's own code (Redis in Action ch. 1, in redis-py 3+ spelling) and the store
-read and write the same keys."""
+"""The book's own code (Redis in Action ch. 1, in redis-py 3+ spelling: bench/book.py)
+and the store read and write the same keys."""
 
 from __future__ import annotations
 
@@ -9,79 +9,19 @@ import pytest
 
 from articles import selectors, services
 from articles.types import Order, Vote
-
-ONE_WEEK_IN_SECONDS = 7 * 86400
-VOTE_SCORE = 432
-ARTICLES_PER_PAGE = 25
-
-
-# --- the book's functions, command for command ------------------------------------------
-
-
-def book_post_article(conn, user, title, link):
-    article_id = str(conn.incr("article:"))
-    voted = "voted:" + article_id
-    conn.sadd(voted, user)
-    conn.expire(voted, ONE_WEEK_IN_SECONDS)
-    now = time.time()
-    article = "article:" + article_id
-    conn.hset(
-        article, mapping={"title": title, "link": link, "poster": user, "time": now, "votes": 1}
-    )
-    conn.zadd("score:", {article: now + VOTE_SCORE})
-    conn.zadd("time:", {article: now})
-    return article_id
-
-
-def book_article_vote(conn, user, article):
-    cutoff = time.time() - ONE_WEEK_IN_SECONDS
-    if conn.zscore("time:", article) < cutoff:
-        return
-    article_id = article.partition(":")[-1]
-    if conn.sadd("voted:" + article_id, user):
-        conn.zincrby("score:", VOTE_SCORE, article)
-        conn.hincrby(article, "votes", 1)
-
-
-def book_get_articles(conn, page, order="score:"):
-    start = (page - 1) * ARTICLES_PER_PAGE
-    end = start + ARTICLES_PER_PAGE - 1
-    ids = conn.zrevrange(order, start, end)
-    articles = []
-    for id in ids:
-        article_data = conn.hgetall(id)
-        article_data[b"id"] = id
-        articles.append(article_data)
-    return articles
-
-
-def book_add_remove_groups(conn, article_id, to_add=(), to_remove=()):
-    article = "article:" + article_id
-    for group in to_add:
-        conn.sadd("group:" + group, article)
-    for group in to_remove:
-        conn.srem("group:" + group, article)
-
-
-def book_get_group_articles(conn, group, page, order="score:"):
-    key = order + group
-    if not conn.exists(key):
-        conn.zinterstore(key, ["group:" + group, order], aggregate="max")
-        conn.expire(key, 60)
-    return book_get_articles(conn, page, key)
-
+from bench import book
 
 # --- book writes, store reads ----------------------------------------------------------
 
 
 @pytest.fixture
 def book_data(conn):
-    first = book_post_article(conn, "user:1", "Book one", "http://example.com/1")
-    second = book_post_article(conn, "user:2", "Book two", "http://example.com/2")
+    first = book.post_article(conn, "user:1", "Book one", "http://example.com/1")
+    second = book.post_article(conn, "user:2", "Book two", "http://example.com/2")
     for voter in ("user:3", "user:4"):
-        book_article_vote(conn, voter, "article:" + first)
-    book_add_remove_groups(conn, first, ["programming"])
-    book_add_remove_groups(conn, second, ["programming", "redis"], [])
+        book.article_vote(conn, voter, "article:" + first)
+    book.add_remove_groups(conn, first, ("programming",))
+    book.add_remove_groups(conn, second, ("programming", "redis"))
     return int(first), int(second)
 
 
@@ -142,17 +82,17 @@ def test_the_books_code_reads_and_votes_on_what_the_store_wrote(conn):
         user_id=2, poster_name="bob", title="Ours too", link="https://e.org/b", now=now - 5
     )
     services.article_vote(article_id=b.id, user_id=3, direction=Vote.UP)
-    listed = book_get_articles(conn, 1)
-    assert [row[b"id"] for row in listed] == [b"article:2", b"article:1"]
+    listed = book.get_articles(conn, 1)
+    assert [row["id"] for row in listed] == [b"article:2", b"article:1"]
     assert {k: listed[0][k] for k in (b"title", b"link", b"poster", b"votes")} == {
         b"title": b"Ours too",
         b"link": b"https://e.org/b",
         b"poster": b"user:2",
         b"votes": b"2",
     }
-    grouped = book_get_group_articles(conn, "programming", 1)
-    assert [row[b"id"] for row in grouped] == [b"article:1"]
-    book_article_vote(conn, "user:9", "article:1")
-    book_article_vote(conn, "user:9", "article:1")  # the voter set stops the second vote
+    grouped = book.get_group_articles(conn, "programming", 1)
+    assert [row["id"] for row in grouped] == [b"article:1"]
+    book.article_vote(conn, "user:9", "article:1")
+    book.article_vote(conn, "user:9", "article:1")  # the voter set stops the second vote
     assert selectors.article_get(article_id=a.id).votes == 2
     assert selectors.invariant_audit() == []

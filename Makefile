@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install redis redis-stop migrate demo run test lint format browser serve bench bench-smoke
+.PHONY: install redis redis-stop migrate demo run test lint format browser wrk serve bench bench-smoke
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,18 +48,10 @@ test: install lint browser
 # The browser tests drive Debian's chromium through Playwright (its own download needs the
 # internet). Installs it with apt-get when missing and possible; else says what to install.
 browser:
-	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi; \
-	if command -v apt-get >/dev/null && [ "$$SUDO" != none ]; then \
-		echo "Installing Debian's chromium for the browser tests (apt-get)"; \
-		$$SUDO apt-get update -q && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
-	fi; \
-	if [ ! -x "$(CHROMIUM)" ]; then \
-		echo "The browser tests need Chromium at $(CHROMIUM) and it could not be installed here." >&2; \
-		echo "Install Debian's chromium package (as root: apt-get install chromium), then run make test again." >&2; \
-		exit 1; \
-	fi
+	@tools/apt-ensure $(CHROMIUM) chromium "The browser tests"
+
+wrk:
+	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"
 
 # Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
 WORKERS ?= 2
@@ -70,7 +62,7 @@ serve: redis migrate
 
 # The benchmark suite (bench/): about 7 min on 2 cores (bounded to ~15); rewrites the table in
 # docs/performance.md. bench-smoke runs every part on tiny data in under a minute.
-bench: install
+bench: install wrk
 	$(PY) -m bench.run --out docs/performance.md
 
 bench-smoke: install

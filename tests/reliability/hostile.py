@@ -145,3 +145,65 @@ def snapshot() -> dict[bytes, object]:
 def without_volatile(state: dict[bytes, object]) -> dict[bytes, object]:
     """A snapshot without rate-limit counters, which count refused requests by design."""
     return {k: v for k, v in state.items() if not k.startswith(b"ratelimit:")}
+
+
+# --- every write of the pages and the API, against a small world built afresh each time ---
+
+ROLES = ("anonymous", "user", "poster", "other", "staff")
+
+# action -> (path, form data); {a} is the poster's article, in group red.
+PAGE_WRITES: dict[str, tuple[str, dict[str, object]]] = {
+    "vote": ("/a/{a}/vote/", {"direction": "down"}),
+    "submit": ("/submit/", {"title": "New", "link": "https://example.org/new", "groups": "red"}),
+    "edit": ("/staff/a/{a}/", {"title": "Edited", "link": "https://example.org/e", "reason": "r"}),
+    "group move": ("/staff/a/{a}/groups/", {"add": "green", "remove": "red", "reason": "r"}),
+    "delete": ("/staff/a/{a}/delete/", {"reason": "r"}),
+    "group create": ("/staff/groups/", {"name": "blue", "description": "d"}),
+    "group update": ("/staff/groups/red/", {"description": "changed"}),
+    "group delete": ("/staff/groups/red/delete/", {"reason": "r"}),
+}
+
+# action -> (method, path, JSON body)
+API_WRITES: dict[str, tuple[str, str, dict[str, object] | None]] = {
+    "submit": ("post", "/api/articles/", {"title": "New", "link": "https://example.org/new"}),
+    "vote": ("put", "/api/articles/{a}/vote/", {"value": "down"}),
+    "edit": ("put", "/api/articles/{a}/", {"title": "Edited", "link": "https://example.org/e"}),
+    "group move": ("post", "/api/articles/{a}/groups/", {"add": ["green"], "remove": ["red"]}),
+    "delete": ("delete", "/api/articles/{a}/?reason=r", None),
+    "group create": ("post", "/api/groups/", {"name": "blue", "description": "d"}),
+    "group update": ("patch", "/api/groups/red/", {"description": "changed"}),
+    "group delete": ("delete", "/api/groups/red/?reason=r", None),
+}
+
+
+def build_world(users: dict[str, object]) -> int:
+    """An empty store, then groups red and green, the poster's article in red (with the
+    other user's up-vote) and one article of the other user. Returns the poster's article."""
+    from articles import services
+    from articles.types import Vote
+
+    get_connection().flushall()
+    services.group_create(name="red", description="reds")
+    services.group_create(name="green", description="greens")
+    poster, other = users["poster"], users["other"]
+    article = services.article_post(
+        user_id=poster.pk,  # type: ignore[attr-defined]
+        poster_name="poster",
+        title="A",
+        link="https://example.org/a",
+        groups=["red"],
+    )
+    services.article_post(user_id=other.pk, poster_name="other", title="B", text="b")  # type: ignore[attr-defined]
+    services.article_vote(article_id=article.id, user_id=other.pk, direction=Vote.UP)  # type: ignore[attr-defined]
+    return article.id
+
+
+def db_state() -> tuple[object, ...]:
+    """The accounts and API tokens in Django's database."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+    from rest_framework.authtoken.models import Token
+
+    users = list(get_user_model().objects.order_by("pk").values_list("pk", "password", "is_staff"))
+    tokens = sorted(Token.objects.values_list("key", flat=True))
+    return users, tokens, Session.objects.count()

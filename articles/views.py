@@ -135,7 +135,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
     context = {
         "page": page,
         "day": when,
-        "previous_day": when - timedelta(days=1),
+        "previous_day": when - timedelta(days=1) if when > date.min else None,
         "next_day": when + timedelta(days=1) if when < _today() else None,
         "good_votes": conf.good_votes(),
     }

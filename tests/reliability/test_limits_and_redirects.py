@@ -212,6 +212,10 @@ EVIL = [
     "//%65vil.example",
     "/%2F/evil.example",
     "%2F%2Fevil.example",
+    "/\r\nSet-Cookie: stolen=1",
+    "\r\n//evil.example",
+    "/%0d%0aLocation: https://evil.example",
+    "\x00//evil.example",
 ]
 
 
@@ -262,6 +266,7 @@ def test_next_never_redirects_off_the_site(world, settings):  # type: ignore[no-
             assert response.status_code == 302, (name, evil, response.status_code)
             location = response["Location"]
             assert _stays_on_site(location), (name, evil, location)
+            assert "\n" not in location and "stolen" not in response.cookies, (name, evil)
             if name == "anonymous vote":  # to log in, then back: the way back is checked too
                 back = dict(p.split("=", 1) for p in urlsplit(location).query.split("&"))["next"]
                 assert _stays_on_site(_unq(back)), (name, evil, location)

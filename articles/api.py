@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -108,13 +109,22 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser; a body nested too deeply for Python's json module (RecursionError,
-    which DRF lets through as a 500) is a 400 like any other malformed JSON."""
+    which DRF lets through as a 500) is a 400 like any other malformed JSON, and so is a
+    lone surrogate escape ("\\ud800"), which is no text: echoed in an error message or
+    sent to Redis it could not be encoded as UTF-8 (a 500)."""
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
         try:
-            return super().parse(stream, media_type, parser_context)
+            data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise exceptions.ParseError(
+                "JSON parse error - a string holds a lone surrogate (\\ud800-\\udfff)."
+            ) from None
+        return data
 
 
 class ApiMixin:

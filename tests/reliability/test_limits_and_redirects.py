@@ -295,3 +295,69 @@ def _unq(value: str) -> str:
     from urllib.parse import unquote
 
     return unquote(value)
+
+
+# --- malformed bodies ------------------------------------------------------------------------
+
+MALFORMED_JSON = [
+    "[" * 100_000 + "]" * 100_000,  # deeper than Python's json can parse
+    '{"title": ' * 50_000 + "1" + "}" * 50_000,
+    '{"title": NaN, "text": "x"}',
+    '{"title": 1' + "0" * 5_000 + "}",  # past Python's 4,300-digit limit
+    '\ufeff{"title": "t", "text": "x"}',
+    '{"title": "t", "text": "x"',
+    "",
+    "null",
+    "[]",
+    '"just a string"',
+    '{"title": ["t"], "text": {"a": 1}, "groups": "red", "value": ["up"], "name": 7, "link": 5,'
+    ' "add": "red", "remove": {"a": 1}, "description": ["d"], "username": [], "password": {}}',
+    '{"title": null, "link": null, "text": null, "groups": [null], "add": [[]], "value": null,'
+    ' "remove": null, "name": null, "description": null, "username": null, "password": null}',
+    '{"title": "t\\u0000", "text": "x", "name": "\\u0000", "add": ["\\u0000"], "value": "\\u0000",'
+    ' "description": "\\u0000", "username": "\\u0000", "password": "x", "link": "\\u0000"}',
+    '{"title": "t\\ud800", "text": "\\udfff", "name": "\\ud800", "add": ["\\ud800"],'
+    ' "value": "\\ud800", "description": "\\ud800", "username": "\\ud800", "password": "\\ud800",'
+    ' "link": "https://example.org/\\ud800"}',
+]
+MALFORMED_BYTES = [b"\xff\xfe{}", b'{"title": "\xc3\x28"}', b"\x00" * 100]
+
+
+def test_malformed_bodies_are_a_400_or_415_never_a_500(world, settings):  # type: ignore[no-untyped-def]
+    settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
+    api = APIClient()
+    api.force_login(world["staff"])
+    page = Client()
+    page.force_login(world["staff"])
+    before, tried = _state(), 0
+    for method, path in API_CALLS:
+        url = path.format(a=world["a"])
+        for body in [*MALFORMED_JSON, *MALFORMED_BYTES]:
+            response = getattr(api, method)(url, body, content_type="application/json")
+            # No body at all is no fields: fine where every field is optional (no change).
+            allowed = {400, 200} if body == "" else {400}
+            assert response.status_code in allowed, (url, str(body)[:40], response.status_code)
+            assert response["Content-Type"] == "application/json"
+            tried += 1
+        for kind in ("text/plain", "multipart/form-data; boundary=x", "application/xml"):
+            response = getattr(api, method)(url, "<a/>", content_type=kind)
+            assert response.status_code == 415, (url, kind, response.status_code)
+            tried += 1
+    assert _state() == before
+    # A garbled form may still be a valid one (an empty description, say): never a 500.
+    for path in PAGE_POSTS:
+        url = path.format(a=world["a"])
+        for body, kind in (
+            (b"title=%ZZ&text=%&&=&direction=%E0%A4%A", "application/x-www-form-urlencoded"),
+            (b"title=\xff\xfe&text=\xc3\x28", "application/x-www-form-urlencoded"),
+            (
+                b'--x\r\nContent-Disposition: form-data; name="title"\r\n\r\n',
+                "multipart/form-data; boundary=x",
+            ),
+            (b"--", "multipart/form-data"),
+            (MALFORMED_JSON[0].encode(), "application/json"),
+        ):
+            response = page.post(url, body, content_type=kind)
+            assert response.status_code in (200, 302, 400, 404), (url, kind, response.status_code)
+            tried += 1
+    log.info(f"limits: {tried} malformed bodies, none 500")

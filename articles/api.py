@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, status, viewsets
+from rest_framework import exceptions, parsers, status, viewsets
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.parsers import FormParser
 from rest_framework.permissions import AllowAny, BasePermission, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -104,6 +105,26 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 
 
 # --- the base of every API view ------------------------------------------------------------
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser; a body nested too deeply for Python's json module (RecursionError,
+    which DRF lets through as a 500) is a 400 like any other malformed JSON, and so is a
+    lone surrogate escape ("\\ud800"), which is no text: echoed in an error message or
+    sent to Redis it could not be encoded as UTF-8 (a 500)."""
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise exceptions.ParseError(
+                "JSON parse error - a string holds a lone surrogate (\\ud800-\\udfff)."
+            ) from None
+        return data
 
 
 class ApiMixin:

@@ -85,3 +85,9 @@ class Conflict(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "conflict"
     message = "The article changed while we worked on it; please try again."
+
+
+class RequestTooLarge(ArticlesError):
+    status_code = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+    code = "request_too_large"
+    message = "The request body is too large."

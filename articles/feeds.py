@@ -8,6 +8,7 @@ from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
+from django.utils.html import linebreaks
 
 from articles import selectors
 from articles.errors import ArticlesError
@@ -35,7 +36,8 @@ class ArticleFeed(Feed):
             parts.append(f"Link: {item.link}")
         if item.text:
             parts.append(item.text)
-        return "\n\n".join(parts)
+        # Atom readers render the summary as HTML (type="html"): escape what users wrote.
+        return linebreaks("\n\n".join(parts), autoescape=True)
 
     def item_author_name(self, item: Article) -> str:
         return item.poster_name

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 from articles.connection import store_unavailable
-from articles.errors import StoreUnavailable
+from articles.errors import RequestTooLarge, StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -42,4 +44,38 @@ class RedisUnavailableMiddleware:
         if store_unavailable(exception):
             logger.warning("Redis unavailable: %s", exception)
             return unavailable_response(request)
+        return None
+
+
+def too_large_response(request: HttpRequest) -> HttpResponse:
+    """413 with the limit named: JSON under /api/ (or when JSON is asked for), else a page."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    error = RequestTooLarge(f"The request body is larger than the {limit:,} bytes allowed.")
+    if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
+        return JsonResponse({"detail": error.message, "code": error.code}, status=413)
+    context = {"error": error, "status": 413}
+    return HttpResponse(render_to_string("articles/error.html", context, request), status=413)
+
+
+class RequestSizeMiddleware:
+    """413 for a body over DATA_UPLOAD_MAX_MEMORY_SIZE before anything reads it. Django
+    checks the limit only when a form is parsed (and then answers a bare 400); DRF's JSON
+    parser reads the stream without any limit."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0  # Django reads no body with a malformed length
+        if limit is not None and length > limit:
+            return too_large_response(request)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, RequestDataTooBig):
+            return too_large_response(request)
         return None

@@ -135,7 +135,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
     context = {
         "page": page,
         "day": when,
-        "previous_day": when - timedelta(days=1),
+        "previous_day": when - timedelta(days=1) if when > date.min else None,
         "next_day": when + timedelta(days=1) if when < _today() else None,
         "good_votes": conf.good_votes(),
     }
@@ -243,7 +243,7 @@ def submit(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Your article is posted, with your own up-vote.")
             return redirect("articles:article-detail", article.id)
-    return render(request, "articles/submit.html", {"form": form})
+    return render(request, "articles/submit.html", {"form": form}, status=_form_status(form))
 
 
 @require_http_methods(["GET", "POST"])
@@ -260,7 +260,10 @@ def signup(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
             return redirect(safe_next(request, "/"))
     return render(
-        request, "registration/signup.html", {"form": form, "next": safe_next(request, "")}
+        request,
+        "registration/signup.html",
+        {"form": form, "next": safe_next(request, "")},
+        status=_form_status(form),
     )
 
 
@@ -296,7 +299,7 @@ def staff_groups(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Group {form.cleaned_data['name']} created.")
             return redirect("articles:staff-groups")
     context = staff_context(request, "Groups", form=form, groups=selectors.group_list())
-    return render(request, "articles/staff/groups.html", context)
+    return render(request, "articles/staff/groups.html", context, status=_form_status(form))
 
 
 @staff_required
@@ -316,7 +319,7 @@ def staff_group_edit(request: HttpRequest, name: str) -> HttpResponse:
     context = staff_context(
         request, f"Group {group.name}", group=group, form=form, delete_form=ReasonForm()
     )
-    return render(request, "articles/staff/group_edit.html", context)
+    return render(request, "articles/staff/group_edit.html", context, status=_form_status(form))
 
 
 @staff_required
@@ -402,6 +405,11 @@ def _staff_article_page(request: HttpRequest, article, **forms) -> HttpResponse:
 
 
 # --- helpers ---------------------------------------------------------------------------
+
+
+def _form_status(form) -> int:  # type: ignore[no-untyped-def]
+    """400 for a submitted form that was refused (it is shown again with its errors)."""
+    return 400 if form.is_bound and form.errors else 200
 
 
 def _today() -> date:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -83,7 +84,12 @@ def safe_next(request: HttpRequest, fallback: str) -> str:
 
 
 def _client_ip(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR", "unknown"))
+    """REMOTE_ADDR as a canonical address, else "unknown": it may be empty (gunicorn on a
+    unix socket) or carry a zone ("fe80::1%eth0"), which no rate-limit key may hold."""
+    try:
+        return str(ipaddress.ip_address(str(request.META.get("REMOTE_ADDR", "")).split("%")[0]))
+    except ValueError:
+        return "unknown"
 
 
 def _span(seconds: int) -> str:

@@ -57,6 +57,15 @@ def domain(value: object) -> str:
 
 
 @register.filter
+def group_slugs(names: object) -> list[str]:
+    """The names that can be groups (slugs): another program may have written anything in
+    an article's `groups` field, and a link to a non-slug name cannot even be formed."""
+    if not isinstance(names, list | tuple):
+        return []
+    return [n for n in names if isinstance(n, str) and keys.GROUP_NAME.fullmatch(n)]
+
+
+@register.filter
 def from_unix(value: float) -> datetime:
     return datetime.fromtimestamp(float(value), tz=UTC)
 

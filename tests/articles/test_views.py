@@ -334,7 +334,7 @@ def test_submit_posts_an_article_with_groups(csrf_client, make_user):
 def test_submit_errors_name_the_field(csrf_client, make_user, data, label):
     login(csrf_client, make_user("ann"))
     response = post(csrf_client, "/submit/", data)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert re.search(rf'<p class="error" id="id_\w+-error">{label}: ', text_of(response))
     assert selectors.article_list().count == 0
 
@@ -389,7 +389,7 @@ def test_sign_up_ignores_an_off_site_next(csrf_client):
 def test_sign_up_errors_name_the_field(csrf_client):
     data = {"username": "newbie", "password1": "pw-Secret-123", "password2": "other-Secret-9"}
     response = post(csrf_client, "/signup/", data)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "Password confirmation: " in text_of(response)
 
 

@@ -7,14 +7,17 @@ import contextlib
 import logging
 import re
 import time
+from datetime import UTC, datetime
 
 import pytest
 from django.conf import settings
 from django.template.loader import render_to_string
-from django.test import override_settings
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.test import Client, override_settings
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
 
 from tests.reliability.conftest import articles_cache
+from tests.reliability.hostile import API_WRITES, PAGE_WRITES, build_world
 from votesite.embedded import EmbeddedRedis
 
 log = logging.getLogger("reliability")
@@ -72,4 +75,119 @@ def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
     log.info(
         f"outage: {tried} GETs over {len(routes)} routes with Redis stopped, "
         f"none 500, slowest {slowest:.3f} s"
+    )
+
+
+# Routes that never read the store: the accounts pages, the schema and its viewers, the
+# API's index, and the sign-up form before it is posted.
+NO_STORE = {
+    "login",
+    "logout",
+    "password_change",
+    "password_change_done",
+    "schema",
+    "docs",
+    "redoc",
+    "api-root",
+    "signup",
+}
+
+
+def _named_routes(samples: dict[str, str]) -> list[tuple[str, str]]:
+    """(url name, path) of every named route outside the admin, regex and converter routes
+    included, each reversed with real values for its parameters."""
+    found = []
+
+    def walk(patterns, namespace: str) -> None:  # type: ignore[no-untyped-def]
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                if str(entry.pattern).startswith("admin/"):
+                    continue
+                walk(entry.url_patterns, entry.namespace or namespace)
+            elif entry.name:
+                if "<drf_format_suffix:format>" in str(entry.pattern):
+                    found.append((entry.name, "/api/.json"))  # the API index as JSON
+                    continue
+                params = {name: samples[name] for name in entry.pattern.regex.groupindex}
+                full = f"{namespace}:{entry.name}" if namespace else entry.name
+                if entry.name == "not-found":
+                    found.append((entry.name, "/api/no-such-route/"))
+                    continue
+                found.append((entry.name, reverse(full, kwargs=params)))
+
+    walk(get_resolver().url_patterns, "")
+    return sorted(set(found))
+
+
+@pytest.mark.django_db
+def test_every_route_with_real_ids_and_every_write_answers_503_while_redis_is_stopped(
+    own_redis: EmbeddedRedis, make_user
+):
+    """Ensure the router's API routes, the regex and converter routes (articles, groups,
+    users, days, feeds) and the writes of pages and API answer 503 quickly, never 500."""
+    poster = make_user("poster")
+    staff = make_user(staff=True)
+    article_id = build_world({"poster": poster, "other": make_user("other")})
+    today = datetime.now(UTC).date().isoformat()
+    samples = {
+        "article_id": str(article_id),
+        "id": str(article_id),
+        "user_id": str(poster.pk),
+        "username": "poster",
+        "name": "red",
+        "day": today,
+        "format": "json",  # the router's suffix routes: /api/articles.json and the like
+    }
+    routes = _named_routes(samples)
+    paths = {path for _, path in routes}
+    for needed in (f"/a/{article_id}/", f"/api/articles/{article_id}/vote/", f"/good/{today}/"):
+        assert needed in paths, needed
+    anonymous, as_staff = Client(), Client()
+    as_staff.force_login(staff)
+    api = APIClient()
+    api.force_login(staff)
+    render_to_string("articles/unavailable.html", {"message": ""})
+    caches = {**settings.CACHES, "default": articles_cache(f"{own_redis.url}?db=1")}
+    stack = contextlib.ExitStack()
+    stack.enter_context(override_settings(CACHES=caches))
+    stack.callback(own_redis.start)
+    own_redis.stop()
+    tried, slowest, wrong = 0, 0.0, []
+
+    def send(label: str, name: str, call, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        nonlocal tried, slowest
+        started = time.monotonic()
+        response = call(*args, **kwargs)
+        took = time.monotonic() - started
+        tried += 1
+        slowest = max(slowest, took)
+        to_login = response.status_code == 302 and "/accounts/login/" in response["Location"]
+        # A GET on a POST-only page (405) or a .json route asked for HTML (406) is refused
+        # before the store is read.
+        refused_first = response.status_code in (405, 406)
+        expected_503 = name not in NO_STORE and not to_login and not refused_first
+        if response.status_code == 500 or took >= 1.0:
+            wrong.append((label, response.status_code, round(took, 3)))
+        elif expected_503 and response.status_code != 503:
+            wrong.append((label, response.status_code, "expected 503"))
+        if response.status_code == 503:
+            assert b"Traceback" not in response.content
+            if name != "healthz" and not response.get("Retry-After"):
+                wrong.append((label, 503, "no Retry-After"))
+
+    with stack:
+        for who, client in (("anonymous", anonymous), ("staff", as_staff)):
+            for name, path in routes:
+                for accept in ("text/html", "application/json"):
+                    label = f"{who} GET {path} {accept}"
+                    send(label, name, client.get, path, HTTP_ACCEPT=accept)
+        for action, (path, data) in PAGE_WRITES.items():
+            send(f"page {action}", "", as_staff.post, path.format(a=article_id), data)
+        for action, (method, path, body) in API_WRITES.items():
+            url = path.format(a=article_id)
+            send(f"api {action}", "", getattr(api, method), url, body, format="json")
+    assert wrong == []
+    log.info(
+        f"outage: {tried} requests over {len(routes)} named routes (real ids) and "
+        f"{len(PAGE_WRITES) + len(API_WRITES)} writes, all 503 or no store; slowest {slowest:.3f} s"
     )

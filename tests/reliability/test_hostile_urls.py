@@ -1,0 +1,237 @@
+"""Group names, orders, periods, days, page numbers and ids from the URLs and query strings
+of the pages and the API: 400 or 404, never 500, and no key outside keys.py's namespaces."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import date
+from urllib.parse import quote
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from articles import services
+from articles.connection import get_connection
+from tests.reliability.test_hostile_input import KEY
+
+log = logging.getLogger("reliability")
+pytestmark = pytest.mark.django_db
+
+VALUES = [
+    "",
+    " ",
+    ":",
+    "*",
+    "?",
+    "[a-z]*",
+    "../",
+    "../../etc/passwd",
+    "..",
+    "%00",
+    "\x00",
+    "a\x00b",
+    "\n",
+    "red\r\nSet-Cookie: x=1",
+    "score:",
+    "top:day",
+    "group:red",
+    "red:*",
+    "RED",
+    "ünïcode",
+    "红",
+    "\U0001f600",
+    "\uff11",  # a full-width digit one
+    "a" * 65,
+    "a" * 5000,
+    "0",
+    "-1",
+    "+1",
+    " 1",
+    "1.5",
+    "1e3",
+    "0x10",
+    "NaN",
+    "inf",
+    "9" * 19,
+    "9" * 400,
+    "-" + "9" * 30,
+    "2026-02-30",
+    "9999-12-31",
+    "0001-01-01",
+    "0000-00-00",
+]
+
+# (template, kind): {v} in a path is percent-encoded as a segment, in a query as a value;
+# the kind says which values are valid there (see _acceptable).
+PAGES = [
+    ("/g/{v}/", "slug"),
+    ("/g/red/?order={v}", "order"),
+    ("/g/red/?page={v}", "page"),
+    ("/top/?period={v}", "period"),
+    ("/top/?period=day&page={v}", "page"),
+    ("/new/?page={v}", "page"),
+    ("/?page={v}", "page"),
+    ("/modlog/?page={v}", "page"),
+    ("/good/{v}/", "date"),
+    ("/good/2026-01-01/?page={v}", "page"),
+    ("/a/{v}/", "id"),
+    ("/u/{v}/", "id"),
+    ("/u/1/?page={v}", "page"),
+    ("/feeds/g/{v}/", "slug"),
+    ("/staff/groups/{v}/", "slug"),
+    ("/staff/a/{v}/", "id"),
+]
+API = [
+    ("/api/articles/{v}/", "id"),
+    ("/api/articles/?order={v}", "order"),
+    ("/api/articles/?page={v}", "page"),
+    ("/api/articles/top/?period={v}", "period"),
+    ("/api/articles/top/?page={v}", "page"),
+    ("/api/articles/good/?date={v}", "date"),
+    ("/api/articles/good/?page={v}", "page"),
+    ("/api/groups/{v}/", "slug"),
+    ("/api/groups/{v}/articles/", "slug"),
+    ("/api/groups/red/articles/?order={v}&page={v}", "order"),
+    ("/api/users/{v}/articles/", "username"),
+    ("/api/users/poster/articles/?page={v}", "page"),
+    ("/api/modlog/?page={v}", "page"),
+    ("/api/stats/?days={v}", "days"),
+]
+# Writes naming something by URL or body: refused before any key is formed.
+WRITES = [
+    ("post", "/a/{v}/vote/", {"direction": "up"}, "id"),
+    ("post", "/staff/groups/{v}/", {"description": "d"}, "slug"),
+    ("post", "/staff/groups/{v}/delete/", {"reason": "r"}, "slug"),
+    ("post", "/staff/a/{v}/delete/", {"reason": "r"}, "id"),
+    ("post", "/staff/a/{v}/groups/", {"add": "red"}, "id"),
+    ("post", "/staff/groups/", {"name": "{v}"}, "slug"),
+]
+API_WRITES = [
+    ("put", "/api/articles/{v}/vote/", {"value": "up"}, "id"),
+    ("delete", "/api/articles/{v}/", None, "id"),
+    ("post", "/api/articles/{v}/groups/", {"add": ["red"]}, "id"),
+    ("post", "/api/articles/1/groups/", {"add": ["{v}"]}, "slug"),
+    ("patch", "/api/groups/{v}/", {"description": "d"}, "slug"),
+    ("delete", "/api/groups/{v}/", None, "slug"),
+    ("post", "/api/groups/", {"name": "{v}"}, "slug"),
+    ("post", "/api/articles/", {"title": "t", "text": "x", "groups": ["{v}"]}, "slug"),
+]
+
+
+def _acceptable(kind: str, value: str, api: bool) -> bool:
+    """May `value` be taken (2xx) where `kind` is expected? Else it must be 400 or 404.
+    An empty value in an API query is that field's default."""
+    v = value.strip()  # the store trims names and page numbers too
+    if kind == "slug":
+        return bool(re.fullmatch(r"[a-z0-9-]{1,64}", v))
+    if kind == "page":
+        return (api and v == "") or (v.isascii() and v.isdigit() and 1 <= int(v) <= 100_000)
+    if kind in ("order", "period"):
+        return api and v == ""
+    if kind == "date":
+        try:
+            return (api and v == "") or (bool(date.fromisoformat(v)) and len(v) == 10)
+        except ValueError:
+            return False
+    if kind == "days":  # DRF's IntegerField: int() of the text, so "+1" and "\uff11" are 1
+        try:
+            return v == "" or 1 <= int(v) <= 366
+        except ValueError:
+            return False
+    return False  # ids and usernames: no hostile value names anything that exists
+
+
+def _fill(template: str, value: str) -> str:
+    path, _, query = template.partition("?")
+    path = path.replace("{v}", quote(value, safe=""))
+    query = query.replace("{v}", quote(value, safe=""))
+    return f"{path}?{query}" if query else path
+
+
+def _body(body: dict[str, object] | None, value: str) -> dict[str, object] | None:
+    if body is None:
+        return None
+    return {k: [value] if v == ["{v}"] else value if v == "{v}" else v for k, v in body.items()}
+
+
+def _keys() -> set[bytes]:
+    return set(get_connection().scan_iter(count=1000))
+
+
+def _namespaced(key: bytes) -> bool:
+    name = key.decode()
+    return bool(KEY.fullmatch(name)) or bool(re.fullmatch(r"ratelimit:[a-z_]+:[\w.:-]+:\d+", name))
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def world(make_user, settings):  # type: ignore[no-untyped-def]
+    settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
+    settings.ARTICLES_RATE_LIMITS = {"vote": (10**6, 60), "post": (10**6, 60)}
+    poster = make_user("poster")
+    staff = make_user("staff", staff=True)
+    services.group_create(name="red", description="reds")
+    services.article_post(
+        user_id=poster.pk, poster_name="poster", title="A", text="x", groups=["red"]
+    )
+    return staff
+
+
+class Sweep:
+    """Sends each request, records any answer outside what is expected, and checks that
+    no new key falls outside keys.py's namespaces or holds the hostile value."""
+
+    def __init__(self, api: bool) -> None:
+        self.api, self.seen, self.tried, self.wrong = api, _keys(), 0, []
+
+    def check(self, response, url: str, kind: str, value: str) -> None:  # type: ignore[no-untyped-def]
+        self.tried += 1
+        status = response.status_code
+        ok = 200 <= status < 400 and _acceptable(kind, value, self.api)
+        if status == 500 or not (ok or status in (400, 404)):
+            self.wrong.append((url[:80], status))
+        if self.api and status != 204:
+            assert response["Content-Type"] == "application/json", url
+        now = _keys()
+        assert sorted(k for k in now - self.seen if not _namespaced(k)) == [], url
+        self.seen = now
+
+
+def test_hostile_values_in_page_urls_are_refused_and_form_no_key(world):  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(world)
+    sweep = Sweep(api=False)
+    for template, kind in PAGES:
+        for value in VALUES:
+            url = _fill(template, value)
+            sweep.check(client.get(url), url, kind, value)
+    for method, template, data, kind in WRITES:
+        for value in VALUES:
+            url = _fill(template, value)
+            response = getattr(client, method)(url, _body(data, value))
+            sweep.check(response, url, kind, value)
+    assert sweep.wrong == []
+    log.info(f"hostile urls: {sweep.tried} page requests, {len(VALUES)} values, none 500")
+
+
+def test_hostile_values_in_api_urls_are_refused_and_form_no_key(world):  # type: ignore[no-untyped-def]
+    client = APIClient()
+    client.force_login(world)
+    sweep = Sweep(api=True)
+    for template, kind in API:
+        for value in VALUES:
+            url = _fill(template, value)
+            sweep.check(client.get(url), url, kind, value)
+    for method, template, body, kind in API_WRITES:
+        for value in VALUES:
+            url = _fill(template, value)
+            response = getattr(client, method)(url, _body(body, value), format="json")
+            sweep.check(response, url, kind, value)
+    assert sweep.wrong == []
+    log.info(f"hostile urls: {sweep.tried} API requests, {len(VALUES)} values, none 500")

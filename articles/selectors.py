@@ -151,7 +151,12 @@ def modlog_list(*, page: int | str = 1, per_page: int = 50) -> tuple[list[Modlog
     count, raw = pipe.execute()
     entries = []
     for item in raw:
-        data = json.loads(item)
+        try:
+            data = json.loads(item)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            continue  # not an entry of ours (written by hand or by other code)
         entries.append(
             ModlogEntry(
                 time=float(data.get("time", 0)),

@@ -54,13 +54,11 @@ def client_address(request: Request) -> str:
     return _ident(remote)
 
 
-def rate_limit_check(request: Request, action: str | None = None) -> RateLimit | None:
-    """Count this request in every window it belongs to, in one round trip, and keep the
-    tightest state for the RateLimit-* headers.
+def rate_limit_check(request: Request) -> RateLimit | None:
+    """Count this request in every window it belongs to (address, user, write), in one
+    round trip, and keep the tightest state for the RateLimit-* headers.
 
-    `action` ("post", "vote") also counts the logged-in user's action window shared with
-    the web pages. Raises RateLimited (with the seconds until the window ends) if any
-    window is over its limit.
+    Raises RateLimited (with the seconds until the window ends) if any window is over.
     """
     configured = limits()
     user = request.user
@@ -70,25 +68,37 @@ def rate_limit_check(request: Request, action: str | None = None) -> RateLimit |
         rule = configured.get(scope)
         if rule:
             counted.append((f"api_{scope}", ident, int(rule[0]), int(rule[1])))
-    action_rule = conf.rate_limits().get(action) if action else None
-    if action and action_rule and user.is_authenticated:
-        counted.append((action, str(user.pk), int(action_rule[0]), int(action_rule[1])))
     if not counted:
         return None
     states = services.rate_limit_hits(hits=counted)
     tightest = functools.reduce(lambda a, b: b if _tighter(b, a) else a, states)
     request.rate_limit = tightest  # type: ignore[attr-defined]
-    for (scope, _, limit, period), state in zip(counted, states, strict=True):
-        if not state.allowed:
-            request.rate_limit = state  # type: ignore[attr-defined]
-            if scope == action:
-                raise RateLimited(
-                    state.reset,
-                    f"Too many {scope}s: at most {limit} every {period} s. "
-                    f"Try again in {state.reset} s.",
-                )
-            raise RateLimited(state.reset)
+    if not tightest.allowed:
+        raise RateLimited(tightest.reset)
     return tightest
+
+
+def rate_limit_action(request: Request, scope: str) -> None:
+    """Count one valid `scope` action ("post", "vote") of the logged-in user in the window
+    shared with the web pages (after validation, so a mistyped request costs nothing).
+
+    Raises RateLimited past the limit; the RateLimit-* headers then describe this window.
+    """
+    rule = conf.rate_limits().get(scope)
+    if not rule:
+        return
+    limit, period = rule
+    state = services.rate_limit_hit(
+        scope=scope, ident=str(request.user.pk), limit=int(limit), period=int(period)
+    )
+    current = getattr(request, "rate_limit", None)
+    if current is None or _tighter(state, current):
+        request.rate_limit = state  # type: ignore[attr-defined]
+    if not state.allowed:
+        raise RateLimited(
+            state.reset,
+            f"Too many {scope}s: at most {limit} every {period} s. Try again in {state.reset} s.",
+        )
 
 
 def _scopes(request: Request, who: str) -> list[tuple[str, str]]:

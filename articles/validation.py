@@ -151,6 +151,10 @@ def _plain(value: object, field: str, *, allow_newlines: bool = False) -> str:
         return ""
     if not isinstance(value, str):
         raise InvalidInput(field, "Must be text.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800"): no text a browser can send
+        raise InvalidInput(field, "Must be valid Unicode text.") from None
     value = unicodedata.normalize("NFC", value)
     if "\x00" in value:
         raise InvalidInput(field, "May not contain NUL characters.")

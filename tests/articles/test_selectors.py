@@ -208,3 +208,11 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
     trips = {name: counting(call) for name, call in per_page.items()}
     assert max(trips.values()) <= 2, trips
     assert counting(lambda: services.article_vote(article_id=1, user_id=3, direction=Vote.UP)) == 1
+
+
+def test_a_moderation_log_entry_that_is_not_ours_is_skipped_not_a_500(conn):
+    services.group_create(name="g", actor="mod")
+    conn.lpush("modlog:", "not json", "[1, 2]")
+    entries, count = selectors.modlog_list()
+    assert [e.action for e in entries] == ["group_create"]
+    assert count == 3

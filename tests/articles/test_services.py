@@ -364,3 +364,10 @@ def test_rate_limit_allows_the_limit_then_refuses_until_the_window_ends(now):
     assert [r.remaining for r in results] == [2, 1, 0, 0]
     later = services.rate_limit_hit(scope="vote", ident="7", limit=3, period=60, now=now + 60)
     assert later.allowed
+
+
+def test_a_lone_surrogate_is_refused_with_the_field_named(conn, now):
+    with pytest.raises(InvalidInput) as info:
+        post(now, title="bad \ud800 title")
+    assert info.value.field == "title"
+    assert conn.keys("*") == []

@@ -216,11 +216,11 @@ def article_vote(
         raise ArticleNotFound()
     if status == -2:
         raise VotingClosed()
-    fields = dict(zip(result[3::2], result[4::2], strict=True))
+    fields = dict(zip(result[2::2], result[3::2], strict=True))
     return Article.from_hash(
         article_id,
         fields,
-        score=float(result[2]) if result[2] else None,
+        score=None,  # time + 432 x net votes, from the hash the script returned
         window=conf.window(),
         vote_score=conf.vote_score(),
         my_vote=Vote(int(result[1])),

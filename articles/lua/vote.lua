@@ -5,7 +5,8 @@
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction  ARGV[4] now (Unix s)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes  ARGV[8] day
 -- Returns {-1} no such article | {-2} voting closed
---   | {changed (0/1), vote now, score, hash field, value, ...}
+--   | {changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
+--   the hash, as the pages do: it equals score: while the invariants hold)
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {-1} end
 t = tonumber(t)
@@ -25,9 +26,10 @@ if cur ~= dir then
   changed = 1
   -- Voter sets always expire when the window closes, also when recreated after emptying.
   local expire_at = math.ceil(t + window)
+  local votes = nil  -- the up-vote count, when this change moved it
   if cur == 1 then
     redis.call('SREM', KEYS[2], user)
-    redis.call('HINCRBY', KEYS[1], 'votes', -1)
+    votes = redis.call('HINCRBY', KEYS[1], 'votes', -1)
   elseif cur == -1 then
     redis.call('SREM', KEYS[3], user)
     redis.call('HINCRBY', KEYS[1], 'downvotes', -1)
@@ -35,7 +37,7 @@ if cur ~= dir then
   if dir == 1 then
     redis.call('SADD', KEYS[2], user)
     redis.call('EXPIREAT', KEYS[2], expire_at)
-    redis.call('HINCRBY', KEYS[1], 'votes', 1)
+    votes = redis.call('HINCRBY', KEYS[1], 'votes', 1)
   elseif dir == -1 then
     redis.call('SADD', KEYS[3], user)
     redis.call('EXPIREAT', KEYS[3], expire_at)
@@ -43,15 +45,16 @@ if cur ~= dir then
   end
   redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
   if dir ~= 0 then redis.call('HINCRBY', KEYS[6], ARGV[8], 1) end
-  local votes = tonumber(redis.call('HGET', KEYS[1], 'votes') or '0')
-  if votes >= tonumber(ARGV[7]) then
-    redis.call('ZADD', KEYS[5], t, member)
-  else
-    redis.call('ZREM', KEYS[5], member)
+  if votes ~= nil then
+    if votes >= tonumber(ARGV[7]) then
+      redis.call('ZADD', KEYS[5], t, member)
+    else
+      redis.call('ZREM', KEYS[5], member)
+    end
   end
 end
 
-local reply = {changed, dir, redis.call('ZSCORE', KEYS[4], member) or ''}
+local reply = {changed, dir}
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields do reply[#reply + 1] = fields[i] end
 return reply

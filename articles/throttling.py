@@ -17,12 +17,12 @@ Settings (read at call time, so tests can override them):
 from __future__ import annotations
 
 import functools
-import ipaddress
 
 from django.conf import settings
 from rest_framework.request import Request
 
 from articles import conf, services
+from articles.addresses import client_address
 from articles.errors import RateLimited
 from articles.types import RateLimit
 
@@ -36,22 +36,6 @@ _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 def limits() -> dict[str, tuple[int, int] | None]:
     return {**DEFAULT_LIMITS, **getattr(settings, "ARTICLES_API_RATE_LIMITS", {})}
-
-
-def num_proxies() -> int:
-    return int(getattr(settings, "ARTICLES_NUM_PROXIES", 0))
-
-
-def client_address(request: Request) -> str:
-    """The client's address, trusting X-Forwarded-For only as far as our own proxies."""
-    remote = request.META.get("REMOTE_ADDR", "")
-    proxies = num_proxies()
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if proxies > 0 and forwarded:
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        if hops:
-            remote = hops[-min(proxies, len(hops))]
-    return _ident(remote)
 
 
 def rate_limit_check(request: Request) -> RateLimit | None:
@@ -123,11 +107,3 @@ def _tighter(state: RateLimit, than: RateLimit) -> bool:
     if state.allowed != than.allowed:
         return not state.allowed
     return state.remaining < than.remaining
-
-
-def _ident(address: str) -> str:
-    """A canonical address, or "unknown": nothing a client sends becomes part of a key."""
-    try:
-        return str(ipaddress.ip_address(address.split("%", 1)[0]))
-    except ValueError:
-        return "unknown"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import ipaddress
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -16,6 +15,7 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf, services
+from articles.addresses import client_address
 from articles.errors import ArticlesError, InvalidInput, RateLimited
 from articles.types import Order, Period
 
@@ -62,7 +62,7 @@ def rate_limit(scope: str, request: HttpRequest) -> None:
     if not rule:
         return  # this limit is turned off
     limit, period = rule
-    ident = str(request.user.pk) if request.user.is_authenticated else _client_ip(request)
+    ident = str(request.user.pk) if request.user.is_authenticated else client_address(request)
     state = services.rate_limit_hit(scope=scope, ident=ident, limit=limit, period=period)
     if not state.allowed:
         what = {"post": "posts", "vote": "votes", "signup": "sign-ups"}.get(scope, "requests")
@@ -81,15 +81,6 @@ def safe_next(request: HttpRequest, fallback: str) -> str:
     ):
         return target
     return fallback
-
-
-def _client_ip(request: HttpRequest) -> str:
-    """REMOTE_ADDR as a canonical address, else "unknown": it may be empty (gunicorn on a
-    unix socket) or carry a zone ("fe80::1%eth0"), which no rate-limit key may hold."""
-    try:
-        return str(ipaddress.ip_address(str(request.META.get("REMOTE_ADDR", "")).split("%")[0]))
-    except ValueError:
-        return "unknown"
 
 
 def _span(seconds: int) -> str:

@@ -551,3 +551,22 @@ def test_group_list_shows_descriptions_and_sizes(client, make_user):
 
 def test_healthz_still_answers(client):
     assert client.get("/healthz").json()["status"] == "ok"
+
+
+def test_sign_ups_behind_a_trusted_proxy_are_limited_per_client_not_per_proxy(client, db, settings):
+    """Ensure the pages read the client address as the API does (ARTICLES_NUM_PROXIES):
+    behind a load balancer every sign-up would otherwise share one window."""
+    settings.ARTICLES_RATE_LIMITS = {**settings.ARTICLES_RATE_LIMITS, "signup": (1, 3600)}
+    settings.ARTICLES_NUM_PROXIES = 1
+
+    def sign_up(name: str, address: str) -> int:
+        data = {"username": name, "password1": "pw-Secret-123", "password2": "pw-Secret-123"}
+        response = client.post(
+            "/signup/", data, REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=address
+        )
+        client.logout()
+        return response.status_code
+
+    assert sign_up("first", "203.0.113.7") == 302
+    assert sign_up("second", "198.51.100.9") == 302
+    assert sign_up("third", "203.0.113.7") == 429

@@ -284,6 +284,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 if env_bool("DJANGO_BEHIND_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Reverse proxies in front of the site whose X-Forwarded-For rate limits may trust.
+ARTICLES_NUM_PROXIES = env_int("DJANGO_NUM_PROXIES", 0)
 
 LOGGING = {
     "version": 1,

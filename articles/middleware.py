@@ -11,21 +11,25 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 from articles.connection import store_unavailable
-from articles.errors import RequestTooLarge, StoreUnavailable
+from articles.errors import ArticlesError, RequestTooLarge, StoreUnavailable
 
 logger = logging.getLogger(__name__)
+
+
+def _answer(
+    request: HttpRequest, error: ArticlesError, template: str, context: dict[str, object]
+) -> HttpResponse:
+    """The error as {"detail", "code"} JSON under /api/ (or when JSON is asked for), else a page."""
+    if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
+        return JsonResponse({"detail": error.message, "code": error.code}, status=error.status_code)
+    html = render_to_string(template, context, request)
+    return HttpResponse(html, status=error.status_code)
 
 
 def unavailable_response(request: HttpRequest) -> HttpResponse:
     """The 503 every surface gives while Redis is unreachable (JSON for the API)."""
     error = StoreUnavailable()
-    if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
-        response: HttpResponse = JsonResponse(
-            {"detail": error.message, "code": error.code}, status=error.status_code
-        )
-    else:
-        html = render_to_string("articles/unavailable.html", {"message": error.message}, request)
-        response = HttpResponse(html, status=error.status_code)
+    response = _answer(request, error, "articles/unavailable.html", {"message": error.message})
     response["Retry-After"] = "5"
     return response
 
@@ -51,10 +55,7 @@ def too_large_response(request: HttpRequest) -> HttpResponse:
     """413 with the limit named: JSON under /api/ (or when JSON is asked for), else a page."""
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     error = RequestTooLarge(f"The request body is larger than the {limit:,} bytes allowed.")
-    if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
-        return JsonResponse({"detail": error.message, "code": error.code}, status=413)
-    context = {"error": error, "status": 413}
-    return HttpResponse(render_to_string("articles/error.html", context, request), status=413)
+    return _answer(request, error, "articles/error.html", {"error": error, "status": 413})
 
 
 class RequestSizeMiddleware:

@@ -212,11 +212,7 @@ def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Probl
     indexes that disagree with the article hashes. Reads only; works on book data too."""
     now = _time.time() if now is None else now
     conn = get_connection()
-    ids: set[int] = set()
-    for member in conn.scan_iter(match="article:*", count=1000):
-        ids.update(_ids([member]))
-    for key in (keys.SCORE, keys.TIME, keys.GOOD):
-        ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
+    ids = _indexed_article_ids(conn)
     registry = {_s(k) for k in conn.hkeys(keys.GROUPS)}
     memberships, names, bad = _scan_groups(conn)
     problems = [Problem("bad_group_name", f"group key {key!r}") for key in bad]
@@ -230,6 +226,14 @@ def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Probl
         chunk = ordered[offset : offset + batch]
         problems.extend(_audit_chunk(conn, chunk, memberships, now))
     return problems
+
+
+def _indexed_article_ids(conn: redis.Redis) -> set[int]:
+    """Every article id with a hash or an entry in score:, time: or good: (SCAN, no KEYS)."""
+    ids = set(_ids(conn.scan_iter(match="article:*", count=1000)))
+    for key in (keys.SCORE, keys.TIME, keys.GOOD):
+        ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
+    return ids
 
 
 def group_memberships() -> dict[int, set[str]]:
@@ -410,11 +414,7 @@ def store_export(*, now: float | None = None) -> Iterable[dict[str, object]]:
     for name, description in sorted(conn.hgetall(keys.GROUPS).items()):
         yield {"type": "group", "name": _x(name), "description": _x(description)}
     memberships = group_memberships()
-    ids: set[int] = set()
-    for member in conn.scan_iter(match="article:*", count=1000):
-        ids.update(_ids([member]))
-    for key in (keys.SCORE, keys.TIME, keys.GOOD):
-        ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
+    ids = _indexed_article_ids(conn)
     for article_id in sorted(ids):
         record = _article_record(conn, article_id, memberships.get(article_id, set()))
         if record is not None:

@@ -66,11 +66,6 @@ def group_slugs(names: object) -> list[str]:
 
 
 @register.filter
-def from_unix(value: float) -> datetime:
-    return datetime.fromtimestamp(float(value), tz=UTC)
-
-
-@register.filter
 def is_open(article: Article) -> bool:
     """Is the article's voting window still open?"""
     return article.voting_open(time.time())
@@ -91,12 +86,6 @@ def vote_is(article: Article, label: str) -> bool:
 def ranks_like(article: Article) -> datetime:
     """The score read as a time: post time + net votes x (VOTE_SCORE seconds)."""
     return datetime.fromtimestamp(article.score, tz=UTC)
-
-
-@register.filter
-def ranks_shift_minutes(article: Article) -> float:
-    """How far the votes moved the article in time, in minutes (7.2 per net vote)."""
-    return round((article.score - article.time) / 60, 1)
 
 
 @register.simple_tag

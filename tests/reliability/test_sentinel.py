@@ -172,18 +172,24 @@ def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_ackn
     )
 
 
-def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
-    primary = EmbeddedRedis(tmp_short / "p", port=free_port(), daemonize=False)
+def _primary_and_replica(directory: Path) -> tuple[EmbeddedRedis, EmbeddedRedis]:
+    """A primary and one replica of it on free loopback ports, both started."""
+    primary = EmbeddedRedis(directory / "p", port=free_port(), daemonize=False)
     primary.start()
     replica = EmbeddedRedis(
-        tmp_short / "r",
+        directory / "r",
         port=free_port(),
         daemonize=False,
         extra_config=f"replicaof 127.0.0.1 {primary.port}\n",
     )
     replica.start()
+    return primary, replica
+
+
+def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
+    from tests.reliability.conftest import store_on
+
+    primary, replica = _primary_and_replica(tmp_short)
     try:
         with (
             store_on(f"redis://127.0.0.1:{primary.port}/0"),
@@ -267,15 +273,7 @@ def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_
 def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
     from tests.reliability.conftest import store_on
 
-    primary = EmbeddedRedis(tmp_short / "p", port=free_port(), daemonize=False)
-    primary.start()
-    replica = EmbeddedRedis(
-        tmp_short / "r",
-        port=free_port(),
-        daemonize=False,
-        extra_config=f"replicaof 127.0.0.1 {primary.port}\n",
-    )
-    replica.start()
+    primary, replica = _primary_and_replica(tmp_short)
     try:
         with store_on(f"{primary.url}?db=0"):
             article = services.article_post(user_id=1, poster_name="p", title="a", text="t")

@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install redis redis-stop migrate demo run test lint format browser wrk serve bench bench-smoke
+.PHONY: install redis redis-stop migrate demo run test lint format browser wrk serve bench bench-smoke schema
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ lint: install
 format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+
+# The committed OpenAPI schema (a test fails until it matches the code).
+schema: install
+	$(PY) manage.py spectacular --file docs/openapi.yaml
 
 test: install lint browser
 	$(PY) -m pytest

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 
-from django.conf import settings
 from django.http import HttpRequest
 
-
-def num_proxies() -> int:
-    """ARTICLES_NUM_PROXIES: how many trusted reverse proxies stand in front of the site."""
-    return int(getattr(settings, "ARTICLES_NUM_PROXIES", 0))
+from articles import conf
 
 
 def client_address(request: HttpRequest) -> str:
@@ -23,7 +19,7 @@ def client_address(request: HttpRequest) -> str:
     "fe80::1%eth0"): nothing a client sends becomes part of a key.
     """
     remote = str(request.META.get("REMOTE_ADDR", ""))
-    proxies = num_proxies()
+    proxies = conf.num_proxies()
     forwarded = str(request.META.get("HTTP_X_FORWARDED_FOR", ""))
     if proxies > 0 and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]

@@ -6,13 +6,25 @@ from http import HTTPStatus
 
 
 class ArticlesError(Exception):
+    """An error with its own answer: status, code, message, headers and body fields.
+    responses.py renders it for every surface (pages, API, middleware, /healthz)."""
+
     status_code: int = HTTPStatus.BAD_REQUEST
     code = "articles_error"
     message = "Bad request."
+    retry_after: int | None = None  # seconds, sent as Retry-After
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message or self.message)
         self.message = message or self.message
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
+
+    def body(self) -> dict[str, object]:
+        """The JSON body: {"detail", "code"} and what a program needs to act on it."""
+        return {"detail": self.message, "code": self.code}
 
 
 class ArticleNotFound(ArticlesError):
@@ -48,6 +60,9 @@ class InvalidInput(ArticlesError):
         super().__init__(message)
         self.field = field
 
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "field": self.field, "errors": {self.field: [self.message]}}
+
 
 class DuplicateLink(ArticlesError):
     status_code = HTTPStatus.CONFLICT
@@ -57,6 +72,9 @@ class DuplicateLink(ArticlesError):
     def __init__(self, article_id: int) -> None:
         super().__init__(f"This link was already posted as article {article_id}.")
         self.article_id = article_id
+
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "article_id": self.article_id}
 
 
 class NotAllowed(ArticlesError):
@@ -79,6 +97,7 @@ class StoreUnavailable(ArticlesError):
     status_code = HTTPStatus.SERVICE_UNAVAILABLE
     code = "store_unavailable"
     message = "The article store (Redis) is unreachable; please try again in a moment."
+    retry_after = 5
 
 
 class Conflict(ArticlesError):

@@ -1,4 +1,4 @@
-"""Turn an unreachable Redis into a clear 503 instead of a traceback."""
+"""Turn an unreachable Redis into a clear 503, and an oversized body into a 413."""
 
 from __future__ import annotations
 
@@ -7,31 +7,13 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.template.loader import render_to_string
+from django.http import HttpRequest, HttpResponse
 
 from articles.connection import store_unavailable
-from articles.errors import ArticlesError, RequestTooLarge, StoreUnavailable
+from articles.errors import RequestTooLarge, StoreUnavailable
+from articles.responses import error_response
 
 logger = logging.getLogger(__name__)
-
-
-def _answer(
-    request: HttpRequest, error: ArticlesError, template: str, context: dict[str, object]
-) -> HttpResponse:
-    """The error as {"detail", "code"} JSON under /api/ (or when JSON is asked for), else a page."""
-    if request.path.startswith("/api/") or "json" in request.headers.get("Accept", ""):
-        return JsonResponse({"detail": error.message, "code": error.code}, status=error.status_code)
-    html = render_to_string(template, context, request)
-    return HttpResponse(html, status=error.status_code)
-
-
-def unavailable_response(request: HttpRequest) -> HttpResponse:
-    """The 503 every surface gives while Redis is unreachable (JSON for the API)."""
-    error = StoreUnavailable()
-    response = _answer(request, error, "articles/unavailable.html", {"message": error.message})
-    response["Retry-After"] = "5"
-    return response
 
 
 class RedisUnavailableMiddleware:
@@ -47,15 +29,15 @@ class RedisUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if store_unavailable(exception):
             logger.warning("Redis unavailable: %s", exception)
-            return unavailable_response(request)
+            return error_response(request, StoreUnavailable())
         return None
 
 
 def too_large_response(request: HttpRequest) -> HttpResponse:
-    """413 with the limit named: JSON under /api/ (or when JSON is asked for), else a page."""
+    """413 with the limit named: JSON under the API (or when JSON is asked for), else a page."""
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     error = RequestTooLarge(f"The request body is larger than the {limit:,} bytes allowed.")
-    return _answer(request, error, "articles/error.html", {"error": error, "status": 413})
+    return error_response(request, error)
 
 
 class RequestSizeMiddleware:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
 
 from redis.commands.core import Script
 
-_LUA = Path(__file__).with_name("lua")
-
-
+# importlib.resources, not a path beside __file__: the scripts load from a wheel or zip too.
+_LUA = files("articles") / "lua"
 _LIB = (_LUA / "_lib.lua").read_bytes()
 
 

@@ -1,8 +1,8 @@
-"""URLs of the articles app's pages and feeds (namespace "articles")."""
+"""URLs of the articles app's pages, feeds and account pages (namespace "articles")."""
 
 from django.urls import path, re_path
 
-from articles import feeds, views
+from articles.web import accounts, feeds, views
 
 app_name = "articles"
 
@@ -17,7 +17,11 @@ urlpatterns = [
     path("a/<int:article_id>/vote/", views.article_vote, name="article-vote"),
     path("u/<int:user_id>/", views.user_detail, name="user-detail"),
     path("submit/", views.submit, name="submit"),
-    path("signup/", views.signup, name="signup"),
+    path("signup/", accounts.signup, name="signup"),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
+    path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
+    path("accounts/password/", accounts.password_change, name="password-change"),
+    path("accounts/password/done/", accounts.password_change_done, name="password-change-done"),
     path("modlog/", views.modlog, name="modlog"),
     path("staff/", views.staff_dashboard, name="staff-dashboard"),
     path("staff/groups/", views.staff_groups, name="staff-groups"),

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import redis
 
 from articles import keys, validation
-from votesite.embedded import REDIS_CLI
+from articles.embedded import REDIS_CLI
 
 DAY = 86_400
 SPAN = 6.5 * DAY

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from articles import audit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -340,7 +342,7 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Opti
     with contextlib.suppress(OSError, IndexError):
         kb = int(Path("/proc/meminfo").read_text().split()[1])
         mem = f"{kb / 1024 / 1024:.1f} GiB"
-    from votesite.embedded import REDIS_SERVER
+    from articles.embedded import REDIS_SERVER
 
     redis_version = subprocess.run(
         [str(REDIS_SERVER), "--version"], capture_output=True, text=True, check=False
@@ -426,11 +428,9 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     # The audit of the store itself on a sample, so the bulk load is known to be valid.
     from django.test import override_settings
 
-    from articles import selectors
-
     t0 = time.perf_counter()
     with override_settings(ARTICLES_REDIS_ALIAS="bench_small"):
-        problems = selectors.invariant_audit(now=time.time())
+        problems = audit.invariant_audit(now=time.time())
     if problems:
         raise RuntimeError(f"bulk load breaks the store's invariants: {problems[:5]}")
     log(

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from votesite.embedded import EmbeddedRedis
+from articles.embedded import EmbeddedRedis
 
 PG_BIN = Path(os.environ.get("BENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
 

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.test import override_settings
 
 from articles.connection import get_connection
-from votesite.embedded import EmbeddedRedis
+from articles.embedded import EmbeddedRedis
 from votesite.settings import redis_cache
 
 

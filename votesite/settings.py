@@ -12,6 +12,8 @@ from django.core.exceptions import ImproperlyConfigured
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
+from articles.api.openapi_settings import SCHEMA_SETTINGS
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VOTESITE_VAR_DIR", BASE_DIR / "var"))
 
@@ -94,7 +96,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "django.contrib.humanize",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -148,7 +149,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # --- Redis -------------------------------------------------------------------------
-# With no REDIS_URL the project runs its own server (votesite/embedded.py) under var/redis.
+# With no REDIS_URL the project runs its own server (articles/embedded.py) under var/redis.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
 REDIS_DATA_URL = REDIS_URL or f"unix://{EMBEDDED_REDIS_DIR / 'redis.sock'}?db=0"
@@ -184,9 +185,15 @@ CACHES = {
     "default": redis_cache(REDIS_CACHE_URL),
     "articles": redis_cache(REDIS_DATA_URL),
 }
+# The articles app reads its data through this django-redis alias (so Sentinel works too);
+# `manage.py redis start` runs the embedded server here when REDIS_URL is unset.
 ARTICLES_REDIS_ALIAS = "articles"
+ARTICLES_EMBEDDED_REDIS_DIR = (
+    None if REDIS_URL or os.environ.get("REDIS_SENTINELS") else EMBEDDED_REDIS_DIR
+)
+ARTICLES_SITE_NAME = "votesite"
 
-# --- Redis Sentinel (branch reliability) ---------------------------------------------
+# --- Redis Sentinel --------------------------------------------------------------------
 # REDIS_SENTINELS="10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26379" follows the primary that
 # the sentinels name REDIS_SENTINEL_MASTER; it replaces REDIS_URL for both aliases.
 REDIS_SENTINELS = env_list("REDIS_SENTINELS", [])
@@ -235,25 +242,9 @@ if REDIS_SENTINELS:
 ARTICLES_WAIT_REPLICAS = env_int("ARTICLES_WAIT_REPLICAS", 0)
 ARTICLES_WAIT_TIMEOUT_MS = env_int("ARTICLES_WAIT_TIMEOUT_MS", 500)
 
-# --- REST framework ------------------------------------------------------------------
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
-    ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-}
-SPECTACULAR_SETTINGS = {
-    "TITLE": "votesite API",
-    "DESCRIPTION": "Post, vote on and browse articles.",
-    "VERSION": "1.0.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    # /api/docs/ and /api/redoc/ load their JavaScript from our own static files.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"VoteEnum": "articles.serializers.VOTE_CHOICES"},
-}
+# The app's schema settings, so that `manage.py spectacular` and drf-spectacular's own
+# system check generate the schema that /api/schema/ serves.
+SPECTACULAR_SETTINGS = SCHEMA_SETTINGS
 
 # --- Internationalisation, static files, auth pages -------------------------------
 LANGUAGE_CODE = "en-us"
@@ -264,14 +255,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing one
-STATICFILES_DIRS = [BASE_DIR / "static"]
 # Served by whitenoise from the finders, so `make run` needs no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "/"
-LOGOUT_REDIRECT_URL = "/"
+LOGIN_URL = "articles:login"
 
 # --- Security (production values come from the environment; see README) ------------
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)

@@ -1,27 +1,13 @@
-"""votesite URL configuration."""
+"""votesite URL configuration: the articles app's pages at /, its API at /api/."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from articles.views import healthz
+from articles.web.views import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    # Accounts: Django's own auth views (sign-up lives in the articles app).
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path(
-        "accounts/password/",
-        auth_views.PasswordChangeView.as_view(),
-        name="password_change",
-    ),
-    path(
-        "accounts/password/done/",
-        auth_views.PasswordChangeDoneView.as_view(),
-        name="password_change_done",
-    ),
-    path("api/", include("articles.api_urls", namespace="api")),
+    path("api/", include("articles.api.urls")),
     path("", include("articles.urls")),
 ]

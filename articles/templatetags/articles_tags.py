@@ -8,12 +8,21 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django import template
+from django.contrib.humanize.templatetags.humanize import naturaltime
 
 from articles import conf, keys
 from articles.types import Article, Vote
 from articles.urlcache import url_for
 
 register = template.Library()
+# humanize's filter, registered here so the host need not install django.contrib.humanize.
+register.filter("naturaltime", naturaltime)
+
+
+@register.simple_tag
+def site_name() -> str:
+    """ARTICLES_SITE_NAME: the name in titles, the header and feeds."""
+    return conf.site_name()
 
 
 @register.filter

@@ -147,7 +147,7 @@ def test_posting_counts_against_the_post_limit_the_web_pages_share(as_user, conn
     assert statuses == [201, 201, 429]
     assert selectors.article_list().count == 2
     window = int(time.time() // 3600)
-    assert conn.get(keys.rate_limit("post", str(as_user.user.pk), window)) == b"3"
+    assert conn.get(keys.rate_limit("post", f"u{as_user.user.pk}", window)) == b"3"
 
 
 def test_voting_counts_against_the_vote_limit(as_user, post, settings):

@@ -23,7 +23,7 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 
 def test_the_committed_schema_is_what_the_code_generates():
     """Ensure API changes show up in review: regenerate with
-    `.venv/bin/python manage.py spectacular --file docs/openapi.yaml`."""
+    `make schema`."""
     out = io.StringIO()
     call_command("spectacular", stdout=out, skip_checks=True)
     assert out.getvalue() == SCHEMA_FILE.read_text()

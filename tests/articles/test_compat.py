@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from articles import selectors, services
+from articles import audit, selectors, services
 from articles.types import Order, Vote
 from bench import book
 
@@ -53,13 +53,13 @@ def test_the_store_votes_on_a_book_article_without_double_counting(conn, book_da
 
 
 def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
-    kinds = {p.kind for p in selectors.invariant_audit()}
+    kinds = {p.kind for p in audit.invariant_audit()}
     # The book keeps no `groups` field and no registry; everything else it writes holds.
     assert kinds == {"groups_field", "unregistered_group"}
     from django.core.management import call_command
 
     call_command("check_votes", "--repair")
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     assert [g.name for g in selectors.group_list()] == ["programming", "redis"]
     assert selectors.article_get(article_id=book_data[1]).groups == ("programming", "redis")
 
@@ -95,4 +95,4 @@ def test_the_books_code_reads_and_votes_on_what_the_store_wrote(conn):
     book.article_vote(conn, "user:9", "article:1")
     book.article_vote(conn, "user:9", "article:1")  # the voter set stops the second vote
     assert selectors.article_get(article_id=a.id).votes == 2
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []

@@ -7,7 +7,7 @@ import multiprocessing
 import random
 import time
 
-from articles import keys, selectors, services
+from articles import audit, keys, selectors, services
 from articles.types import Vote
 
 WORKERS = 4
@@ -43,7 +43,7 @@ def test_concurrent_votes_switches_and_withdrawals_keep_every_invariant(conn, se
         worker.join(timeout=120)
     assert [w.exitcode for w in workers] == [0] * WORKERS
 
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     for article_id in range(1, ARTICLES + 1):
         article = selectors.article_get(article_id=article_id)
         up = conn.smembers(keys.voted(article_id))

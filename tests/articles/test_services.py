@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from articles import keys, selectors, services
+from articles import keys, ratelimits, selectors, services
 from articles.errors import (
     ArticleNotFound,
     DuplicateLink,
@@ -356,13 +356,10 @@ def test_edit_changes_title_and_link_and_moves_the_link_index(conn, now):
 
 
 def test_rate_limit_allows_the_limit_then_refuses_until_the_window_ends(now):
-    results = [
-        services.rate_limit_hit(scope="vote", ident="7", limit=3, period=60, now=now)
-        for _ in range(4)
-    ]
+    results = [ratelimits.hits([("vote", "u7", 3, 60)], now=now)[0] for _ in range(4)]
     assert [r.allowed for r in results] == [True, True, True, False]
     assert [r.remaining for r in results] == [2, 1, 0, 0]
-    later = services.rate_limit_hit(scope="vote", ident="7", limit=3, period=60, now=now + 60)
+    later = ratelimits.hits([("vote", "u7", 3, 60)], now=now + 60)[0]
     assert later.allowed
 
 

@@ -22,7 +22,7 @@ def test_cached_urls_equal_reverse(name, value):
 
 
 def test_a_url_without_arguments_and_a_value_that_is_not_a_slug():
-    assert url_for("login") == reverse("login")
+    assert url_for("articles:login") == reverse("articles:login")
     assert url_for("articles:good-day", "2026-11-22") == reverse(
         "articles:good-day", args=["2026-11-22"]
     )

@@ -7,12 +7,12 @@ import time
 import pytest
 import redis
 
-from articles import selectors, services
+from articles import audit, selectors, services
 from articles.connection import get_connection
+from articles.embedded import EmbeddedRedis
 from articles.types import Order, Vote
 from bench import book, counting, data
 from bench.http import parse_wrk
-from votesite.embedded import EmbeddedRedis
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_the_bulk_load_passes_the_stores_own_invariant_audit() -> None:
     spec = data.Spec(articles=600, group_size=60, now=time.time())
     totals = data.load_redis(get_connection(), spec)
     assert totals["articles"] == 600
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     page = selectors.group_article_list(name=data.GROUP)
     assert page.count == 60
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from articles.checks import redis_status_messages
-from votesite.embedded import EmbeddedRedis
+from articles.embedded import EmbeddedRedis
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from articles import selectors
-from votesite.embedded import EmbeddedRedis
+from articles import audit
+from articles.embedded import EmbeddedRedis
 
 
 def free_port() -> int:
@@ -71,7 +71,7 @@ def own_redis(tmp_short: Path) -> Iterator[EmbeddedRedis]:
         with store_on(f"{server.url}?db=0"):
             yield server
             if server.process is not None:
-                assert selectors.invariant_audit() == []
+                assert audit.invariant_audit() == []
     finally:
         if server.process is not None:
             with contextlib.suppress(Exception):
@@ -84,4 +84,4 @@ def _audit_after_each_test() -> Iterator[None]:
     """Every reliability test ends with the invariant audit of SPEC §1 finding nothing on
     the session's store (tests on a server of their own audit it themselves)."""
     yield
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from articles import keys, selectors, services
+from articles import audit, backup, keys, selectors, services
 from articles.connection import get_connection
 from articles.types import Order, Period, Vote
 
@@ -98,7 +98,7 @@ def _comparable(records: list[dict[str, object]]) -> list[dict[str, object]]:
 @override_settings(ARTICLES_GOOD_ARTICLE_VOTES=5)
 def test_export_then_import_into_an_empty_store_loses_nothing(tmp_path: Path):
     _populate()
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     before = _listings()
     counter = get_connection().get(keys.ARTICLE_IDS)
     first = _export(tmp_path / "backup.jsonl")
@@ -108,12 +108,12 @@ def test_export_then_import_into_an_empty_store_loses_nothing(tmp_path: Path):
     assert all(r["up_expire_at_ms"] for r in articles if r["up"])
 
     get_connection().flushdb()
-    assert selectors.store_is_empty()
+    assert backup.store_is_empty()
     out = io.StringIO()
     call_command("import_articles", str(tmp_path / "backup.jsonl"), stdout=out)
     assert "39 article" in out.getvalue()
 
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     assert _listings() == before
     assert get_connection().get(keys.ARTICLE_IDS) == counter
     second = _export(tmp_path / "again.jsonl")
@@ -123,7 +123,7 @@ def test_export_then_import_into_an_empty_store_loses_nothing(tmp_path: Path):
     assert new.id == int(counter) + 1
     voters = sum(len(r["up"]) + len(r["down"]) for r in articles)  # type: ignore[arg-type]
     log.info(f"backup: {len(first)} records, {len(articles)} articles, {voters} votes restored")
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     get_connection().flushdb()  # audited under GOOD = 5; the autouse audit runs at 200
 
 
@@ -136,7 +136,7 @@ def test_import_refuses_a_store_that_is_not_empty_unless_forced(tmp_path: Path):
     services.article_vote(article_id=a.id, user_id=2, direction=Vote.UP)
     call_command("import_articles", str(tmp_path / "b.jsonl"), force=True, stdout=io.StringIO())
     assert selectors.article_get(article_id=a.id).votes == 1  # the backup's state
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
 
 
 def test_a_malformed_record_stops_the_import_and_leaves_no_half_written_article(tmp_path: Path):
@@ -155,7 +155,7 @@ def test_a_malformed_record_stops_the_import_and_leaves_no_half_written_article(
     assert conn.exists(keys.article(arts[0]["id"]))  # type: ignore[arg-type]
     assert not conn.exists(keys.article(arts[1]["id"]))  # type: ignore[arg-type]
     assert not [k for k in conn.scan_iter() if b".." in k]
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
 
 
 def _vote_for_a_while(seconds: float) -> None:
@@ -197,7 +197,7 @@ def test_an_export_taken_while_votes_pour_in_restores_to_a_consistent_store(tmp_
     assert all(w.exitcode == 0 for w in writers)
     get_connection().flushdb()
     call_command("import_articles", str(tmp_path / "live.jsonl"), stdout=io.StringIO())
-    assert selectors.invariant_audit() == []
+    assert audit.invariant_audit() == []
     articles = [r for r in records if r["type"] == "article"]
     for record in articles:
         restored = selectors.article_get(article_id=record["id"])  # type: ignore[arg-type]

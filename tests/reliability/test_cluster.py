@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from articles.checks import check_redis_cluster, redis_status_messages, refuse_unsupported_redis
+from articles.embedded import EmbeddedRedis
 from tests.reliability.conftest import free_port, store_on
-from votesite.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.slow
 BASE = Path(__file__).resolve().parents[2]

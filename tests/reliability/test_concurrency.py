@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from articles import keys, selectors, services
+from articles import audit, keys, selectors, services
 from articles.connection import get_connection
 from articles.errors import ArticlesError
 from articles.types import Order, Vote
@@ -114,7 +114,7 @@ def test_many_processes_mixing_every_write_keep_every_invariant_and_readers_see_
         tried.update(results.get(timeout=5))
     elapsed = time.monotonic() - started
     assert torn == []
-    assert selectors.invariant_audit(now=NOW + 1000) == []
+    assert audit.invariant_audit(now=NOW + 1000) == []
     ops = sum(v for k, v in tried.items() if not k.startswith("refused"))
     log.info(
         f"concurrency: {ops} operations in {elapsed:.1f} s by 6 processes, "
@@ -152,7 +152,7 @@ def test_workers_sigkilled_in_the_middle_of_voting_leave_no_half_applied_vote():
             worker.join(timeout=10)
             assert worker.exitcode == -signal.SIGKILL
         total_kills += len(workers)
-        assert selectors.invariant_audit(now=NOW + 2) == []
+        assert audit.invariant_audit(now=NOW + 2) == []
     conn = get_connection()
     for article_id in ids:
         article = selectors.article_get(article_id=article_id)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from votesite.embedded import EmbeddedRedis
+from articles.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.slow
 BASE = Path(__file__).resolve().parents[2]

@@ -13,10 +13,10 @@ import pytest
 import redis
 from django.template.loader import render_to_string
 
-from articles import keys, selectors, services
+from articles import audit, keys, selectors, services
 from articles.connection import get_connection
+from articles.embedded import EmbeddedRedis
 from articles.types import Order, Vote
-from votesite.embedded import EmbeddedRedis
 
 log = logging.getLogger("reliability")
 pytestmark = [pytest.mark.slow, pytest.mark.urls("tests.reliability.urls")]
@@ -82,7 +82,7 @@ def test_acknowledged_votes_survive_kill_9_and_the_store_reconnects_by_itself(
         article = selectors.article_get(article_id=article_id)
         # +1 poster vote; the vote in flight at the kill may or may not have landed.
         assert article.votes - 1 - (article_id == ids[0]) - up in (0, 1)
-    assert selectors.invariant_audit(now=NOW + 62) == []
+    assert audit.invariant_audit(now=NOW + 62) == []
     record_property("acked_votes_checked", len(acked))
     record_property("restart_to_first_vote_s", round(reconnect, 3))
     log.info(f"kill -9: {len(acked)} acknowledged votes checked, first vote {reconnect:.3f} s")
@@ -162,7 +162,7 @@ def test_voting_works_after_script_flush_and_after_a_restart(own_redis: Embedded
     )
     assert (article.votes, article.downvotes) == (3, 1)
     assert article.score == NOW + 432 * 2
-    assert selectors.invariant_audit(now=NOW + 4) == []
+    assert audit.invariant_audit(now=NOW + 4) == []
 
 
 def _last_multi(aof: bytes) -> int:
@@ -198,14 +198,14 @@ def test_a_torn_last_append_only_record_still_starts_and_passes_the_audit(
             aof_path.write_bytes(aof[:keep])
 
             server.start()
-            assert selectors.invariant_audit(now=NOW + 6) == []
+            assert audit.invariant_audit(now=NOW + 6) == []
             after = selectors.article_list(order=Order.SCORE)
             assert sorted(a.id for a in after.items) == sorted(before)
             votes = sum(a.votes for a in after.items)
             assert votes in (3 + 39, 3 + 38)  # at most the torn last vote is gone
             # and the store still takes votes
             services.article_vote(article_id=ids[0], user_id=500, direction=Vote.UP, now=NOW + 7)
-            assert selectors.invariant_audit(now=NOW + 8) == []
+            assert audit.invariant_audit(now=NOW + 8) == []
     finally:
         server.stop()
 
@@ -235,4 +235,4 @@ def test_writes_cut_off_by_a_hang_and_retried_count_once(own_redis: EmbeddedRedi
     assert first.id == again.id
     assert selectors.article_get(article_id=article_id).votes == 2
     assert [a.title for a in selectors.article_list(order=Order.TIME).items].count("once") == 1
-    assert selectors.invariant_audit(now=NOW + 1) == []
+    assert audit.invariant_audit(now=NOW + 1) == []

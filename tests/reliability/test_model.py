@@ -18,7 +18,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from articles import keys, selectors, services
+from articles import audit, keys, selectors, services
 from articles.connection import get_connection
 from articles.errors import ArticleNotFound, NotAllowed, VotingClosed
 from articles.types import Order, Vote
@@ -176,7 +176,7 @@ class StoreVersusModel(RuleBasedStateMachine):
             members = {a for a, m in self.articles.items() if name in m.groups}
             page = selectors.group_article_list(name=name, order=Order.TIME)
             assert {a.id for a in page.items} == members
-        assert selectors.invariant_audit(now=self.now) == []
+        assert audit.invariant_audit(now=self.now) == []
 
 
 def test_random_operations_and_clock_jumps_keep_the_store_equal_to_the_model():

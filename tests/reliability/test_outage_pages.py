@@ -16,9 +16,9 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from articles.embedded import EmbeddedRedis
 from tests.reliability.conftest import articles_cache
 from tests.reliability.hostile import API_WRITES, PAGE_WRITES, build_world
-from votesite.embedded import EmbeddedRedis
 
 log = logging.getLogger("reliability")
 pytestmark = pytest.mark.slow
@@ -83,8 +83,8 @@ def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
 NO_STORE = {
     "login",
     "logout",
-    "password_change",
-    "password_change_done",
+    "password-change",
+    "password-change-done",
     "schema",
     "docs",
     "redoc",

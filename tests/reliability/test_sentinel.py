@@ -20,12 +20,12 @@ import redis
 from django.conf import settings
 from django.test import override_settings
 
-from articles import keys, selectors, services
+from articles import audit, keys, selectors, services
 from articles.connection import get_connection
+from articles.embedded import REDIS_SERVER, EmbeddedRedis
 from articles.errors import StoreUnavailable
 from articles.types import Vote
 from tests.reliability.conftest import free_port
-from votesite.embedded import REDIS_SERVER, EmbeddedRedis
 from votesite.settings import sentinel_cache
 
 log = logging.getLogger("reliability")
@@ -164,7 +164,7 @@ def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_ackn
             ups = sum(1 for a, _, d in acked if a == article_id and d is Vote.UP)
             downs = sum(1 for a, _, d in acked if a == article_id and d is Vote.DOWN)
             assert (got.votes, got.downvotes) == (1 + ups + (article_id == ids[0]), downs)
-        assert selectors.invariant_audit(now=NOW + 3) == []
+        assert audit.invariant_audit(now=NOW + 3) == []
     log.info(
         f"sentinel: voting resumed {resumed:.2f} s after kill -9 of the primary "
         f"({attempts} attempts, {refused} refused with 503/errors); "
@@ -206,7 +206,7 @@ def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
             # Retrying is safe: the vote is counted once.
             again = services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             assert again.votes == 2
-            assert selectors.invariant_audit() == []
+            assert audit.invariant_audit() == []
     finally:
         # SIGKILL: a replica may not answer the PING that stop() sends before SHUTDOWN.
         replica.kill(signal.SIGKILL)
@@ -265,7 +265,7 @@ def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_
             with pytest.raises(StoreUnavailable):
                 services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             assert selectors.article_get(article_id=article.id).votes == 1
-            assert selectors.invariant_audit() == []
+            assert audit.invariant_audit() == []
     finally:
         primary.kill(signal.SIGKILL)
 

@@ -4,10 +4,10 @@ API twin, so the middleware's 503 can be checked before the real pages exist."""
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
-from django.urls import path
+from django.urls import include, path
 
 from articles import selectors
-from articles.views import healthz
+from articles.web.views import healthz
 
 
 def listing(request: HttpRequest) -> JsonResponse:
@@ -18,5 +18,6 @@ def listing(request: HttpRequest) -> JsonResponse:
 urlpatterns = [
     path("healthz", healthz),
     path("listing", listing),
-    path("api/listing", listing),
+    # Under the API's app_name, as articles.api.urls is: its errors are JSON.
+    path("api/", include(([path("listing", listing)], "api"))),
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from articles import selectors, services
+from articles import audit
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--repair", action="store_true", help="fix every problem found")
 
     def handle(self, *args: Any, repair: bool, **options: Any) -> None:
-        problems = selectors.invariant_audit()
+        problems = audit.invariant_audit()
         for problem in problems:
             where = (
                 f"article {problem.article_id}" if problem.article_id else f"group {problem.group}"
@@ -34,22 +34,22 @@ class Command(BaseCommand):
         if not repair:
             raise CommandError("invariants broken; run again with --repair to fix them")
         self._repair(problems)
-        remaining = selectors.invariant_audit()
+        remaining = audit.invariant_audit()
         if remaining:
             raise CommandError(f"{len(remaining)} problem(s) remain after repair")
         self.stdout.write(self.style.SUCCESS("Repaired; the audit now finds nothing wrong."))
 
-    def _repair(self, problems: list[selectors.Problem]) -> None:
+    def _repair(self, problems: list[audit.Problem]) -> None:
         for problem in problems:
             if problem.kind == "unregistered_group" and problem.group:
-                services.group_register(name=problem.group)
+                audit.group_register(name=problem.group)
         by_article: dict[int, set[str]] = defaultdict(set)
         for problem in problems:
             if problem.article_id is not None:
                 by_article[problem.article_id].add(problem.kind)
-        memberships = selectors.group_memberships() if by_article else {}
+        memberships = audit.group_memberships() if by_article else {}
         for article_id, kinds in sorted(by_article.items()):
             groups = memberships.get(article_id, set())
-            alive = services.article_repair(article_id=article_id, groups=groups)
+            alive = audit.article_repair(article_id=article_id, groups=groups)
             if alive and "groups_field" in kinds:
-                services.article_groups_set(article_id=article_id, groups=groups)
+                audit.article_groups_set(article_id=article_id, groups=groups)

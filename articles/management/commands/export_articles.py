@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from articles import selectors
+from articles import backup
 
 
 class Command(BaseCommand):
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             target = sys.stdout
             if output != "-":
                 target = stack.enter_context(Path(output).open("w", encoding="utf-8"))
-            for record in selectors.store_export():
+            for record in backup.store_export():
                 target.write(json.dumps(record, sort_keys=True) + "\n")
                 counts[str(record["type"])] += 1
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))

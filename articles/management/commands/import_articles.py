@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from articles import selectors, services
+from articles import backup
 from articles.errors import InvalidInput
 
 
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, input: str, force: bool, **options: Any) -> None:
-        if not force and not selectors.store_is_empty():
+        if not force and not backup.store_is_empty():
             raise CommandError(
                 "The store is not empty; import only into an empty store, or pass --force "
                 "to replace articles with the same ids."
@@ -44,7 +44,7 @@ class Command(BaseCommand):
                 if not line.strip():
                     continue
                 try:
-                    kind = services.store_import_record(record=json.loads(line))
+                    kind = backup.store_import_record(record=json.loads(line))
                 except (ValueError, InvalidInput) as exc:
                     raise CommandError(f"line {number}: {exc}") from None
                 counts[kind] += 1

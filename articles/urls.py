@@ -3,6 +3,7 @@
 from django.urls import path, re_path
 
 from articles.web import accounts, feeds, views
+from articles.web.helpers import html_errors
 
 app_name = "articles"
 
@@ -38,8 +39,8 @@ urlpatterns = [
         views.staff_article_delete,
         name="staff-article-delete",
     ),
-    path("feeds/top/", feeds.TopFeed(), name="feed-top"),
-    path("feeds/new/", feeds.NewFeed(), name="feed-new"),
-    path("feeds/good/", feeds.GoodFeed(), name="feed-good"),
-    path("feeds/g/<slug:name>/", feeds.GroupFeed(), name="feed-group"),
+    path("feeds/top/", html_errors(feeds.TopFeed()), name="feed-top"),
+    path("feeds/new/", html_errors(feeds.NewFeed()), name="feed-new"),
+    path("feeds/good/", html_errors(feeds.GoodFeed()), name="feed-good"),
+    path("feeds/g/<slug:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
 ]

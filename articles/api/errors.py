@@ -9,10 +9,11 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from rest_framework import exceptions
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from articles.connection import UNREACHABLE, refuses_writes
+from articles.connection import store_unavailable
 from articles.errors import ArticlesError, StoreUnavailable
 from articles.responses import error_body
 
@@ -23,16 +24,14 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     """Turn a domain error or a DRF error into {"detail", "code"} with its status.
 
     Field errors also carry `field` (the first field at fault) and `errors` (every field
-    with its messages). A lost Redis connection is left to RedisUnavailableMiddleware,
-    which answers the same JSON shape with 503; anything else unexpected is logged and
-    answered with a JSON 500 rather than Django's HTML page.
+    with its messages). An unavailable Redis is a 503; anything else unexpected is
+    logged and answered with a JSON 500 rather than Django's HTML page.
     """
-    if isinstance(exc, UNREACHABLE):
-        return None
-    if refuses_writes(exc):
-        # Up, but not taking writes for now (a replica after failover, out of memory, too
-        # few replicas, a failed disk write): as much an outage for the caller as 503.
-        logger.warning("Redis refuses writes: %s", exc)
+    if store_unavailable(exc):
+        # Unreachable, or up but not taking writes (a replica after failover, out of
+        # memory, too few replicas): a 503 the client may retry, with or without the
+        # project's RedisUnavailableMiddleware installed.
+        logger.warning("Redis unavailable: %s", exc)
         exc = StoreUnavailable()
     if isinstance(exc, ArticlesError):
         return _articles_error(exc, context)
@@ -56,8 +55,12 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
 
 def _articles_error(exc: ArticlesError, context: Mapping[str, Any]) -> Response:
     set_rollback()
-    body = error_body(exc, context.get("request"))
-    return Response(body, status=int(exc.status_code), headers=exc.headers)
+    request = context.get("request")
+    if isinstance(exc, StoreUnavailable) and request is not None:
+        # Plain JSON even for a browser: the browsable API's page would read the store again.
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = "application/json"
+    return Response(error_body(exc, request), status=int(exc.status_code), headers=exc.headers)
 
 
 def _api_error_body(exc: exceptions.APIException) -> dict[str, Any]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+import redis
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -15,15 +17,18 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf, ratelimits
-from articles.errors import ArticlesError, InvalidInput
+from articles.connection import store_unavailable
+from articles.errors import ArticlesError, InvalidInput, StoreUnavailable
 from articles.responses import error_response
 from articles.types import Order, Period
 
 View = Callable[..., HttpResponse]
+logger = logging.getLogger(__name__)
 
 
 def html_errors(view: View) -> View:
-    """Render any ArticlesError as articles/error.html with the error's own status."""
+    """Render any ArticlesError as articles/error.html with the error's own status, and an
+    unavailable Redis as the 503 page (so no middleware of the host's is needed for it)."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -31,6 +36,11 @@ def html_errors(view: View) -> View:
             return view(request, *args, **kwargs)
         except ArticlesError as exc:
             return error_response(request, exc)
+        except redis.RedisError as exc:
+            if not store_unavailable(exc):
+                raise
+            logger.warning("Redis unavailable: %s", exc)
+            return error_response(request, StoreUnavailable())
 
     return wrapper
 

@@ -1,0 +1,31 @@
+"""The client's address, for rate limits of the pages and the API alike."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from django.http import HttpRequest
+
+from articles import conf
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address, trusting X-Forwarded-For only as far as our own proxies.
+
+    With 0 proxies (the default) the header is ignored; with N the client is the N-th
+    address from the right, the one the outermost trusted proxy saw, so a client cannot
+    pick its own address by sending the header. The result is a canonical address or
+    "unknown" (REMOTE_ADDR is empty on a unix socket, or carries a zone such as
+    "fe80::1%eth0"): nothing a client sends becomes part of a key.
+    """
+    remote = str(request.META.get("REMOTE_ADDR", ""))
+    proxies = conf.num_proxies()
+    forwarded = str(request.META.get("HTTP_X_FORWARDED_FOR", ""))
+    if proxies > 0 and forwarded:
+        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        if hops:
+            remote = hops[-min(proxies, len(hops))]
+    try:
+        return str(ipaddress.ip_address(remote.split("%", 1)[0]))
+    except ValueError:
+        return "unknown"

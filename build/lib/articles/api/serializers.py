@@ -1,0 +1,355 @@
+"""REST API input validation and output shape; the rules themselves live in validation.py
+and the store, so a serializer only checks types and names the field at fault."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.utils.urls import replace_query_param
+
+from articles import conf, validation
+from articles.errors import InvalidInput
+from articles.types import Article, Group, Order, Page, Period, Vote
+from articles.urlcache import url_for
+
+VOTE_CHOICES = [v.label for v in (Vote.UP, Vote.DOWN, Vote.NONE)]
+
+
+def article_url(article_id: int, request: HttpRequest | None = None) -> str:
+    """The article's web page (`articles:article-detail`), absolute when there is a request.
+    The pattern is reversed once: reverse() per article was a sixth of an API page."""
+    path = url_for("articles:article-detail", article_id)
+    return request.build_absolute_uri(path) if request is not None else path
+
+
+def _cleaned(clean: Callable[..., Any], *args: Any) -> Any:
+    """Run a validation.py function; its InvalidInput becomes this field's error."""
+    try:
+        return clean(*args)
+    except InvalidInput as exc:
+        raise serializers.ValidationError(exc.message) from None
+
+
+# --- output ----------------------------------------------------------------------------
+
+
+class ArticleSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    link = serializers.CharField(help_text='An http(s) URL, or "" for a text post.')
+    text = serializers.CharField()
+    poster = serializers.CharField(source="poster_name", help_text="The poster's username.")
+    posted_at = serializers.DateTimeField(help_text="Post time, ISO 8601 in UTC.")
+    time = serializers.IntegerField(help_text="Post time in Unix seconds.")
+    votes = serializers.IntegerField(help_text="Up-votes, the poster's own included.")
+    downvotes = serializers.IntegerField()
+    score = serializers.FloatField(help_text="time + 432 * (votes - downvotes).")
+    groups = serializers.ListField(child=serializers.CharField())
+    voting_closes_at = serializers.DateTimeField(source="closes_at")
+    my_vote = serializers.SerializerMethodField(
+        help_text="The caller's vote: up, down or none; null when not logged in."
+    )
+    url = serializers.SerializerMethodField(help_text="The article's web page.")
+
+    @extend_schema_field(serializers.ChoiceField(choices=VOTE_CHOICES, allow_null=True))
+    def get_my_vote(self, article: Article) -> str | None:
+        return article.my_vote.label if article.my_vote is not None else None
+
+    @extend_schema_field(serializers.URLField())
+    def get_url(self, article: Article) -> str:
+        return article_url(article.id, self.context.get("request"))
+
+
+@extend_schema_serializer(many=False)  # a list action answering one page object
+class ArticlePageSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="Articles in the whole listing.")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ArticleSerializer(many=True)
+
+
+def page_data(page: Page, request: HttpRequest) -> dict[str, Any]:
+    """DRF's page-number shape for one page of a listing."""
+    results = ArticleSerializer(page.items, many=True, context={"request": request}).data
+    return paged(results, page.number, page.has_next, page.count, request)
+
+
+def paged(
+    results: Any, number: int, has_next: bool, count: int, request: HttpRequest
+) -> dict[str, Any]:
+    url = request.build_absolute_uri()
+    return {
+        "count": count,
+        "next": replace_query_param(url, "page", number + 1) if has_next else None,
+        "previous": replace_query_param(url, "page", number - 1) if number > 1 else None,
+        "results": results,
+    }
+
+
+class ModlogEntrySerializer(serializers.Serializer):
+    at = serializers.DateTimeField(help_text="When, ISO 8601 in UTC.")
+    actor = serializers.CharField(help_text="The staff member's username.")
+    action = serializers.CharField(help_text="delete, edit, groups, group_create, ...")
+    target = serializers.CharField(help_text="The key acted on: article:<id> or group:<name>.")
+    reason = serializers.CharField()
+    details = serializers.DictField()
+
+
+@extend_schema_serializer(many=False)
+class ModlogPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ModlogEntrySerializer(many=True)
+
+
+class StatsDaySerializer(serializers.Serializer):
+    date = serializers.DateField()
+    posts = serializers.IntegerField(help_text="Articles posted that UTC day.")
+    votes = serializers.IntegerField(help_text="Votes cast that UTC day.")
+
+
+@extend_schema_serializer(many=False)
+class StatsSerializer(serializers.Serializer):
+    total_posts = serializers.IntegerField()
+    total_votes = serializers.IntegerField()
+    days = StatsDaySerializer(many=True, help_text="Oldest first, today last.")
+
+
+class GroupSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    size = serializers.IntegerField(help_text="Articles in the group.")
+
+    @staticmethod
+    def of(group: Group) -> dict[str, Any]:
+        return {"name": group.name, "description": group.description, "size": group.size}
+
+
+class ArticleGroupsSerializer(serializers.Serializer):
+    groups = serializers.ListField(child=serializers.CharField())
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What went wrong, for people.")
+    code = serializers.CharField(help_text="What went wrong, for programs.")
+    field = serializers.CharField(required=False, help_text="The first field at fault.")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Every field at fault with its messages.",
+    )
+    article_id = serializers.IntegerField(
+        required=False, help_text="The article already posted with this link (409)."
+    )
+    article_url = serializers.CharField(required=False)
+
+
+# --- input fields: what the schema tells clients, on top of validation.py's own checks -------
+
+_ONE_LINE = r"^[^\r\n\x00]*$"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+# Narrower than clean_link accepts (ASCII, ports below 10000), so every link that fits the
+# schema is accepted; clean_link stays the rule.
+_LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::[1-9][0-9]{{0,3}})?(?:[/?#][!-~]*)?)?$"
+
+
+@extend_schema_field(
+    {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9-]{1,64}$"}
+)
+class GroupNameField(serializers.CharField):
+    """A group's slug: 1-64 characters of a-z, 0-9 and '-'."""
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": validation.TITLE_MAX,
+        "pattern": r"^[^\r\n\x00]*\S[^\r\n\x00]*$",
+    }
+)
+class TitleField(serializers.CharField):
+    """One line of text, not all spaces."""
+
+
+@extend_schema_field({"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE})
+class LineField(serializers.CharField):
+    """One line of text (a reason, a description)."""
+
+
+@extend_schema_field({"type": "string", "maxLength": validation.LINK_MAX, "pattern": _LINK})
+class LinkField(serializers.CharField):
+    """An http(s) URL, or "" for none."""
+
+
+@extend_schema_field({"type": "string", "maxLength": validation.TEXT_MAX, "pattern": r"^[^\x00]*$"})
+class TextField(serializers.CharField):
+    """Any text, newlines allowed."""
+
+
+def _group_names(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=GroupNameField(max_length=64, trim_whitespace=False),
+        required=False,
+        default=list,
+        max_length=20,
+        **kwargs,
+    )
+
+
+# --- input -----------------------------------------------------------------------------
+
+
+class ArticleCreateSerializer(serializers.Serializer):
+    title = TitleField(max_length=validation.TITLE_MAX)
+    link = LinkField(required=False, allow_blank=True, default="", max_length=validation.LINK_MAX)
+    text = TextField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=validation.TEXT_MAX,
+        trim_whitespace=False,
+        help_text="Give a link, a text, or both.",
+    )
+    groups = _group_names()
+
+    def validate_title(self, value: str) -> str:
+        return _cleaned(validation.clean_title, value)
+
+    def validate_link(self, value: str) -> str:
+        return _cleaned(validation.clean_link, value)
+
+    def validate_text(self, value: str) -> str:
+        return _cleaned(validation.clean_text, value)
+
+    def validate_groups(self, value: list[str]) -> list[str]:
+        return _cleaned(validation.clean_group_names, value)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            validation.clean_post(attrs["title"], attrs["link"], attrs["text"])
+        except InvalidInput as exc:
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        return attrs
+
+
+class ArticleEditSerializer(serializers.Serializer):
+    title = TitleField(max_length=validation.TITLE_MAX)
+    link = LinkField(
+        allow_blank=True,
+        max_length=validation.LINK_MAX,
+        help_text='"" only for an article with a text.',
+    )
+    reason = LineField(
+        required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
+    )
+
+    def validate_title(self, value: str) -> str:
+        return _cleaned(validation.clean_title, value)
+
+    def validate_link(self, value: str) -> str:
+        return _cleaned(validation.clean_link, value)
+
+    def validate_reason(self, value: str) -> str:
+        return _cleaned(validation.clean_reason, value)
+
+
+class VoteSerializer(serializers.Serializer):
+    value = serializers.ChoiceField(choices=VOTE_CHOICES, help_text="up, down or none.")
+
+    def validate_value(self, value: str) -> Vote:
+        return Vote.from_label(value)
+
+
+class GroupsUpdateSerializer(serializers.Serializer):
+    add = _group_names()
+    remove = _group_names(help_text="No group may be both added and removed.")
+    reason = LineField(
+        required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
+    )
+
+    def validate_add(self, value: list[str]) -> list[str]:
+        return _cleaned(validation.clean_group_names, value, "add")
+
+    def validate_remove(self, value: list[str]) -> list[str]:
+        return _cleaned(validation.clean_group_names, value, "remove")
+
+    def validate_reason(self, value: str) -> str:
+        return _cleaned(validation.clean_reason, value)
+
+
+class GroupCreateSerializer(serializers.Serializer):
+    name = GroupNameField(
+        max_length=64, help_text="1-64 characters of a-z, 0-9 and '-'.", trim_whitespace=False
+    )
+    description = LineField(
+        required=False, allow_blank=True, default="", max_length=validation.DESCRIPTION_MAX
+    )
+
+    def validate_name(self, value: str) -> str:
+        return _cleaned(validation.clean_group_name, value, "name")
+
+    def validate_description(self, value: str) -> str:
+        return _cleaned(validation.clean_description, value)
+
+
+class GroupUpdateSerializer(serializers.Serializer):
+    description = LineField(required=False, allow_blank=True, max_length=validation.DESCRIPTION_MAX)
+
+    def validate_description(self, value: str) -> str:
+        return _cleaned(validation.clean_description, value)
+
+
+class ReasonQuerySerializer(serializers.Serializer):
+    reason = LineField(
+        required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
+    )
+
+    def validate_reason(self, value: str) -> str:
+        return _cleaned(validation.clean_reason, value)
+
+
+def _clean_page(value: str) -> int:
+    return _cleaned(validation.clean_page, value, conf.max_page())
+
+
+class PageQuerySerializer(serializers.Serializer):
+    page = serializers.CharField(required=False, default="1")
+
+    def validate_page(self, value: str) -> int:
+        return _clean_page(value)
+
+
+class ListQuerySerializer(PageQuerySerializer):
+    order = serializers.ChoiceField(
+        choices=[o.value for o in Order], required=False, default=Order.SCORE.value
+    )
+
+    def validate_order(self, value: str) -> Order:
+        return Order(value)
+
+
+class TopQuerySerializer(PageQuerySerializer):
+    period = serializers.ChoiceField(
+        choices=[p.value for p in Period], required=False, default=Period.ALL.value
+    )
+
+    def validate_period(self, value: str) -> Period:
+        return Period(value)
+
+
+class StatsQuerySerializer(serializers.Serializer):
+    days = serializers.IntegerField(required=False, default=30, min_value=1, max_value=366)
+
+
+class GoodQuerySerializer(PageQuerySerializer):
+    date = serializers.DateField(required=False, input_formats=["%Y-%m-%d"])

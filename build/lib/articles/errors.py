@@ -1,0 +1,112 @@
+"""Domain errors; each carries its HTTP status, mapped to responses in one place."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+
+
+class ArticlesError(Exception):
+    """An error with its own answer: status, code, message, headers and body fields.
+    responses.py renders it for every surface (pages, API, middleware, /healthz)."""
+
+    status_code: int = HTTPStatus.BAD_REQUEST
+    code = "articles_error"
+    message = "Bad request."
+    retry_after: int | None = None  # seconds, sent as Retry-After
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.message)
+        self.message = message or self.message
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
+
+    def body(self) -> dict[str, object]:
+        """The JSON body: {"detail", "code"} and what a program needs to act on it."""
+        return {"detail": self.message, "code": self.code}
+
+
+class ArticleNotFound(ArticlesError):
+    status_code = HTTPStatus.NOT_FOUND
+    code = "article_not_found"
+    message = "No such article."
+
+
+class VotingClosed(ArticlesError):
+    status_code = HTTPStatus.CONFLICT
+    code = "voting_closed"
+    message = "Voting on this article has closed: its one-week voting window is over."
+
+
+class GroupNotFound(ArticlesError):
+    status_code = HTTPStatus.NOT_FOUND
+    code = "group_not_found"
+    message = "No such group."
+
+
+class GroupExists(ArticlesError):
+    status_code = HTTPStatus.CONFLICT
+    code = "group_exists"
+    message = "A group with this name already exists."
+
+
+class InvalidInput(ArticlesError):
+    """Bad input for one named field (title, link, text, group, page, ...)."""
+
+    code = "invalid"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "field": self.field, "errors": {self.field: [self.message]}}
+
+
+class DuplicateLink(ArticlesError):
+    status_code = HTTPStatus.CONFLICT
+    code = "duplicate_link"
+    message = "This link was already posted and is still open for voting."
+
+    def __init__(self, article_id: int) -> None:
+        super().__init__(f"This link was already posted as article {article_id}.")
+        self.article_id = article_id
+
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "article_id": self.article_id}
+
+
+class NotAllowed(ArticlesError):
+    status_code = HTTPStatus.FORBIDDEN
+    code = "not_allowed"
+    message = "You are not allowed to do that."
+
+
+class RateLimited(ArticlesError):
+    status_code = HTTPStatus.TOO_MANY_REQUESTS
+    code = "rate_limited"
+    message = "Too many requests; try again later."
+
+    def __init__(self, retry_after: int, message: str | None = None) -> None:
+        super().__init__(message or f"Too many requests; try again in {retry_after} s.")
+        self.retry_after = retry_after
+
+
+class StoreUnavailable(ArticlesError):
+    status_code = HTTPStatus.SERVICE_UNAVAILABLE
+    code = "store_unavailable"
+    message = "The article store (Redis) is unreachable; please try again in a moment."
+    retry_after = 5
+
+
+class Conflict(ArticlesError):
+    status_code = HTTPStatus.CONFLICT
+    code = "conflict"
+    message = "The article changed while we worked on it; please try again."
+
+
+class RequestTooLarge(ArticlesError):
+    status_code = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+    code = "request_too_large"
+    message = "The request body is too large."

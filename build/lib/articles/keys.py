@@ -1,0 +1,112 @@
+"""Redis key schema for articles: the only place key names are formed.
+
+The first block is the schema of *Redis in Action* chapter 1, kept exactly so the book's
+own code can read and write our data. The second block is votesite's own additions.
+Nothing here does I/O; tests/articles/test_keys.py pins every name.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- The book's keys ---------------------------------------------------------------
+ARTICLE_IDS = "article:"  # string: INCR counter of article ids
+SCORE = "score:"  # zset: article:<id> -> post_time + 432 * (up - down)
+TIME = "time:"  # zset: article:<id> -> post time (Unix seconds)
+
+# --- votesite's additions ----------------------------------------------------------
+GOOD = "good:"  # zset: article:<id> -> post time, for articles with >= 200 up-votes
+GROUPS = "groups:"  # hash: group name -> description (the registry of groups)
+LINKS = "links:"  # hash: normalised link -> article:<id> (duplicate-link check)
+MODLOG = "modlog:"  # list: JSON entries of staff actions, newest first
+STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC)
+STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
+# pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
+REPLICATION_BARRIER = "votesite:replication-barrier"
+
+GROUP_NAME = re.compile(r"[a-z0-9-]{1,64}")
+_ARTICLE_MEMBER = re.compile(r"article:([1-9][0-9]{0,17})")
+
+
+def article(article_id: int) -> str:
+    """hash: title, link, text, poster (user:<pk>), poster_name, time, votes, downvotes, groups."""
+    return f"article:{_positive(article_id)}"
+
+
+def voted(article_id: int) -> str:
+    """set of user:<pk> who voted up; expires at post time + one week."""
+    return f"voted:{_positive(article_id)}"
+
+
+def voted_down(article_id: int) -> str:
+    """set of user:<pk> who voted down; expires with voted:<id>."""
+    return f"voted_down:{_positive(article_id)}"
+
+
+def user(user_id: int) -> str:
+    """The member naming a user in voter sets and the `poster` field."""
+    return f"user:{_positive(user_id)}"
+
+
+def submitted(user_id: int) -> str:
+    """zset: article:<id> -> post time, of the articles a user posted."""
+    return f"submitted:{_positive(user_id)}"
+
+
+def group(name: str) -> str:
+    """set of article:<id> in a group."""
+    return f"group:{group_name(name)}"
+
+
+def group_order(order_key: str, name: str) -> str:
+    """zset cache (60 s) of a group intersected with `score:` or `time:`: score:<name>."""
+    if order_key not in (SCORE, TIME):
+        raise ValueError(f"not an order key: {order_key!r}")
+    return f"{order_key}{group_name(name)}"
+
+
+def top(period: str) -> str:
+    """zset cache (60 s) of `score:` restricted to articles posted in a period."""
+    if period not in ("day", "week", "month", "year"):
+        raise ValueError(f"not a period: {period!r}")
+    return f"top:{period}"
+
+
+def top_scratch(period: str) -> str:
+    """zset scratch space while building top:<period>; deleted by the same script."""
+    return f"{top(period)}:tmp"
+
+
+def idempotency(user_id: int, token: str) -> str:
+    """string: the article id a retried submission with this key already created (24 h)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", token):
+        raise ValueError("idempotency key must be 1-128 characters of A-Z a-z 0-9 _ . : -")
+    return f"idempotency:{_positive(user_id)}:{token}"
+
+
+def rate_limit(scope: str, ident: str, window: int) -> str:
+    """string counter for one fixed rate-limit window; expires with the window."""
+    if not re.fullmatch(r"[a-z_]{1,32}", scope) or not re.fullmatch(r"[\w.:-]{1,64}", ident):
+        raise ValueError("bad rate-limit scope or identity")
+    return f"ratelimit:{scope}:{ident}:{window}"
+
+
+def group_name(name: str) -> str:
+    """Return `name` if it is a valid group slug, else raise ValueError."""
+    if not isinstance(name, str) or not GROUP_NAME.fullmatch(name):
+        raise ValueError(f"not a group name: {name!r}")
+    return name
+
+
+def article_id_of(member: str) -> int:
+    """The id in an `article:<id>` member; ValueError for anything else."""
+    match = _ARTICLE_MEMBER.fullmatch(member)
+    if match is None:
+        raise ValueError(f"not an article member: {member!r}")
+    return int(match.group(1))
+
+
+def _positive(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"not a positive id: {value!r}")
+    return value

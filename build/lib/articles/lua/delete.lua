@@ -1,0 +1,30 @@
+-- delete.lua: remove an article from every index, group and voter set in one step.
+-- The caller read the article first (to name its keys); the script checks that what it
+-- read still holds, so a concurrent change is retried instead of leaving leftovers.
+-- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
+-- KEYS[5] time:  KEYS[6] good:  KEYS[7] submitted:<pk> (KEYS[1] when the poster is not
+-- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
+-- KEYS[10..] per group of the article: group:<g>, score:<g>, time:<g>
+-- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
+-- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
+-- Returns {-1} no such article | {-3} changed since read: retry | {1} deleted
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+local f = redis.call('HMGET', KEYS[1], 'groups', 'link', 'poster')
+if (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] or (f[3] or '') ~= ARGV[4] then
+  return {-3}
+end
+local member = ARGV[1]
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], member)
+redis.call('ZREM', KEYS[5], member)
+redis.call('ZREM', KEYS[6], member)
+if KEYS[7] ~= KEYS[1] then redis.call('ZREM', KEYS[7], member) end
+if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
+  redis.call('HDEL', KEYS[8], ARGV[5])
+end
+for k = 10, #KEYS, 3 do
+  redis.call('SREM', KEYS[k], member)
+  redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
+end
+log_action(KEYS[9], ARGV[6], ARGV[7])
+return {1}

@@ -1,0 +1,11 @@
+-- group_save.lua: create a group, or change its description, and log it.
+-- KEYS[1] groups:  KEYS[2] modlog:
+-- ARGV[1] name  ARGV[2] description  ARGV[3] mode ("create" | "update")
+-- ARGV[4] log entry  ARGV[5] log length kept
+-- Returns {-5} already exists (create) | {-4} no such group (update) | {1} saved
+local exists = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if ARGV[3] == 'create' and exists then return {-5} end
+if ARGV[3] == 'update' and not exists then return {-4} end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+log_action(KEYS[2], ARGV[4], ARGV[5])
+return {1}

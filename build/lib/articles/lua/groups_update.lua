@@ -1,0 +1,37 @@
+-- groups_update.lua: add an article to some groups and remove it from others in one
+-- step (the book's add_remove_groups), clearing each touched group's cached rankings.
+-- KEYS[1] article:<id>  KEYS[2] groups:  KEYS[3] modlog:
+-- KEYS[4..] per group, the added first, then the removed: group:<g>, score:<g>, time:<g>
+-- ARGV[1] article:<id>  ARGV[2] number added  ARGV[3] number removed
+-- ARGV[4] moderation log entry ("" for none)  ARGV[5] log length kept
+-- ARGV[6..] the added group names, then the removed ones
+-- Returns {-1} no such article | {-4, group} no such group | {1, "a,b"} the groups now
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+local n_add, n_remove = tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = 1, n_add do
+  if redis.call('HEXISTS', KEYS[2], ARGV[5 + i]) == 0 then return {-4, ARGV[5 + i]} end
+end
+
+local current = {}
+for name in string.gmatch(redis.call('HGET', KEYS[1], 'groups') or '', '[^,]+') do
+  current[name] = true
+end
+for i = 1, n_add + n_remove do
+  local name, k = ARGV[5 + i], 4 + (i - 1) * 3
+  if i <= n_add then
+    redis.call('SADD', KEYS[k], ARGV[1])
+    current[name] = true
+  else
+    redis.call('SREM', KEYS[k], ARGV[1])
+    current[name] = nil
+  end
+  redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
+end
+
+local names = {}
+for name in pairs(current) do names[#names + 1] = name end
+table.sort(names)
+local joined = table.concat(names, ',')
+redis.call('HSET', KEYS[1], 'groups', joined)
+log_action(KEYS[3], ARGV[4], ARGV[5])
+return {1, joined}

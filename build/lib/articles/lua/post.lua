@@ -1,0 +1,57 @@
+-- post.lua: create one article atomically (the book's post_article, plus our indexes).
+-- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] score:  KEYS[4] time:  KEYS[5] good:
+-- KEYS[6] submitted:<pk>  KEYS[7] links:  KEYS[8] groups:  KEYS[9] stats:posts
+-- KEYS[10] the article the link already maps to (KEYS[1] when none)
+-- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
+-- KEYS[12..] per group: group:<g>, score:<g>, time:<g>
+-- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
+-- ARGV[6] poster name  ARGV[7] now  ARGV[8] vote score  ARGV[9] window (s)
+-- ARGV[10] good-article votes  ARGV[11] normalised link or ""  ARGV[12] day (YYYY-MM-DD)
+-- ARGV[13] idempotency ttl (0: none)  ARGV[14] groups "a,b"  ARGV[15] article id
+-- ARGV[16] the member links:[ARGV[11]] held when the caller looked ("" for none)
+-- Returns {1} posted | {2, id} already posted with this idempotency key
+--   | {3} this id exists | {4, group} no such group | {5, member} duplicate link open
+--   | {6} the link index changed since the caller looked: read again and retry
+local member, user = ARGV[1], ARGV[2]
+local now, vote_score, window = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local norm, idem_ttl = ARGV[11], tonumber(ARGV[13])
+
+if idem_ttl > 0 then
+  local prior = redis.call('GET', KEYS[11])
+  if prior then return {2, prior} end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return {3} end
+
+local groups = {}
+for name in string.gmatch(ARGV[14], '[^,]+') do
+  if redis.call('HEXISTS', KEYS[8], name) == 0 then return {4, name} end
+  groups[#groups + 1] = name
+end
+
+if norm ~= '' then
+  local current = redis.call('HGET', KEYS[7], norm) or ''
+  if current ~= ARGV[16] then return {6} end
+  if current ~= '' then
+    local posted = redis.call('HGET', KEYS[10], 'time')
+    if posted and now < tonumber(posted) + window then return {5, current} end
+  end
+end
+
+redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'text', ARGV[5],
+  'poster', user, 'poster_name', ARGV[6], 'time', ARGV[7], 'votes', 1, 'downvotes', 0,
+  'groups', ARGV[14])
+redis.call('SADD', KEYS[2], user)
+redis.call('EXPIREAT', KEYS[2], math.ceil(now + window))
+redis.call('ZADD', KEYS[3], now + vote_score, member)
+redis.call('ZADD', KEYS[4], now, member)
+redis.call('ZADD', KEYS[6], now, member)
+if norm ~= '' then redis.call('HSET', KEYS[7], norm, member) end
+redis.call('HINCRBY', KEYS[9], ARGV[12], 1)
+if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
+for i = 1, #groups do
+  local k = 12 + (i - 1) * 3
+  redis.call('SADD', KEYS[k], member)
+  redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
+end
+if idem_ttl > 0 then redis.call('SET', KEYS[11], ARGV[15], 'EX', idem_ttl) end
+return {1}

@@ -1,0 +1,29 @@
+-- ranking_page.lua: one page of a cached ranking, building the cache first when it has
+-- expired. Redis runs scripts one at a time, so however many requests arrive together
+-- after expiry, the intersection is computed once (no stampede).
+-- Group mode (the book's get_group_articles): cache = ZINTERSTORE(group:<g>, order, MAX).
+-- Top mode: cache = score: restricted to articles whose post time is >= ARGV[5].
+-- KEYS[1] cache (score:<g>, time:<g> or top:<period>)  KEYS[2] group:<g> or time:
+-- KEYS[3] score: or time:  KEYS[4] scratch zset (top mode)  KEYS[5] groups:
+-- ARGV[1] mode ("group" | "top")  ARGV[2] ttl (s)  ARGV[3] start  ARGV[4] stop
+-- ARGV[5] earliest post time (top mode)  ARGV[6] group name (group mode)
+-- Returns {exists (group mode: 0 when no such group), count, member, score, ...}
+if ARGV[1] == 'group' then
+  if redis.call('HEXISTS', KEYS[5], ARGV[6]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
+    return {0, 0}
+  end
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if ARGV[1] == 'group' then
+    redis.call('ZINTERSTORE', KEYS[1], 2, KEYS[2], KEYS[3], 'AGGREGATE', 'MAX')
+  else
+    redis.call('ZRANGESTORE', KEYS[4], KEYS[2], ARGV[5], '+inf', 'BYSCORE')
+    redis.call('ZINTERSTORE', KEYS[1], 2, KEYS[4], KEYS[3], 'WEIGHTS', 0, 1)
+    redis.call('DEL', KEYS[4])
+  end
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+local reply = {1, redis.call('ZCARD', KEYS[1])}
+local page = redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4], 'WITHSCORES')
+for i = 1, #page do reply[#reply + 1] = page[i] end
+return reply

@@ -1,0 +1,60 @@
+-- vote.lua: set one user's vote on one article to up (1), none (0) or down (-1).
+-- Every check comes before the first write, so a refused vote changes nothing.
+-- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
+-- KEYS[5] good:  KEYS[6] stats:votes
+-- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction  ARGV[4] now (Unix s)
+-- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes  ARGV[8] day
+-- Returns {-1} no such article | {-2} voting closed
+--   | {changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
+--   the hash, as the pages do: it equals score: while the invariants hold)
+local t = redis.call('HGET', KEYS[1], 'time')
+if not t then return {-1} end
+t = tonumber(t)
+local now, window = tonumber(ARGV[4]), tonumber(ARGV[6])
+if now >= t + window then return {-2} end
+
+local member, user, dir = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local cur = 0
+if redis.call('SISMEMBER', KEYS[2], user) == 1 then
+  cur = 1
+elseif redis.call('SISMEMBER', KEYS[3], user) == 1 then
+  cur = -1
+end
+
+local changed = 0
+if cur ~= dir then
+  changed = 1
+  -- Voter sets always expire when the window closes, also when recreated after emptying.
+  local expire_at = math.ceil(t + window)
+  local votes = nil  -- the up-vote count, when this change moved it
+  if cur == 1 then
+    redis.call('SREM', KEYS[2], user)
+    votes = redis.call('HINCRBY', KEYS[1], 'votes', -1)
+  elseif cur == -1 then
+    redis.call('SREM', KEYS[3], user)
+    redis.call('HINCRBY', KEYS[1], 'downvotes', -1)
+  end
+  if dir == 1 then
+    redis.call('SADD', KEYS[2], user)
+    redis.call('EXPIREAT', KEYS[2], expire_at)
+    votes = redis.call('HINCRBY', KEYS[1], 'votes', 1)
+  elseif dir == -1 then
+    redis.call('SADD', KEYS[3], user)
+    redis.call('EXPIREAT', KEYS[3], expire_at)
+    redis.call('HINCRBY', KEYS[1], 'downvotes', 1)
+  end
+  redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
+  if dir ~= 0 then redis.call('HINCRBY', KEYS[6], ARGV[8], 1) end
+  if votes ~= nil then
+    if votes >= tonumber(ARGV[7]) then
+      redis.call('ZADD', KEYS[5], t, member)
+    else
+      redis.call('ZREM', KEYS[5], member)
+    end
+  end
+end
+
+local reply = {changed, dir}
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields do reply[#reply + 1] = fields[i] end
+return reply

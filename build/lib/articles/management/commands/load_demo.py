@@ -1,0 +1,161 @@
+"""Load a small demo data set: users, groups, articles and votes spread over ten days."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from articles import selectors, services
+from articles.errors import GroupExists
+from articles.types import Order, Vote
+
+GROUPS = {
+    "programming": "Code, languages and the craft of software.",
+    "redis": "The data structure server and everything built on it.",
+    "python": "The language, its libraries and its community.",
+    "science": "Research, discoveries and the people behind them.",
+    "cute-animals": "Pictures and stories of animals being adorable.",
+}
+
+ARTICLES = [
+    (
+        "Redis in Action, chapter 1: voting on articles",
+        "https://redis.io/docs/latest/",
+        "redis programming",
+    ),
+    (
+        "Sorted sets are the most underrated data structure",
+        "https://example.org/sorted-sets",
+        "redis",
+    ),
+    ("A week with Django 5.2 LTS", "https://www.djangoproject.com/weblog/", "python programming"),
+    ("Why your cache needs a stampede guard", "https://example.org/stampede", "programming redis"),
+    ("Otters hold hands while they sleep", "https://example.org/otters", "cute-animals"),
+    ("The physics of a perfect espresso", "https://example.org/espresso", "science"),
+    (
+        "Lua scripting patterns for atomic updates",
+        "https://example.org/lua-atomic",
+        "redis programming",
+    ),
+    ("Type hints in practice: two years later", "https://example.org/type-hints", "python"),
+    ("A kitten learns to climb stairs", "https://example.org/kitten-stairs", "cute-animals"),
+    ("Measuring round trips, not commands", "https://example.org/round-trips", "redis programming"),
+    ("How a tiny team runs a big forum", "https://example.org/tiny-team", ""),
+    ("The append-only file, explained", "https://example.org/aof", "redis"),
+    (
+        "Writing tests that can actually fail",
+        "https://example.org/tests-that-fail",
+        "programming python",
+    ),
+    ("Octopuses dream, probably", "https://example.org/octopus-dreams", "science cute-animals"),
+    ("Sentinel failover in practice", "https://example.org/sentinel", "redis"),
+    ("Ask: what is your favourite small tool?", "", "programming"),
+    (
+        "Pagination without the negative-index surprise",
+        "https://example.org/pagination",
+        "programming redis",
+    ),
+    ("The history of the hyperlink", "https://example.org/hyperlink", "science"),
+    ("Corgis at the beach: a photo essay", "https://example.org/corgis", "cute-animals"),
+    ("Profiling Django views with pyinstrument", "https://example.org/pyinstrument", "python"),
+    ("Time-decayed ranking, from first principles", "https://example.org/ranking", "programming"),
+    (
+        "Unicode normalisation for web developers",
+        "https://example.org/unicode",
+        "programming python",
+    ),
+    ("How glaciers carve valleys", "https://example.org/glaciers", "science"),
+    ("Hedgehog rescue centre opens its doors", "https://example.org/hedgehogs", "cute-animals"),
+    (
+        "Show: a voting site on Redis in 1,000 lines",
+        "https://example.org/show-voting",
+        "redis python",
+    ),
+    ("Idempotency keys for APIs, done right", "https://example.org/idempotency", "programming"),
+    ("What a unix socket buys you", "https://example.org/unix-sockets", "programming redis"),
+    ("Bees can count to four", "https://example.org/bees-count", "science cute-animals"),
+    ("The cost of a network round trip in 2026", "https://example.org/rtt-2026", "programming"),
+    ("Ask: how do you moderate a small community?", "", ""),
+]
+
+DEMO_PASSWORD = "votesite-demo"  # noqa: S105 - printed for the local demo only
+
+
+class Command(BaseCommand):
+    help = (
+        "Load demo users, groups, articles and votes (with --if-empty: only into an empty store)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--if-empty", action="store_true", help="do nothing if articles exist")
+        parser.add_argument("--seed", type=int, default=7)
+
+    def handle(self, *args: Any, if_empty: bool, seed: int, **options: Any) -> None:
+        if if_empty and selectors.article_list(order=Order.TIME).count:
+            self.stdout.write("The store already has articles; demo data not loaded.")
+            return
+        rng = random.Random(seed)
+        people, readers = self._users()
+        for name, description in GROUPS.items():
+            with contextlib.suppress(GroupExists):
+                services.group_create(name=name, description=description, actor="moderator")
+        now = time.time()
+        for i, (title, link, groups) in enumerate(ARTICLES):
+            poster = people[i % len(people)]
+            posted = now - rng.uniform(0.2, 10) * 86_400
+            text = "" if link else "Tell us below, and vote for the answers you like."
+            article = services.article_post(
+                user_id=poster.pk,
+                poster_name=poster.username,
+                title=title,
+                link=link,
+                text=text,
+                groups=groups.split(),
+                now=posted,
+            )
+            # A few articles gather enough votes to be good articles (>= 200 up-votes).
+            ups = rng.choice([230, 260]) if i in (0, 4, 6, 12, 24) else rng.randint(0, 60)
+            downs = rng.randint(0, 12)
+            voters = rng.sample(readers, min(len(readers), ups + downs))
+            for n, voter in enumerate(voters):
+                direction = Vote.UP if n < ups else Vote.DOWN
+                services.article_vote(
+                    article_id=article.id,
+                    user_id=voter,
+                    direction=direction,
+                    now=posted + 60 + n * 30,
+                )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Loaded {len(ARTICLES)} demo articles in {len(GROUPS)} groups. Log in as "
+                f"'alice' (or 'moderator', who is staff) with password '{DEMO_PASSWORD}'."
+            )
+        )
+
+    @transaction.atomic
+    def _users(self) -> tuple[list[Any], list[int]]:
+        User = get_user_model()
+        people = []
+        for name in ("alice", "bob", "carol", "dave", "moderator"):
+            user, created = User.objects.get_or_create(username=name)
+            if created:
+                user.set_password(DEMO_PASSWORD)
+                user.is_staff = name == "moderator"  # type: ignore[attr-defined]
+                user.save()
+            people.append(user)
+        existing = set(
+            User.objects.filter(username__startswith="reader").values_list("username", flat=True)
+        )
+        missing = [f"reader{n:03d}" for n in range(1, 301) if f"reader{n:03d}" not in existing]
+        unusable = "!"  # Django's marker: no password can log in
+        User.objects.bulk_create([User(username=name, password=unusable) for name in missing])
+        readers = list(
+            User.objects.filter(username__startswith="reader").values_list("pk", flat=True)
+        )
+        return people, readers

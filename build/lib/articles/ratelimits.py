@@ -1,0 +1,146 @@
+"""The one registry of rate limits, counted in Redis, and the one `consume()` that the pages
+and the API call (Tildes' lib/ratelimit.py, allauth's core/ratelimit.py).
+
+Each rule is a fixed window: at most `limit` requests every `period` seconds, per caller.
+Every window a request belongs to is counted in one round trip (INCR + EXPIRE each, in
+one MULTI/EXEC); the tightest is kept on the request for the RateLimit-* headers.
+ARTICLES_RATE_LIMITS (and ARTICLES_API_RATE_LIMITS) override a rule's (limit, period),
+or turn it off with None.
+"""
+
+from __future__ import annotations
+
+import functools
+import time as _time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from articles import conf, keys
+from articles.addresses import client_address
+from articles.connection import get_connection
+from articles.errors import RateLimited
+from articles.types import RateLimit
+
+Who = Literal["caller", "user", "address"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    limit: int
+    period: int  # seconds
+    by: Who  # caller: the user when logged in, else the client address
+    noun: str  # what is counted, for the message: "Too many votes"
+
+
+DEFAULT_RULES: dict[str, Rule] = {
+    "post": Rule(10, 3600, "caller", "posts"),
+    "vote": Rule(60, 60, "caller", "votes"),
+    "comment": Rule(30, 600, "caller", "comments"),
+    "signup": Rule(10, 3600, "address", "sign-ups"),
+    "api": Rule(600, 60, "address", "requests"),
+    "api_user": Rule(300, 60, "user", "requests"),
+    "api_write": Rule(60, 60, "caller", "writes"),
+}
+
+
+def rules() -> dict[str, Rule | None]:
+    """DEFAULT_RULES with the (limit, period) overrides of the settings applied."""
+    merged: dict[str, Rule | None] = dict(DEFAULT_RULES)
+    for action, value in conf.rate_limit_overrides().items():
+        base = DEFAULT_RULES.get(action, Rule(0, 60, "caller", "requests"))
+        merged[action] = None if not value else replace(base, limit=value[0], period=value[1])
+    return merged
+
+
+def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit | None:
+    """Count one request of `request`'s caller against each action's window, in one round
+    trip. Keeps the tightest window on `request.rate_limit` (for the headers); raises
+    RateLimited past any limit, saying which and when to try again."""
+    table = rules()
+    counted: list[tuple[str, str, Rule]] = []
+    for action in actions:
+        rule = table.get(action)
+        who = _identity(request, rule.by) if rule else None
+        if rule and who:
+            counted.append((action, who, rule))
+    if not counted:
+        return None
+    states = hits([(action, who, rule.limit, rule.period) for action, who, rule in counted], now)
+    tightest = functools.reduce(lambda a, b: b if _tighter(b, a) else a, states)
+    current = getattr(request, "rate_limit", None)
+    if current is None or _tighter(tightest, current):
+        request.rate_limit = tightest
+    for (_, _, rule), state in zip(counted, states, strict=True):
+        if not state.allowed:
+            raise RateLimited(
+                state.reset,
+                f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
+                f"Try again {in_words(state.reset)}.",
+            )
+    return tightest
+
+
+def hits(windows: Sequence[tuple[str, str, int, int]], now: float | None = None) -> list[RateLimit]:
+    """Count one request in each (action, who, limit, period) window; one round trip."""
+    now = _time.time() if now is None else now
+    starts = [int(now // period) for _, _, _, period in windows]
+    pipe = get_connection().pipeline(transaction=True)
+    for (action, who, _, period), start in zip(windows, starts, strict=True):
+        key = keys.rate_limit(action, who, start)
+        pipe.incr(key)
+        pipe.expire(key, period + 1)
+    counts = pipe.execute()[::2]
+    return [
+        RateLimit(
+            allowed=int(count) <= limit,
+            limit=limit,
+            remaining=max(0, limit - int(count)),
+            reset=max(1, int((start + 1) * period - now)),
+        )
+        for (_, _, limit, period), start, count in zip(windows, starts, counts, strict=True)
+    ]
+
+
+def headers(state: RateLimit) -> dict[str, str]:
+    """The IETF draft's RateLimit-* fields for the tightest window."""
+    return {
+        "RateLimit-Limit": str(state.limit),
+        "RateLimit-Remaining": str(state.remaining),
+        "RateLimit-Reset": str(state.reset),
+    }
+
+
+def in_words(seconds: int) -> str:
+    """'in 44 minutes', 'in 2 hours', 'in 30 seconds': a wait a person can read."""
+    if seconds < 90:
+        return f"in {seconds} second{'s' if seconds != 1 else ''}"
+    if seconds < 90 * 60:
+        minutes = round(seconds / 60)
+        return f"in {minutes} minutes"
+    hours = round(seconds / 3600)
+    return f"in {hours} hour{'s' if hours != 1 else ''}"
+
+
+def _identity(request: Any, by: Who) -> str | None:
+    user = getattr(request, "user", None)
+    logged_in = bool(user is not None and user.is_authenticated)
+    if by == "user" or (by == "caller" and logged_in):
+        return f"u{user.pk}" if logged_in and user is not None else None
+    return client_address(request)
+
+
+def _span(seconds: int) -> str:
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return "hour" if hours == 1 else f"{hours} hours"
+    if seconds % 60 == 0:
+        minutes = seconds // 60
+        return "minute" if minutes == 1 else f"{minutes} minutes"
+    return f"{seconds} seconds"
+
+
+def _tighter(state: RateLimit, than: RateLimit) -> bool:
+    if state.allowed != than.allowed:
+        return not state.allowed
+    return state.remaining < than.remaining

@@ -1,0 +1,62 @@
+"""The one renderer of errors: an ArticlesError becomes JSON under the API (found by the
+URLconf, wherever the host mounts it) or for a caller asking for JSON, else a page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.urls import Resolver404, resolve
+
+from articles.errors import ArticlesError, DuplicateLink, StoreUnavailable
+from articles.urlcache import url_for
+
+# The app_name of articles.api.urls: every path under the API's prefix resolves into it
+# (its last pattern answers any other path there with a JSON 404).
+API_APP_NAME = "api"
+
+
+def is_api(request: HttpRequest) -> bool:
+    """Is this request under the app's API, wherever the host mounted it?"""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        try:
+            match = resolve(request.path_info)
+        except Resolver404:
+            return False
+    return API_APP_NAME in match.app_names
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """The API, and the in-page scripts that ask for JSON; every other caller gets HTML."""
+    return is_api(request) or "json" in request.headers.get("Accept", "")
+
+
+def error_body(exc: ArticlesError, request: HttpRequest | None = None) -> dict[str, Any]:
+    body = exc.body()
+    if isinstance(exc, DuplicateLink):
+        path = url_for("articles:article-detail", exc.article_id)
+        body["article_url"] = request.build_absolute_uri(path) if request is not None else path
+    return body
+
+
+def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
+    """The error for this caller: JSON or a page, with its status and headers."""
+    response: HttpResponse
+    if wants_json(request):
+        response = JsonResponse(error_body(exc, request), status=exc.status_code)
+    else:
+        template = (
+            "articles/unavailable.html"
+            if isinstance(exc, StoreUnavailable)
+            else "articles/error.html"
+        )
+        context = {"error": exc, "status": exc.status_code, "field": getattr(exc, "field", None)}
+        context["message"] = exc.message
+        response = HttpResponse(
+            render_to_string(template, context, request), status=exc.status_code
+        )
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response

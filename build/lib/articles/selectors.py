@@ -1,0 +1,273 @@
+"""Reads from the article store: a constant number of round trips a page, never one
+per article (the reads of a page go out in one pipeline)."""
+
+from __future__ import annotations
+
+import json
+import time as _time
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, timedelta
+
+import redis
+
+from articles import conf, keys, scripts, validation
+from articles.connection import get_connection
+from articles.errors import ArticleNotFound, GroupNotFound
+from articles.types import Article, Group, ModlogEntry, Order, Page, Period, Vote
+
+
+def article_get(*, article_id: int, user_id: int | None = None) -> Article:
+    """One article (one round trip). Raises ArticleNotFound."""
+    try:
+        keys.article(article_id)
+    except ValueError:
+        raise ArticleNotFound() from None
+    found = _fetch(get_connection(), [article_id], user_id)
+    if not found:
+        raise ArticleNotFound()
+    return found[0]
+
+
+def article_list(
+    *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
+) -> Page:
+    """All articles by score or by time, 25 a page (two round trips). Raises InvalidInput."""
+    number, start, stop = _bounds(page)
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.zcard(order.key)
+    pipe.zrevrange(order.key, start, stop)
+    count, members = pipe.execute()
+    return _page(members, number, count, user_id)
+
+
+def group_article_list(
+    *, name: str, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
+) -> Page:
+    """A group's articles by score or time, from the 60 s cached intersection (the book's
+    get_group_articles). Two round trips. Raises InvalidInput, GroupNotFound."""
+    name = validation.clean_group_name(name)
+    number, start, stop = _bounds(page)
+    cache = keys.group_order(order.key, name)
+    reply = scripts.RANKING_PAGE(
+        keys=[cache, keys.group(name), order.key, cache, keys.GROUPS],
+        args=["group", conf.group_cache_seconds(), start, stop, 0, name],
+        client=get_connection(),
+    )
+    if not int(reply[0]):
+        raise GroupNotFound()
+    return _page(reply[2::2], number, int(reply[1]), user_id)
+
+
+def top_article_list(
+    *,
+    period: Period = Period.ALL,
+    page: int | str = 1,
+    user_id: int | None = None,
+    now: float | None = None,
+) -> Page:
+    """The highest-scored articles posted in the last day/week/month/year, or of all time.
+    Period rankings are cached for 60 s like group rankings. Two round trips."""
+    if period.seconds is None:
+        return article_list(order=Order.SCORE, page=page, user_id=user_id)
+    number, start, stop = _bounds(page)
+    earliest = (_time.time() if now is None else now) - period.seconds
+    reply = scripts.RANKING_PAGE(
+        keys=[
+            keys.top(period.value),
+            keys.TIME,
+            keys.SCORE,
+            keys.top_scratch(period.value),
+            keys.GROUPS,
+        ],
+        args=["top", conf.group_cache_seconds(), start, stop, earliest, ""],
+        client=get_connection(),
+    )
+    return _page(reply[2::2], number, int(reply[1]), user_id)
+
+
+def good_article_list(*, user_id: int | None = None, limit: int | None = None) -> list[Article]:
+    """The newest good articles (>= 200 up-votes), 50 by default. Two round trips."""
+    conn = get_connection()
+    members: list[bytes] = conn.zrevrange(keys.GOOD, 0, (limit or conf.home_good()) - 1)  # type: ignore[assignment]
+    return _fetch(conn, _ids(members), user_id)
+
+
+def good_article_day(*, day: date, page: int | str = 1, user_id: int | None = None) -> Page:
+    """The good articles posted on one UTC day, newest first. Two round trips."""
+    number, start, _ = _bounds(page)
+    first = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
+    last = f"({first + 86_400}"
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.zcount(keys.GOOD, first, last)
+    pipe.zrevrangebyscore(keys.GOOD, last, first, start=start, num=conf.per_page())
+    count, members = pipe.execute()
+    return _page(members, number, count, user_id)
+
+
+def user_article_list(*, poster_id: int, page: int | str = 1, user_id: int | None = None) -> Page:
+    """A user's submissions, newest first. Two round trips."""
+    number, start, stop = _bounds(page)
+    key = keys.submitted(poster_id)
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.zcard(key)
+    pipe.zrevrange(key, start, stop)
+    count, members = pipe.execute()
+    return _page(members, number, count, user_id)
+
+
+def group_list() -> list[Group]:
+    """Every registered group with its description and size, by name. Two round trips."""
+    conn = get_connection()
+    registry = {_s(k): _s(v) for k, v in conn.hgetall(keys.GROUPS).items()}
+    names = sorted(n for n in registry if keys.GROUP_NAME.fullmatch(n))
+    pipe = conn.pipeline(transaction=False)
+    for name in names:
+        pipe.scard(keys.group(name))
+    sizes = pipe.execute() if names else []
+    return [Group(n, registry[n], int(s)) for n, s in zip(names, sizes, strict=True)]
+
+
+def group_get(*, name: str) -> Group:
+    """One group. Raises InvalidInput, GroupNotFound."""
+    name = validation.clean_group_name(name)
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.hget(keys.GROUPS, name)
+    pipe.scard(keys.group(name))
+    description, size = pipe.execute()
+    if description is None and not size:
+        raise GroupNotFound()
+    return Group(name, _s(description or b""), int(size))
+
+
+def modlog_list(*, page: int | str = 1, per_page: int = 50) -> tuple[list[ModlogEntry], int]:
+    """Staff actions, newest first, and how many there are."""
+    number = validation.clean_page(page, conf.max_page())
+    start = (number - 1) * per_page
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.llen(keys.MODLOG)
+    pipe.lrange(keys.MODLOG, start, start + per_page - 1)
+    count, raw = pipe.execute()
+    entries = []
+    for item in raw:
+        try:
+            data = json.loads(item)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            continue  # not an entry of ours (written by hand or by other code)
+        entries.append(
+            ModlogEntry(
+                time=float(data.get("time", 0)),
+                actor=str(data.get("actor", "")),
+                action=str(data.get("action", "")),
+                target=str(data.get("target", "")),
+                reason=str(data.get("reason", "")),
+                details=dict(data.get("details") or {}),
+            )
+        )
+    return entries, int(count)
+
+
+def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date, int, int]]:
+    """(day, articles posted, votes cast) for each of the last `days` UTC days, oldest first."""
+    today = datetime.fromtimestamp(_time.time() if now is None else now, tz=UTC).date()
+    span = [today - timedelta(days=n) for n in range(days - 1, -1, -1)]
+    fields = [d.isoformat() for d in span]
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.hmget(keys.STATS_POSTS, fields)
+    pipe.hmget(keys.STATS_VOTES, fields)
+    posts, votes = pipe.execute()
+    return [(d, int(p or 0), int(v or 0)) for d, p, v in zip(span, posts, votes, strict=True)]
+
+
+def store_status() -> dict[str, object]:
+    """What /healthz and the start-up checks report about the Redis server."""
+    conn = get_connection()
+    info = conn.info()
+    return {
+        "redis_version": info.get("redis_version"),
+        "aof_enabled": bool(int(info.get("aof_enabled", 0))),
+        "maxmemory_policy": info.get("maxmemory_policy"),
+        "cluster_enabled": bool(int(info.get("cluster_enabled", 0))),
+        "used_memory": info.get("used_memory"),
+        "articles": int(conn.zcard(keys.TIME)),
+    }
+
+
+# --- the invariant audit (check_votes) ----------------------------------------------
+
+
+# --- helpers -----------------------------------------------------------------------
+
+
+def _bounds(page: int | str) -> tuple[int, int, int]:
+    number = validation.clean_page(page, conf.max_page())
+    start = (number - 1) * conf.per_page()
+    return number, start, start + conf.per_page() - 1
+
+
+def _page(members: Iterable[bytes], number: int, count: int, user_id: int | None) -> Page:
+    items = _fetch(get_connection(), _ids(members), user_id)
+    return Page(items=items, number=number, count=int(count), per_page=conf.per_page())
+
+
+def _ids(members: Iterable[bytes | str]) -> list[int]:
+    found = []
+    for member in members:
+        try:
+            found.append(keys.article_id_of(_s(member)))
+        except ValueError:
+            continue  # not an article member (a foreign write); never turned into a key
+    return found
+
+
+def _fetch(conn: redis.Redis, ids: list[int], user_id: int | None) -> list[Article]:
+    """Hashes and the caller's votes of `ids`, in one pipeline.
+
+    The score is computed from the hash (time + 432 x net votes), which is what `score:`
+    holds while the invariants do (check_votes audits it): reading it again per article
+    would cost a third of a page's client time for no new information.
+    """
+    if not ids:
+        return []
+    pipe = conn.pipeline(transaction=False)
+    user = keys.user(user_id) if user_id else None
+    for article_id in ids:
+        pipe.hgetall(keys.article(article_id))
+        if user:
+            pipe.sismember(keys.voted(article_id), user)
+            pipe.sismember(keys.voted_down(article_id), user)
+    replies = pipe.execute()
+    step = 3 if user else 1
+    window, vote_score = conf.window(), conf.vote_score()
+    articles = []
+    for i, article_id in enumerate(ids):
+        raw = replies[i * step]
+        if not raw:
+            continue  # deleted between the two round trips
+        my_vote = None
+        if user:
+            up, down = replies[i * step + 1], replies[i * step + 2]
+            my_vote = Vote.UP if up else Vote.DOWN if down else Vote.NONE
+        articles.append(
+            Article.from_hash(
+                article_id, raw, score=None, window=window, vote_score=vote_score, my_vote=my_vote
+            )
+        )
+    return articles
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def store_topology() -> dict[str, object]:
+    """The server's mode and role from INFO alone. Unlike store_status(), it touches no
+    key, so it works on a Redis Cluster node too (where keyed commands answer MOVED or
+    CLUSTERDOWN)."""
+    info = get_connection().info()
+    return {
+        "cluster_enabled": bool(int(info.get("cluster_enabled", 0))),
+        "role": info.get("role"),
+        "redis_version": info.get("redis_version"),
+    }

@@ -1,0 +1,432 @@
+"""Writes to the article store. Each multi-key change is one Lua script (see lua/)."""
+
+from __future__ import annotations
+
+import json
+import time as _time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from articles import conf, keys, scripts, selectors, validation
+from articles.connection import get_connection
+from articles.errors import (
+    ArticleNotFound,
+    Conflict,
+    DuplicateLink,
+    GroupExists,
+    GroupNotFound,
+    InvalidInput,
+    NotAllowed,
+    VotingClosed,
+)
+from articles.replication import replicated
+from articles.types import Article, Vote
+
+# A script that finds its inputs changed since the caller read them answers "retry";
+# a few rounds always suffice unless something rewrites the same article in a loop.
+_ATTEMPTS = 5
+
+
+@replicated
+def article_post(
+    *,
+    user_id: int,
+    poster_name: str,
+    title: str,
+    link: str = "",
+    text: str = "",
+    groups: Iterable[str] = (),
+    now: float | None = None,
+    idempotency_key: str | None = None,
+) -> Article:
+    """Post an article with its poster's own up-vote (1 vote, score time + 432).
+
+    Raises InvalidInput, GroupNotFound, DuplicateLink (the link is already posted and
+    still open for voting). With `idempotency_key`, a repeat returns the first article.
+    """
+    title, link, text = validation.clean_post(title, link, text)
+    names = validation.clean_group_names(list(groups))
+    idem_key = _idempotency_key(user_id, idempotency_key)
+    posted = int(_clock(now))
+    norm = validation.normalize_link(link) if link else ""
+    conn = get_connection()
+    # The id comes first (the book's INCR). A retried INCR only skips an id; the script
+    # itself refuses to overwrite an existing article, so a retried script is harmless.
+    article_id = int(conn.incr(keys.ARTICLE_IDS))
+    member = keys.article(article_id)
+    group_keys = [key for name in names for key in _group_keys(name)]
+    for _ in range(_ATTEMPTS):
+        seen = _decode(conn.hget(keys.LINKS, norm)) if norm else ""
+        result = scripts.POST(
+            keys=[
+                member,
+                keys.voted(article_id),
+                keys.SCORE,
+                keys.TIME,
+                keys.GOOD,
+                keys.submitted(user_id),
+                keys.LINKS,
+                keys.GROUPS,
+                keys.STATS_POSTS,
+                _member_key(seen) or member,
+                idem_key or member,
+                *group_keys,
+            ],
+            args=[
+                member,
+                keys.user(user_id),
+                title,
+                link,
+                text,
+                poster_name,
+                posted,
+                conf.vote_score(),
+                conf.window(),
+                conf.good_votes(),
+                norm,
+                _day(posted),
+                conf.idempotency_seconds() if idem_key else 0,
+                ",".join(names),
+                article_id,
+                seen,
+            ],
+            client=conn,
+        )
+        status = int(result[0])
+        if status == 1:
+            return Article(
+                id=article_id,
+                title=title,
+                link=link,
+                text=text,
+                poster=keys.user(user_id),
+                poster_name=poster_name,
+                time=posted,
+                votes=1,
+                downvotes=0,
+                score=posted + conf.vote_score(),
+                groups=tuple(names),
+                voting_closes_at=posted + conf.window(),
+                my_vote=Vote.UP,
+            )
+        if status == 2:
+            return selectors.article_get(article_id=int(result[1]), user_id=user_id)
+        if status == 3:
+            article = selectors.article_get(article_id=article_id, user_id=user_id)
+            if article.poster == keys.user(user_id):
+                return article  # our own request, re-sent after a stall, already ran
+            raise Conflict()
+        if status == 4:
+            raise GroupNotFound(f"No such group: {_decode(result[1])}.")
+        if status == 5:
+            raise DuplicateLink(keys.article_id_of(_decode(result[1])))
+    raise Conflict()
+
+
+@replicated
+def article_vote(
+    *, article_id: int, user_id: int, direction: Vote, now: float | None = None
+) -> Article:
+    """Set user_id's vote to up, down or none; repeating a vote changes nothing.
+
+    Returns the article as it now is. Raises ArticleNotFound, VotingClosed.
+    """
+    member = _article_member(article_id)
+    result = scripts.VOTE(
+        keys=[
+            member,
+            keys.voted(article_id),
+            keys.voted_down(article_id),
+            keys.SCORE,
+            keys.GOOD,
+            keys.STATS_VOTES,
+        ],
+        args=[
+            member,
+            keys.user(user_id),
+            direction.value,
+            _clock(now),
+            conf.vote_score(),
+            conf.window(),
+            conf.good_votes(),
+            _day(_clock(now)),
+        ],
+        client=get_connection(),
+    )
+    status = int(result[0])
+    if status == -1:
+        raise ArticleNotFound()
+    if status == -2:
+        raise VotingClosed()
+    fields = dict(zip(result[2::2], result[3::2], strict=True))
+    return Article.from_hash(
+        article_id,
+        fields,
+        score=None,  # time + 432 x net votes, from the hash the script returned
+        window=conf.window(),
+        vote_score=conf.vote_score(),
+        my_vote=Vote(int(result[1])),
+    )
+
+
+@replicated
+def article_groups_update(
+    *,
+    article_id: int,
+    add: Iterable[str] = (),
+    remove: Iterable[str] = (),
+    actor: str = "",
+    reason: str = "",
+    now: float | None = None,
+) -> tuple[str, ...]:
+    """Add the article to `add` and remove it from `remove` in one step (the book's
+    add_remove_groups); returns its groups. Raises ArticleNotFound, GroupNotFound."""
+    member = _article_member(article_id)
+    added = validation.clean_group_names(list(add), "add")
+    removed = validation.clean_group_names(list(remove), "remove")
+    if set(added) & set(removed):
+        raise InvalidInput("remove", "A group cannot be both added and removed.")
+    if not added and not removed:
+        return selectors.article_get(article_id=article_id).groups
+    entry = _log(actor, "groups", member, reason, now, add=added, remove=removed)
+    result = scripts.GROUPS_UPDATE(
+        keys=[
+            member,
+            keys.GROUPS,
+            keys.MODLOG,
+            *[key for name in added + removed for key in _group_keys(name)],
+        ],
+        args=[member, len(added), len(removed), entry, conf.modlog_length(), *added, *removed],
+        client=get_connection(),
+    )
+    status = int(result[0])
+    if status == -1:
+        raise ArticleNotFound()
+    if status == -4:
+        raise GroupNotFound(f"No such group: {_decode(result[1])}.")
+    return tuple(g for g in _decode(result[1]).split(",") if g)
+
+
+@replicated
+def article_delete(
+    *,
+    article_id: int,
+    actor_id: int,
+    actor: str,
+    is_staff: bool,
+    reason: str = "",
+    now: float | None = None,
+) -> None:
+    """Delete an article from every index, group and voter set in one step.
+
+    Staff may delete any article; a poster only their own, while voting is open.
+    Raises ArticleNotFound, NotAllowed.
+    """
+    member = _article_member(article_id)
+    now = _clock(now)
+    reason = validation.clean_reason(reason)
+    conn = get_connection()
+    for _ in range(_ATTEMPTS):
+        article = selectors.article_get(article_id=article_id)
+        own = article.poster_id is not None and article.poster_id == actor_id
+        if not (is_staff or (own and article.voting_open(now))):
+            raise NotAllowed(
+                "Only staff, or the poster while voting is open, may delete an article."
+            )
+        poster_id = article.poster_id
+        raw_groups = ",".join(article.groups)
+        entry = _log(actor, "delete", member, reason, now, title=article.title) if is_staff else ""
+        result = scripts.DELETE(
+            keys=[
+                member,
+                keys.voted(article_id),
+                keys.voted_down(article_id),
+                keys.SCORE,
+                keys.TIME,
+                keys.GOOD,
+                keys.submitted(poster_id) if poster_id else member,
+                keys.LINKS,
+                keys.MODLOG,
+                *[key for name in article.groups for key in _group_keys(name)],
+            ],
+            args=[
+                member,
+                raw_groups,
+                article.link,
+                article.poster,
+                _normalized_or_empty(article.link),
+                entry,
+                conf.modlog_length(),
+            ],
+            client=conn,
+        )
+        status = int(result[0])
+        if status == 1:
+            return
+        if status == -1:
+            raise ArticleNotFound()
+    raise Conflict()
+
+
+@replicated
+def article_edit(
+    *,
+    article_id: int,
+    title: str,
+    link: str,
+    actor: str,
+    reason: str = "",
+    now: float | None = None,
+) -> Article:
+    """Staff: change an article's title and link. Raises ArticleNotFound, InvalidInput."""
+    member = _article_member(article_id)
+    title, link = validation.clean_title(title), validation.clean_link(link)
+    reason = validation.clean_reason(reason)
+    conn = get_connection()
+    for _ in range(_ATTEMPTS):
+        before = selectors.article_get(article_id=article_id)
+        if not link and not before.text:
+            raise InvalidInput("link", "An article without a text needs a link.")
+        entry = _log(actor, "edit", member, reason, now, title=title, link=link)
+        result = scripts.EDIT(
+            keys=[member, keys.LINKS, keys.MODLOG],
+            args=[
+                member,
+                title,
+                link,
+                before.link,
+                _normalized_or_empty(before.link),
+                validation.normalize_link(link) if link else "",
+                entry,
+                conf.modlog_length(),
+            ],
+            client=conn,
+        )
+        status = int(result[0])
+        if status == 1:
+            return selectors.article_get(article_id=article_id)
+        if status == -1:
+            raise ArticleNotFound()
+    raise Conflict()
+
+
+@replicated
+def group_create(*, name: str, description: str = "", actor: str = "") -> None:
+    """Register a new group. Raises InvalidInput, GroupExists."""
+    _group_save(name=name, description=description, actor=actor, mode="create")
+
+
+@replicated
+def group_update(*, name: str, description: str, actor: str = "") -> None:
+    """Change a group's description. Raises InvalidInput, GroupNotFound."""
+    _group_save(name=name, description=description, actor=actor, mode="update")
+
+
+def _group_save(*, name: str, description: str, actor: str, mode: str) -> None:
+    name = validation.clean_group_name(name, "name")
+    description = validation.clean_description(description)
+    entry = _log(actor, f"group_{mode}", keys.group(name), "", None, description=description)
+    result = scripts.GROUP_SAVE(
+        keys=[keys.GROUPS, keys.MODLOG],
+        args=[name, description, mode, entry, conf.modlog_length()],
+        client=get_connection(),
+    )
+    status = int(result[0])
+    if status == -5:
+        raise GroupExists()
+    if status == -4:
+        raise GroupNotFound()
+
+
+@replicated
+def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
+    """Delete a group and take it off its articles. Raises GroupNotFound."""
+    name = validation.clean_group_name(name, "name")
+    reason = validation.clean_reason(reason)
+    conn = get_connection()
+    entry = _log(actor, "group_delete", keys.group(name), reason, None)
+    for _ in range(_ATTEMPTS):
+        members = sorted(_decode(m) for m in conn.smembers(keys.group(name)))
+        valid = [m for m in members if _member_key(m)]
+        result = scripts.GROUP_DELETE(
+            keys=[
+                keys.GROUPS,
+                keys.group(name),
+                keys.group_order(keys.SCORE, name),
+                keys.group_order(keys.TIME, name),
+                keys.MODLOG,
+                *valid,
+            ],
+            args=[name, entry, conf.modlog_length(), *valid],
+            client=conn,
+        )
+        status = int(result[0])
+        if status == 1:
+            return
+        if status == -4:
+            raise GroupNotFound()
+    raise Conflict()
+
+
+# --- helpers -----------------------------------------------------------------------
+
+
+def _clock(now: float | None) -> float:
+    return _time.time() if now is None else float(now)
+
+
+def _day(now: float) -> str:
+    return datetime.fromtimestamp(now, tz=UTC).date().isoformat()
+
+
+def _article_member(article_id: int) -> str:
+    try:
+        return keys.article(article_id)
+    except ValueError:
+        raise ArticleNotFound() from None
+
+
+def _member_key(member: str) -> str:
+    """`member` if it names an article hash, else "" (guards data written by others)."""
+    try:
+        return keys.article(keys.article_id_of(member))
+    except ValueError:
+        return ""
+
+
+def _group_keys(name: str) -> tuple[str, str, str]:
+    return keys.group(name), keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name)
+
+
+def _idempotency_key(user_id: int, token: str | None) -> str | None:
+    if token is None:
+        return None
+    try:
+        return keys.idempotency(user_id, token)
+    except ValueError as exc:
+        raise InvalidInput("idempotency_key", str(exc)) from None
+
+
+def _normalized_or_empty(link: str) -> str:
+    try:
+        return validation.normalize_link(link) if link else ""
+    except InvalidInput:
+        return ""
+
+
+def _log(
+    actor: str, action: str, target: str, reason: str, now: float | None, **details: object
+) -> str:
+    """A moderation log entry as JSON, or "" when no staff member acts."""
+    if not actor:
+        return ""
+    entry = {"time": int(_clock(now)), "actor": actor, "action": action, "target": target}
+    entry["reason"] = reason
+    entry["details"] = details
+    return json.dumps(entry, sort_keys=True)
+
+
+def _decode(value: bytes | str | None) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else value

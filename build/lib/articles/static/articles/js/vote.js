@@ -1,0 +1,85 @@
+// In-page voting: the vote forms work without JavaScript; with it, a vote is sent with
+// fetch and the counts update in place, without reloading the page.
+(function () {
+  "use strict";
+
+  function setButton(button, direction, pressed) {
+    var up = direction === "up";
+    button.value = pressed ? "none" : direction;
+    button.classList.toggle("on", pressed);
+    button.setAttribute("aria-pressed", pressed ? "true" : "false");
+    button.title = pressed
+      ? "Withdraw your " + direction + "-vote"
+      : "Vote " + (up ? "up" : "down");
+  }
+
+  function update(form, data) {
+    var item = form.closest("[data-article]");
+    if (!item) return;
+    item.querySelectorAll("[data-field]").forEach(function (el) {
+      var name = el.getAttribute("data-field");
+      if (name === "my_vote") {
+        el.textContent = data.my_vote === "none" ? "" : "you voted " + data.my_vote;
+        el.classList.toggle("down", data.my_vote === "down");
+      } else if (name === "score") {
+        el.textContent = Math.round(data.score);
+      } else if (name in data) {
+        el.textContent = data[name];
+      }
+    });
+    var box = form.closest(".vote");
+    box.classList.toggle("voted-up", data.my_vote === "up");
+    box.classList.toggle("voted-down", data.my_vote === "down");
+    setButton(form.querySelector(".arrow.up"), "up", data.my_vote === "up");
+    setButton(form.querySelector(".arrow.down"), "down", data.my_vote === "down");
+  }
+
+  function notice(text) {
+    var list = document.querySelector(".messages");
+    if (!list) {
+      list = document.createElement("ul");
+      list.className = "messages";
+      list.setAttribute("role", "status");
+      document.querySelector("main").prepend(list);
+    }
+    var item = document.createElement("li");
+    item.className = "message error";
+    item.textContent = text;
+    list.appendChild(item);
+  }
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.classList || !form.classList.contains("vote-form")) return;
+    var button = event.submitter;
+    if (!button || !window.fetch) return; // plain form post
+    event.preventDefault();
+    var body = new FormData(form);
+    body.set("direction", button.value);
+    var box = form.closest(".vote");
+    box.classList.add("busy");
+    fetch(form.action, {
+      method: "POST",
+      body: body,
+      credentials: "same-origin",
+      headers: { Accept: "application/json", "X-Requested-With": "fetch" },
+    })
+      .then(function (response) {
+        return response.json().then(function (data) {
+          if (response.ok) {
+            update(form, data);
+          } else if (response.status === 401 && data.login) {
+            window.location.href = data.login;
+          } else {
+            notice(data.detail || "The vote did not go through.");
+          }
+        });
+      })
+      .catch(function () {
+        notice("The vote did not go through; check your connection and try again.");
+      })
+      .then(function () {
+        box.classList.remove("busy");
+      });
+  });
+})();

@@ -1,0 +1,188 @@
+"""Values the store returns: decoded once from Redis, typed, free of Django."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from articles import keys
+
+
+class Vote(enum.Enum):
+    """A user's vote on an article; the value is what a vote moves the net count by."""
+
+    UP = 1
+    NONE = 0
+    DOWN = -1
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def from_label(cls, label: str) -> Vote:
+        try:
+            return cls[label.upper()]
+        except (KeyError, AttributeError):
+            raise ValueError(f"vote must be up, down or none, not {label!r}") from None
+
+
+class Order(enum.Enum):
+    """A listing order and the global zset that carries it (Tildes' TopicSortOption)."""
+
+    SCORE = "score"
+    TIME = "time"
+
+    @property
+    def key(self) -> str:
+        return keys.SCORE if self is Order.SCORE else keys.TIME
+
+
+class Period(enum.Enum):
+    """Top-of-period listings; ALL is the plain `score:` ranking."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    YEAR = "year"
+    ALL = "all"
+
+    @property
+    def seconds(self) -> int | None:
+        return _PERIOD_SECONDS.get(self.value)
+
+
+_PERIOD_SECONDS = {"day": 86_400, "week": 7 * 86_400, "month": 30 * 86_400, "year": 365 * 86_400}
+
+
+def _text(raw: dict[bytes, bytes], name: str, default: str = "") -> str:
+    value = raw.get(name.encode())
+    return default if value is None else value.decode("utf-8", "replace")
+
+
+def _number(raw: dict[bytes, bytes], name: str) -> float:
+    value = raw.get(name.encode())
+    try:
+        return float(value) if value is not None else 0.0
+    except ValueError:
+        return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    id: int
+    title: str
+    link: str
+    text: str
+    poster: str  # user:<pk>, as the book stores it
+    poster_name: str
+    time: float  # Unix seconds (the book writes a float, votesite an int)
+    votes: int
+    downvotes: int
+    score: float
+    groups: tuple[str, ...]
+    voting_closes_at: float
+    my_vote: Vote | None = None  # None when nobody is asking
+
+    @classmethod
+    def from_hash(
+        cls,
+        article_id: int,
+        raw: dict[bytes, bytes],
+        *,
+        score: float | None,
+        window: int,
+        vote_score: int,
+        my_vote: Vote | None = None,
+    ) -> Article:
+        """Decode an article hash; fields the book does not write get their defaults."""
+        posted = _number(raw, "time")
+        votes = int(_number(raw, "votes"))
+        downvotes = int(_number(raw, "downvotes"))
+        poster = _text(raw, "poster")
+        groups = tuple(g for g in _text(raw, "groups").split(",") if g)
+        return cls(
+            id=article_id,
+            title=_text(raw, "title"),
+            link=_text(raw, "link"),
+            text=_text(raw, "text"),
+            poster=poster,
+            poster_name=_text(raw, "poster_name") or poster,
+            time=posted,
+            votes=votes,
+            downvotes=downvotes,
+            score=score if score is not None else posted + vote_score * (votes - downvotes),
+            groups=groups,
+            voting_closes_at=posted + window,
+            my_vote=my_vote,
+        )
+
+    @property
+    def poster_id(self) -> int | None:
+        prefix, _, pk = self.poster.partition(":")
+        return int(pk) if prefix == "user" and pk.isdigit() else None
+
+    @property
+    def posted_at(self) -> datetime:
+        return datetime.fromtimestamp(self.time, tz=UTC)
+
+    @property
+    def closes_at(self) -> datetime:
+        return datetime.fromtimestamp(self.voting_closes_at, tz=UTC)
+
+    def voting_open(self, now: float) -> bool:
+        return now < self.voting_closes_at
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a listing: `items`, and `count` of the whole listing."""
+
+    items: list[Article]
+    number: int
+    count: int
+    per_page: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.count // self.per_page))
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    name: str
+    description: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """The state of one rate-limit window after a request was counted."""
+
+    allowed: bool
+    limit: int
+    remaining: int
+    reset: int  # seconds until the window ends
+
+
+@dataclass(frozen=True, slots=True)
+class ModlogEntry:
+    time: float
+    actor: str
+    action: str
+    target: str
+    reason: str = ""
+    details: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def at(self) -> datetime:
+        return datetime.fromtimestamp(self.time, tz=UTC)

@@ -1,0 +1,46 @@
+"""URLs of the articles app's pages, feeds and account pages (namespace "articles")."""
+
+from django.urls import path, re_path
+
+from articles.web import accounts, feeds, views
+from articles.web.helpers import html_errors
+
+app_name = "articles"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("top/", views.top, name="top"),
+    path("new/", views.new, name="new"),
+    path("groups/", views.group_list, name="group-list"),
+    path("g/<slug:name>/", views.group_detail, name="group-detail"),
+    re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),
+    path("a/<int:article_id>/", views.article_detail, name="article-detail"),
+    path("a/<int:article_id>/vote/", views.article_vote, name="article-vote"),
+    path("u/<int:user_id>/", views.user_detail, name="user-detail"),
+    path("submit/", views.submit, name="submit"),
+    path("signup/", accounts.signup, name="signup"),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
+    path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
+    path("accounts/password/", accounts.password_change, name="password-change"),
+    path("accounts/password/done/", accounts.password_change_done, name="password-change-done"),
+    path("modlog/", views.modlog, name="modlog"),
+    path("staff/", views.staff_dashboard, name="staff-dashboard"),
+    path("staff/groups/", views.staff_groups, name="staff-groups"),
+    path("staff/groups/<slug:name>/", views.staff_group_edit, name="staff-group-edit"),
+    path("staff/groups/<slug:name>/delete/", views.staff_group_delete, name="staff-group-delete"),
+    path("staff/a/<int:article_id>/", views.staff_article, name="staff-article"),
+    path(
+        "staff/a/<int:article_id>/groups/",
+        views.staff_article_groups,
+        name="staff-article-groups",
+    ),
+    path(
+        "staff/a/<int:article_id>/delete/",
+        views.staff_article_delete,
+        name="staff-article-delete",
+    ),
+    path("feeds/top/", html_errors(feeds.TopFeed()), name="feed-top"),
+    path("feeds/new/", html_errors(feeds.NewFeed()), name="feed-new"),
+    path("feeds/good/", html_errors(feeds.GoodFeed()), name="feed-good"),
+    path("feeds/g/<slug:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
+]

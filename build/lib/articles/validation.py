@@ -1,0 +1,163 @@
+"""Input rules shared by the store, forms and serializers; each raises InvalidInput(field)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from urllib.parse import SplitResult, urlsplit, urlunsplit
+
+from articles import keys
+from articles.errors import InvalidInput
+
+TITLE_MAX = 300
+LINK_MAX = 2_000
+TEXT_MAX = 20_000
+DESCRIPTION_MAX = 500
+REASON_MAX = 500
+
+_HOST = re.compile(
+    r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\s]")
+
+
+def clean_title(value: object) -> str:
+    title = _plain(value, "title").strip()
+    if not title:
+        raise InvalidInput("title", "A title is required.")
+    if len(title) > TITLE_MAX:
+        raise InvalidInput("title", f"A title has at most {TITLE_MAX} characters.")
+    return title
+
+
+def clean_text(value: object) -> str:
+    text = _plain(value, "text", allow_newlines=True).strip()
+    if len(text) > TEXT_MAX:
+        raise InvalidInput("text", f"A text has at most {TEXT_MAX} characters.")
+    return text
+
+
+def clean_link(value: object) -> str:
+    """An absolute http(s) URL with a real host, or "" for none; every other scheme refused."""
+    link = _plain(value, "link").strip()
+    if not link:
+        return ""
+    if len(link) > LINK_MAX:
+        raise InvalidInput("link", f"A link has at most {LINK_MAX} characters.")
+    if _CONTROL.search(link):
+        raise InvalidInput("link", "A link may not contain spaces or control characters.")
+    parts = _split(link)
+    if parts.scheme not in ("http", "https"):
+        raise InvalidInput("link", "A link must start with http:// or https://.")
+    host = (parts.hostname or "").rstrip(".")
+    if not host or not (_HOST.fullmatch(host) or _is_ip(host)):
+        raise InvalidInput("link", "A link needs a valid host name.")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise InvalidInput("link", "A link has a bad port number.") from None
+    return link
+
+
+def clean_post(title: object, link: object, text: object) -> tuple[str, str, str]:
+    title, link, text = clean_title(title), clean_link(link), clean_text(text)
+    if not link and not text:
+        raise InvalidInput("link", "Give a link, a text, or both.")
+    return title, link, text
+
+
+def clean_group_name(value: object, field: str = "group") -> str:
+    name = value.strip() if isinstance(value, str) else value
+    try:
+        return keys.group_name(name)  # type: ignore[arg-type]
+    except ValueError:
+        raise InvalidInput(
+            field, "A group name is 1-64 characters of lower-case a-z, 0-9 and '-'."
+        ) from None
+
+
+def clean_group_names(values: object, field: str = "groups") -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [v for v in re.split(r"[\s,]+", values) if v]
+    if not isinstance(values, list | tuple | set | frozenset):
+        raise InvalidInput(field, "Groups must be a list of group names.")
+    if len(values) > 20:
+        raise InvalidInput(field, "An article can be in at most 20 groups at once.")
+    return sorted({clean_group_name(v, field) for v in values})
+
+
+def clean_description(value: object) -> str:
+    text = _plain(value, "description").strip()
+    if len(text) > DESCRIPTION_MAX:
+        raise InvalidInput("description", f"At most {DESCRIPTION_MAX} characters.")
+    return text
+
+
+def clean_reason(value: object) -> str:
+    text = _plain(value, "reason").strip()
+    if len(text) > REASON_MAX:
+        raise InvalidInput("reason", f"At most {REASON_MAX} characters.")
+    return text
+
+
+def clean_page(value: object, max_page: int) -> int:
+    """A page number from 1 to max_page; anything else (0, -1, 'x', 10**30) is refused."""
+    if isinstance(value, bool):
+        raise InvalidInput("page", "A page is a whole number from 1.")
+    if isinstance(value, str):
+        value = value.strip()
+        if not value.isascii() or not value.isdigit() or len(value) > 12:
+            raise InvalidInput("page", f"A page is a whole number from 1 to {max_page}.")
+        value = int(value)
+    if not isinstance(value, int) or not 1 <= value <= max_page:
+        raise InvalidInput("page", f"A page is a whole number from 1 to {max_page}.")
+    return value
+
+
+def normalize_link(link: str) -> str:
+    """A canonical form for the duplicate check: lower-case scheme and host, no default
+    port, no `www.`, no fragment, no trailing slash, http and https alike."""
+    parts = _split(link)
+    host = (parts.hostname or "").rstrip(".")
+    host = host.removeprefix("www.")
+    port = parts.port
+    if port and port not in (80, 443):
+        host = f"{host}:{port}"
+    path = parts.path.rstrip("/")
+    return urlunsplit(("http", host, path, parts.query, ""))
+
+
+def _split(link: str) -> SplitResult:
+    try:
+        return urlsplit(link)
+    except ValueError:
+        raise InvalidInput("link", "This is not a valid URL.") from None
+
+
+def _is_ip(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _plain(value: object, field: str, *, allow_newlines: bool = False) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidInput(field, "Must be text.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800"): no text a browser can send
+        raise InvalidInput(field, "Must be valid Unicode text.") from None
+    value = unicodedata.normalize("NFC", value)
+    if "\x00" in value:
+        raise InvalidInput(field, "May not contain NUL characters.")
+    if not allow_newlines and ("\n" in value or "\r" in value):
+        raise InvalidInput(field, "Must be a single line.")
+    return value

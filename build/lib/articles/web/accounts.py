@@ -1,0 +1,61 @@
+"""The app's own account pages (log in, log out, sign up, password change), so a host
+project needs no auth URLs or templates of its own to run the site."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.views.decorators.http import require_http_methods
+
+from articles.web.forms import SignUpForm
+from articles.web.helpers import form_status, html_errors, rate_limit, safe_next
+
+LOGIN_URL = reverse_lazy("articles:login")
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "articles/accounts/login.html"
+    next_page = reverse_lazy("articles:home")
+
+
+class LogoutView(auth_views.LogoutView):
+    next_page = reverse_lazy("articles:home")
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    template_name = "articles/accounts/password_change_form.html"
+    success_url = reverse_lazy("articles:password-change-done")
+
+
+class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
+    template_name = "articles/accounts/password_change_done.html"
+
+
+password_change = login_required(PasswordChangeView.as_view(), login_url=LOGIN_URL)
+password_change_done = login_required(PasswordChangeDoneView.as_view(), login_url=LOGIN_URL)
+
+
+@require_http_methods(["GET", "POST"])
+@html_errors
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect(safe_next(request, reverse("articles:home")))
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST":
+        rate_limit("signup", request)
+        if form.is_valid():
+            user = form.save()
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
+            return redirect(safe_next(request, reverse("articles:home")))
+    return render(
+        request,
+        "articles/accounts/signup.html",
+        {"form": form, "next": safe_next(request, "")},
+        status=form_status(form),
+    )

@@ -1,0 +1,145 @@
+"""HTML forms: shape and basic checks only; the store's validation has the last word."""
+
+from __future__ import annotations
+
+import uuid
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from articles import validation
+from articles.errors import InvalidInput
+from articles.types import Group, Vote
+
+
+class StoreErrorsMixin:
+    """Put a store InvalidInput on the field it names (or the form, if no such field)."""
+
+    def add_store_error(self, exc: InvalidInput, aliases: dict[str, str] | None = None) -> None:
+        name = (aliases or {}).get(exc.field, exc.field)
+        self.add_error(name if name in self.fields else None, exc.message)  # type: ignore[attr-defined]
+
+
+def _group_choices(groups: list[Group]) -> list[tuple[str, str]]:
+    return [(g.name, g.name) for g in groups]
+
+
+def _clean_with(rule, value):  # type: ignore[no-untyped-def]
+    try:
+        return rule(value)
+    except InvalidInput as exc:
+        raise forms.ValidationError(exc.message) from None
+
+
+class SignUpForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)
+
+
+class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
+    title = forms.CharField(max_length=validation.TITLE_MAX)
+    link = forms.CharField(
+        max_length=validation.LINK_MAX,
+        required=False,
+        help_text="An http:// or https:// address. Give a link, a text, or both.",
+        widget=forms.URLInput(attrs={"placeholder": "https://"}),
+    )
+    text = forms.CharField(
+        max_length=validation.TEXT_MAX,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+    )
+    groups = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, choices=()
+    )
+    idempotency_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
+
+    def __init__(self, *args, groups: list[Group] = (), **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.fields["groups"].choices = _group_choices(list(groups))
+        if not self.is_bound:
+            self.initial.setdefault("idempotency_key", uuid.uuid4().hex)
+
+    def clean_title(self) -> str:
+        return _clean_with(validation.clean_title, self.cleaned_data["title"])
+
+    def clean_link(self) -> str:
+        return _clean_with(validation.clean_link, self.cleaned_data["link"])
+
+    def clean_text(self) -> str:
+        return _clean_with(validation.clean_text, self.cleaned_data["text"])
+
+    def clean_idempotency_key(self) -> str | None:
+        value = self.cleaned_data["idempotency_key"]
+        return value or None
+
+    def clean(self) -> dict:  # type: ignore[type-arg]
+        data = super().clean()
+        if not self.errors and not data.get("link") and not data.get("text"):
+            self.add_error("link", "Give a link, a text, or both.")
+        return data
+
+
+class VoteForm(forms.Form):
+    direction = forms.ChoiceField(choices=[(v.label, v.label) for v in Vote])
+
+    @property
+    def vote(self) -> Vote:
+        return Vote.from_label(self.cleaned_data["direction"])
+
+
+class GroupCreateForm(StoreErrorsMixin, forms.Form):
+    name = forms.CharField(
+        max_length=64, help_text="1-64 characters of lower-case a-z, 0-9 and '-'."
+    )
+    description = forms.CharField(
+        max_length=validation.DESCRIPTION_MAX, required=False, widget=forms.Textarea({"rows": 3})
+    )
+
+    def clean_name(self) -> str:
+        return _clean_with(
+            lambda v: validation.clean_group_name(v, "name"), self.cleaned_data["name"]
+        )
+
+
+class GroupUpdateForm(StoreErrorsMixin, forms.Form):
+    description = forms.CharField(
+        max_length=validation.DESCRIPTION_MAX, required=False, widget=forms.Textarea({"rows": 3})
+    )
+
+
+class ReasonForm(StoreErrorsMixin, forms.Form):
+    """Delete an article or a group: the reason goes to the public moderation log."""
+
+    reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+
+
+class ArticleEditForm(StoreErrorsMixin, forms.Form):
+    title = forms.CharField(max_length=validation.TITLE_MAX)
+    link = forms.CharField(max_length=validation.LINK_MAX, required=False)
+    reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+
+    def clean_link(self) -> str:
+        return _clean_with(validation.clean_link, self.cleaned_data["link"])
+
+
+class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
+    add = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, choices=(), label="Add to"
+    )
+    remove = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, choices=(), label="Remove from"
+    )
+    reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+
+    def __init__(self, *args, groups: list[Group] = (), current=(), **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        names = [g.name for g in groups]
+        self.fields["add"].choices = [(n, n) for n in names if n not in current]
+        self.fields["remove"].choices = [(n, n) for n in current]
+
+    def clean(self) -> dict:  # type: ignore[type-arg]
+        data = super().clean()
+        if not self.errors and not data.get("add") and not data.get("remove"):
+            self.add_error("add", "Choose a group to add the article to or remove it from.")
+        return data

@@ -1,0 +1,123 @@
+"""Helpers of the HTML views: the one error decorator, rate limits, safe redirects."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+import redis
+from django.contrib import admin
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from articles import conf, ratelimits
+from articles.connection import store_unavailable
+from articles.errors import ArticlesError, InvalidInput, StoreUnavailable
+from articles.responses import error_response
+from articles.types import Order, Period
+
+View = Callable[..., HttpResponse]
+logger = logging.getLogger(__name__)
+
+
+def html_errors(view: View) -> View:
+    """Render any ArticlesError as articles/error.html with the error's own status, and an
+    unavailable Redis as the 503 page (so no middleware of the host's is needed for it)."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except ArticlesError as exc:
+            return error_response(request, exc)
+        except redis.RedisError as exc:
+            if not store_unavailable(exc):
+                raise
+            logger.warning("Redis unavailable: %s", exc)
+            return error_response(request, StoreUnavailable())
+
+    return wrapper
+
+
+def rate_limit(action: str, request: HttpRequest) -> None:
+    """Count one `action` of the caller (ratelimits.py); raises RateLimited past the limit."""
+    ratelimits.consume(request, action)
+
+
+def safe_next(request: HttpRequest, fallback: str) -> str:
+    """`next` from the form or query, only if it points at this site; else `fallback`."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return fallback
+
+
+def viewer_id(request: HttpRequest) -> int | None:
+    """The pk of the logged-in user (fills Article.my_vote), or None."""
+    return request.user.pk if request.user.is_authenticated else None
+
+
+def order_param(request: HttpRequest, default: Order = Order.SCORE) -> Order:
+    raw = request.GET.get("order", default.value)
+    try:
+        return Order(raw)
+    except ValueError:
+        raise InvalidInput("order", "Order must be 'score' or 'time'.") from None
+
+
+def period_param(request: HttpRequest) -> Period:
+    raw = request.GET.get("period", Period.ALL.value)
+    try:
+        return Period(raw)
+    except ValueError:
+        choices = ", ".join(p.value for p in Period)
+        raise InvalidInput("period", f"Period must be one of {choices}.") from None
+
+
+def day_param(raw: str) -> date:
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise InvalidInput("day", "A day is written YYYY-MM-DD, e.g. 2026-01-31.") from None
+
+
+def page_param(request: HttpRequest) -> str:
+    return request.GET.get("page", "1")
+
+
+def staff_required(view: View) -> View:
+    """Log in first (and come back); a logged-in non-staff user gets 403."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), reverse("articles:login"))
+        if not request.user.is_staff:
+            raise PermissionDenied("Only staff may moderate.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def staff_context(request: HttpRequest, title: str, **extra: Any) -> dict[str, Any]:
+    """What the Django admin's templates need, so staff pages look like the admin."""
+    return {
+        **admin.site.each_context(request),
+        "site_header": f"{conf.site_name()} staff",
+        "site_title": f"{conf.site_name()} staff",
+        "title": title,
+        **extra,
+    }
+
+
+def form_status(form: Any) -> int:
+    """400 for a submitted form that was refused (it is shown again with its errors)."""
+    return 400 if form.is_bound and form.errors else 200

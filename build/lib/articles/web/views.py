@@ -1,0 +1,391 @@
+"""HTML views of the articles app: thin, each validates, calls the store, renders."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from urllib.parse import urlencode
+
+import redis
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from articles import conf, selectors, services, validation
+from articles.connection import UNREACHABLE
+from articles.errors import DuplicateLink, InvalidInput, StoreUnavailable
+from articles.responses import wants_json
+from articles.types import Order, Page, Period
+from articles.web.accounts import LOGIN_URL
+from articles.web.forms import (
+    ArticleEditForm,
+    ArticleGroupsForm,
+    ArticleSubmitForm,
+    GroupCreateForm,
+    GroupUpdateForm,
+    ReasonForm,
+    VoteForm,
+)
+from articles.web.helpers import (
+    day_param,
+    form_status,
+    html_errors,
+    order_param,
+    page_param,
+    period_param,
+    rate_limit,
+    safe_next,
+    staff_context,
+    staff_required,
+    viewer_id,
+)
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """200 with the Redis status, or 503 with a clear message when it is unreachable."""
+    try:
+        status = selectors.store_status()
+    except UNREACHABLE as exc:
+        error = StoreUnavailable()
+        return JsonResponse(
+            {"status": "unavailable", "detail": error.message, "error": str(exc)},
+            status=error.status_code,
+        )
+    except redis.RedisError as exc:
+        return JsonResponse({"status": "error", "detail": str(exc)}, status=503)
+    return JsonResponse({"status": "ok", "redis": status})
+
+
+# --- listings --------------------------------------------------------------------------
+
+
+@require_GET
+@html_errors
+def home(request: HttpRequest) -> HttpResponse:
+    """The newest good articles (at most 50), 25 a page."""
+    good = selectors.good_article_list(user_id=viewer_id(request))
+    per_page = conf.per_page()
+    number = validation.clean_page(page_param(request), conf.max_page())
+    page = Page(
+        items=good[(number - 1) * per_page : number * per_page],
+        number=number,
+        count=len(good),
+        per_page=per_page,
+    )
+    # A link to the archive of each day that has good articles listed here.
+    days = sorted({article.posted_at.date() for article in good}, reverse=True)
+    context = {"page": page, "days": days, "good_votes": conf.good_votes()}
+    return render(request, "articles/home.html", context)
+
+
+@require_GET
+@html_errors
+def top(request: HttpRequest) -> HttpResponse:
+    period = period_param(request)
+    page = selectors.top_article_list(
+        period=period, page=page_param(request), user_id=viewer_id(request)
+    )
+    return render(
+        request, "articles/top.html", {"page": page, "period": period, "periods": list(Period)}
+    )
+
+
+@require_GET
+@html_errors
+def new(request: HttpRequest) -> HttpResponse:
+    page = selectors.article_list(
+        order=Order.TIME, page=page_param(request), user_id=viewer_id(request)
+    )
+    return render(request, "articles/new.html", {"page": page})
+
+
+@require_GET
+@html_errors
+def group_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "articles/group_list.html", {"groups": selectors.group_list()})
+
+
+@require_GET
+@html_errors
+def group_detail(request: HttpRequest, name: str) -> HttpResponse:
+    order = order_param(request)
+    group = selectors.group_get(name=name)
+    page = selectors.group_article_list(
+        name=group.name, order=order, page=page_param(request), user_id=viewer_id(request)
+    )
+    return render(
+        request, "articles/group_detail.html", {"group": group, "page": page, "order": order}
+    )
+
+
+@require_GET
+@html_errors
+def good_day(request: HttpRequest, day: str) -> HttpResponse:
+    when = day_param(day)
+    page = selectors.good_article_day(
+        day=when, page=page_param(request), user_id=viewer_id(request)
+    )
+    context = {
+        "page": page,
+        "day": when,
+        "previous_day": when - timedelta(days=1) if when > date.min else None,
+        "next_day": when + timedelta(days=1) if when < _today() else None,
+        "good_votes": conf.good_votes(),
+    }
+    return render(request, "articles/good_day.html", context)
+
+
+@require_GET
+@html_errors
+def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
+    person = get_object_or_404(get_user_model(), pk=user_id)
+    page = selectors.user_article_list(
+        poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
+    )
+    return render(request, "articles/user_detail.html", {"person": person, "page": page})
+
+
+@require_GET
+@html_errors
+def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
+    article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
+    return render(request, "articles/article_detail.html", {"article": article})
+
+
+@require_GET
+@html_errors
+def modlog(request: HttpRequest) -> HttpResponse:
+    per_page = 50
+    entries, count = selectors.modlog_list(page=page_param(request), per_page=per_page)
+    number = int(page_param(request))
+    context = {
+        "entries": entries,
+        "count": count,
+        "number": number,
+        "has_previous": number > 1,
+        "has_next": number * per_page < count,
+    }
+    return render(request, "articles/modlog.html", context)
+
+
+# --- voting and submitting -------------------------------------------------------------
+
+
+@require_POST
+@html_errors
+def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
+    """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
+    back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
+    if not request.user.is_authenticated:
+        if wants_json(request):
+            login_url = f"{LOGIN_URL}?{urlencode({'next': back})}"
+            return JsonResponse(
+                {"detail": "Log in to vote.", "code": "login_required", "login": login_url},
+                status=401,
+            )
+        return redirect_to_login(back, LOGIN_URL)
+    form = VoteForm(request.POST)
+    if not form.is_valid():
+        raise InvalidInput("direction", "A vote is up, down or none.")
+    rate_limit("vote", request)
+    article = services.article_vote(
+        article_id=article_id, user_id=request.user.pk, direction=form.vote
+    )
+    if wants_json(request):
+        return JsonResponse(
+            {
+                "id": article.id,
+                "votes": article.votes,
+                "downvotes": article.downvotes,
+                "net": article.votes - article.downvotes,
+                "score": article.score,
+                "my_vote": article.my_vote.label if article.my_vote else "none",
+            }
+        )
+    return redirect(f"{back.split('#')[0]}#a{article.id}")
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "POST"])
+@html_errors
+def submit(request: HttpRequest) -> HttpResponse:
+    groups = selectors.group_list()
+    form = ArticleSubmitForm(request.POST or None, groups=groups)
+    if request.method == "POST" and form.is_valid():
+        rate_limit("post", request)
+        data = form.cleaned_data
+        try:
+            article = services.article_post(
+                user_id=request.user.pk,
+                poster_name=request.user.get_username(),
+                title=data["title"],
+                link=data["link"],
+                text=data["text"],
+                groups=data["groups"],
+                idempotency_key=data["idempotency_key"],
+            )
+        except DuplicateLink as exc:
+            messages.info(
+                request,
+                "That link was already posted and is still open for voting, "
+                "so here it is: vote for it instead.",
+            )
+            return redirect("articles:article-detail", exc.article_id)
+        except InvalidInput as exc:
+            form.add_store_error(exc, {"idempotency_key": "title"})
+        else:
+            messages.success(request, "Your article is posted, with your own up-vote.")
+            return redirect("articles:article-detail", article.id)
+    return render(request, "articles/submit.html", {"form": form}, status=form_status(form))
+
+
+# --- staff -----------------------------------------------------------------------------
+
+
+@staff_required
+@require_GET
+@html_errors
+def staff_dashboard(request: HttpRequest) -> HttpResponse:
+    stats = selectors.stats_daily(days=30)
+    context = staff_context(
+        request,
+        "Dashboard",
+        stats=stats,
+        total_posts=sum(p for _, p, _ in stats),
+        total_votes=sum(v for _, _, v in stats),
+    )
+    return render(request, "articles/staff/dashboard.html", context)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+@html_errors
+def staff_groups(request: HttpRequest) -> HttpResponse:
+    form = GroupCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.group_create(**form.cleaned_data, actor=request.user.get_username())
+        except InvalidInput as exc:
+            form.add_store_error(exc)
+        else:
+            messages.success(request, f"Group {form.cleaned_data['name']} created.")
+            return redirect("articles:staff-groups")
+    context = staff_context(request, "Groups", form=form, groups=selectors.group_list())
+    return render(request, "articles/staff/groups.html", context, status=form_status(form))
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+@html_errors
+def staff_group_edit(request: HttpRequest, name: str) -> HttpResponse:
+    group = selectors.group_get(name=name)
+    form = GroupUpdateForm(request.POST or None, initial={"description": group.description})
+    if request.method == "POST" and form.is_valid():
+        services.group_update(
+            name=group.name,
+            description=form.cleaned_data["description"],
+            actor=request.user.get_username(),
+        )
+        messages.success(request, f"Group {group.name} updated.")
+        return redirect("articles:staff-groups")
+    context = staff_context(
+        request, f"Group {group.name}", group=group, form=form, delete_form=ReasonForm()
+    )
+    return render(request, "articles/staff/group_edit.html", context, status=form_status(form))
+
+
+@staff_required
+@require_POST
+@html_errors
+def staff_group_delete(request: HttpRequest, name: str) -> HttpResponse:
+    form = ReasonForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    services.group_delete(name=name, actor=request.user.get_username(), reason=reason)
+    messages.success(request, f"Group {name} deleted.")
+    return redirect("articles:staff-groups")
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+@html_errors
+def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
+    """Edit an article's title and link; its groups and deletion post to their own URLs."""
+    article = selectors.article_get(article_id=article_id)
+    form = ArticleEditForm(
+        request.POST or None, initial={"title": article.title, "link": article.link}
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.article_edit(
+                article_id=article.id, **form.cleaned_data, actor=request.user.get_username()
+            )
+        except InvalidInput as exc:
+            form.add_store_error(exc)
+        else:
+            messages.success(request, "Article updated.")
+            return redirect("articles:staff-article", article.id)
+    return _staff_article_page(request, article, edit_form=form)
+
+
+@staff_required
+@require_POST
+@html_errors
+def staff_article_groups(request: HttpRequest, article_id: int) -> HttpResponse:
+    article = selectors.article_get(article_id=article_id)
+    form = ArticleGroupsForm(request.POST, groups=selectors.group_list(), current=article.groups)
+    if form.is_valid():
+        try:
+            services.article_groups_update(
+                article_id=article.id, **form.cleaned_data, actor=request.user.get_username()
+            )
+        except InvalidInput as exc:
+            form.add_store_error(exc)
+        else:
+            messages.success(request, "Groups updated.")
+            return redirect("articles:staff-article", article.id)
+    return _staff_article_page(request, article, groups_form=form)
+
+
+@staff_required
+@require_POST
+@html_errors
+def staff_article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
+    form = ReasonForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    services.article_delete(
+        article_id=article_id,
+        actor_id=request.user.pk,
+        actor=request.user.get_username(),
+        is_staff=True,
+        reason=reason,
+    )
+    messages.success(request, f"Article {article_id} deleted.")
+    return redirect("articles:new")
+
+
+def _staff_article_page(request: HttpRequest, article, **forms) -> HttpResponse:  # type: ignore[no-untyped-def]
+    forms.setdefault(
+        "edit_form", ArticleEditForm(initial={"title": article.title, "link": article.link})
+    )
+    forms.setdefault(
+        "groups_form", ArticleGroupsForm(groups=selectors.group_list(), current=article.groups)
+    )
+    forms.setdefault("delete_form", ReasonForm())
+    context = staff_context(request, f"Moderate article {article.id}", article=article, **forms)
+    status = 400 if any(f.is_bound and f.errors for f in forms.values()) else 200
+    return render(request, "articles/staff/article.html", context, status=status)
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _today() -> date:
+    return timezone.now().date()

@@ -6,6 +6,7 @@ import time as _time
 from collections.abc import Iterable
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from articles import keys, validation
 from articles.audit import _indexed_article_ids, group_memberships
@@ -133,7 +134,8 @@ def store_import_record(*, record: dict[str, object]) -> str:
         elif kind == "stats":
             if record["key"] not in (keys.STATS_POSTS, keys.STATS_VOTES):
                 raise InvalidInput("key", "Only stats:posts and stats:votes can be restored.")
-            days = {str(k): int(v) for k, v in dict(record["days"]).items()}  # type: ignore[call-overload]
+            raw_days: dict[str, object] = dict(record["days"])  # type: ignore[call-overload]
+            days: dict[FieldT, EncodableT] = {str(k): int(str(v)) for k, v in raw_days.items()}
             if days:
                 get_connection().hset(str(record["key"]), mapping=days)
         elif kind == "modlog":
@@ -172,13 +174,15 @@ def _import_article(record: dict[str, object]) -> None:
         raise ValueError("id must be an integer")
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
-    fields = {_raw(k): _raw(v) for k, v in dict(record["hash"]).items()}  # type: ignore[call-overload]
+    raw_hash: dict[str, object] = dict(record["hash"])  # type: ignore[call-overload]
+    decoded = {_raw(k): _raw(v) for k, v in raw_hash.items()}
+    fields: dict[FieldT, EncodableT] = {k: v for k, v in decoded.items()}  # noqa: C416
     if not fields:
         raise ValueError("an article needs its hash")
     groups = validation.clean_group_names(list(record.get("groups") or []))  # type: ignore[call-overload]
     ups = [_raw(m) for m in _list(record.get("up"))]
     downs = [_raw(m) for m in _list(record.get("down"))]
-    poster = fields.get(b"poster", b"").decode("utf-8", "replace")
+    poster = decoded.get(b"poster", b"").decode("utf-8", "replace")
     conn = get_connection()
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):

@@ -131,7 +131,7 @@ def bar_chart(
 ) -> dict[str, Any]:
     """An inline SVG bar chart of one column of stats_daily (1 posts, 2 votes)."""
     width, height, top, bottom, left = 520, 240, 16, 34, 40
-    values = [row[column] for row in stats]
+    values = [row[1] if column == 1 else row[2] for row in stats]
     peak = max(values, default=0) or 1
     ceiling = _nice_ceiling(peak)
     inner_h = height - top - bottom

@@ -85,7 +85,7 @@ class GoodFeed(ArticleFeed):
 
 
 class GroupFeed(ArticleFeed):
-    def get_object(self, request: HttpRequest, name: str) -> Group:  # type: ignore[override]
+    def get_object(self, request: HttpRequest, name: str) -> Group:
         try:
             return selectors.group_get(name=name)
         except ArticlesError:

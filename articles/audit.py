@@ -5,19 +5,18 @@ Reads in batches with SCAN, never KEYS; each repair is one MULTI/EXEC under WATC
 
 from __future__ import annotations
 
-import time as _time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import redis
 
-from articles import conf, keys, validation
+from articles import clock, conf, keys, validation
 from articles.connection import get_connection
 from articles.errors import Conflict
 from articles.selectors import _ids, _s
-from articles.services import _ATTEMPTS, _clock, _group_keys
-from articles.types import Article
+from articles.services import _ATTEMPTS, _group_keys
+from articles.types import Article, article_score
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +30,7 @@ class Problem:
 def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Problem]:
     """Every broken invariant of SPEC §1, plus voter sets without their expiry and
     indexes that disagree with the article hashes. Reads only; works on book data too."""
-    now = _time.time() if now is None else now
+    now = clock.now(now)
     conn = get_connection()
     ids = _indexed_article_ids(conn)
     registry = {_s(k) for k in conn.hkeys(keys.GROUPS)}
@@ -51,7 +50,7 @@ def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Probl
 
 def _indexed_article_ids(conn: redis.Redis) -> set[int]:
     """Every article id with a hash or an entry in score:, time: or good: (SCAN, no KEYS)."""
-    ids = set(_ids(conn.scan_iter(match="article:*", count=1000)))
+    ids = set(_ids(conn.scan_iter(match=keys.ARTICLE_SCAN, count=1000)))
     for key in (keys.SCORE, keys.TIME, keys.GOOD):
         ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
     return ids
@@ -66,7 +65,7 @@ def _scan_groups(conn: redis.Redis) -> tuple[dict[int, set[str]], set[str], list
     memberships: dict[int, set[str]] = defaultdict(set)
     names: set[str] = set()
     bad: list[str] = []
-    for key in conn.scan_iter(match="group:*", count=1000):
+    for key in conn.scan_iter(match=keys.GROUP_SCAN, count=1000):
         name = _s(key).removeprefix("group:")
         if not keys.GROUP_NAME.fullmatch(name):
             bad.append(_s(key))
@@ -110,7 +109,9 @@ def _audit_chunk(
         article = Article.from_hash(
             article_id, raw, score=None, window=window, vote_score=vote_score
         )
-        expected = article.time + vote_score * (article.votes - article.downvotes)
+        expected = article_score(
+            article.time, article.votes, article.downvotes, vote_score=vote_score
+        )
         if score is None or posted_idx is None:
             report("not_indexed", "missing from score: or time:")
         elif abs(score - expected) > 1e-3:
@@ -149,7 +150,7 @@ def article_repair(
     One MULTI/EXEC under WATCH, retried if a vote lands meanwhile. Returns False if the
     article hash is gone: its index entries and its memberships of `groups` are removed.
     """
-    now = _clock(now)
+    now = clock.now(now)
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
     conn = get_connection()
@@ -182,7 +183,8 @@ def article_repair(
                 if both:
                     pipe.srem(down, *both)
                 pipe.hset(member, mapping={"votes": votes, "downvotes": downvotes})
-                pipe.zadd(keys.SCORE, {member: posted + conf.vote_score() * (votes - downvotes)})
+                score = article_score(posted, votes, downvotes, vote_score=conf.vote_score())
+                pipe.zadd(keys.SCORE, {member: score})
                 pipe.zadd(keys.TIME, {member: posted})
                 if votes >= conf.good_votes():
                     pipe.zadd(keys.GOOD, {member: posted})

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time as _time
 from collections.abc import Iterable
 
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import keys, validation
+from articles import clock, keys, validation
 from articles.audit import _indexed_article_ids, group_memberships
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
@@ -23,7 +22,7 @@ def store_is_empty() -> bool:
     pipe.exists(keys.ARTICLE_IDS)
     pipe.zcard(keys.TIME)
     pipe.hlen(keys.GROUPS)
-    pipe.scan(0, match="article:*", count=100)
+    pipe.scan(0, match=keys.ARTICLE_SCAN, count=100)
     counter, articles, groups, (_, found) = pipe.execute()
     return not (counter or articles or groups or found)
 
@@ -38,7 +37,7 @@ def store_export(*, now: float | None = None) -> Iterable[dict[str, object]]:
     (writes made while it runs may or may not be in it; use the AOF for that).
     """
     conn = get_connection()
-    exported_ms = int((_time.time() if now is None else now) * 1000)
+    exported_ms = int(clock.now(now) * 1000)
     yield {"type": "header", "version": EXPORT_VERSION, "exported_at_ms": exported_ms}
     for name, description in sorted(conn.hgetall(keys.GROUPS).items()):
         yield {"type": "group", "name": _x(name), "description": _x(description)}
@@ -79,9 +78,8 @@ def _article_record(
         return None  # deleted since the scan: its leftovers are the audit's business
     server_ms = clock[0] * 1000 + clock[1] // 1000
     poster = raw.get(b"poster", b"").decode("utf-8", "replace")
-    submitted_at = None
-    if poster.startswith("user:") and poster[5:].isdigit() and int(poster[5:]) > 0:
-        submitted_at = conn.zscore(keys.submitted(int(poster[5:])), member)
+    poster_pk = _user_pk(poster)
+    submitted_at = conn.zscore(keys.submitted(poster_pk), member) if poster_pk else None
 
     def expiry(ttl: int) -> int | None:
         return server_ms + ttl if ttl >= 0 else None
@@ -237,8 +235,10 @@ def _list(value: object) -> list[object]:
 
 
 def _user_pk(member: str) -> int | None:
-    prefix, _, pk = member.partition(":")
-    return int(pk) if prefix == "user" and pk.isascii() and pk.isdigit() and int(pk) > 0 else None
+    try:
+        return keys.user_id_of(member)
+    except ValueError:
+        return None
 
 
 def _raw(value: object) -> bytes:

@@ -4,15 +4,15 @@ per article (the reads of a page go out in one pipeline)."""
 from __future__ import annotations
 
 import json
-import time as _time
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
 import redis
 
-from articles import conf, keys, scripts, validation
+from articles import clock, conf, keys, scripts, validation
 from articles.connection import get_connection
 from articles.errors import ArticleNotFound, GroupNotFound
+from articles.scripts import raise_for_status
 from articles.types import Article, Group, ModlogEntry, Order, Page, Period, Vote
 
 
@@ -53,8 +53,7 @@ def group_article_list(
         args=["group", conf.group_cache_seconds(), start, stop, 0, name],
         client=get_connection(),
     )
-    if not int(reply[0]):
-        raise GroupNotFound()
+    raise_for_status(reply)
     return _page(reply[2::2], number, int(reply[1]), user_id)
 
 
@@ -70,7 +69,7 @@ def top_article_list(
     if period.seconds is None:
         return article_list(order=Order.SCORE, page=page, user_id=user_id)
     number, start, stop = _bounds(page)
-    earliest = (_time.time() if now is None else now) - period.seconds
+    earliest = clock.now(now) - period.seconds
     reply = scripts.RANKING_PAGE(
         keys=[
             keys.top(period.value),
@@ -170,7 +169,7 @@ def modlog_list(*, page: int | str = 1, per_page: int = 50) -> tuple[list[Modlog
 
 def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date, int, int]]:
     """(day, articles posted, votes cast) for each of the last `days` UTC days, oldest first."""
-    today = datetime.fromtimestamp(_time.time() if now is None else now, tz=UTC).date()
+    today = datetime.fromtimestamp(clock.now(now), tz=UTC).date()
     span = [today - timedelta(days=n) for n in range(days - 1, -1, -1)]
     fields = [d.isoformat() for d in span]
     pipe = get_connection().pipeline(transaction=False)

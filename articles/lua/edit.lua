@@ -3,9 +3,9 @@
 -- ARGV[1] article:<id>  ARGV[2] title  ARGV[3] link  ARGV[4] link as read
 -- ARGV[5] old normalised link or ""  ARGV[6] new normalised link or ""
 -- ARGV[7] log entry  ARGV[8] log length kept
--- Returns {-1} no such article | {-3} the link changed since read: retry | {1} edited
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
-if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {-3} end
+-- Returns {S.NOT_FOUND} | {S.RETRY} the link changed since read | {S.OK} edited
+if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
+if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
 local member, old, new = ARGV[1], ARGV[5], ARGV[6]
 redis.call('HSET', KEYS[1], 'title', ARGV[2], 'link', ARGV[3])
 if old ~= new then
@@ -15,4 +15,4 @@ if old ~= new then
   if new ~= '' then redis.call('HSET', KEYS[2], new, member) end
 end
 log_action(KEYS[3], ARGV[7], ARGV[8])
-return {1}
+return {S.OK}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -10,7 +9,7 @@ from urllib.parse import urlencode, urlsplit
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 
-from articles import conf, keys
+from articles import clock, conf, keys
 from articles.types import Article, Vote
 from articles.urlcache import url_for
 
@@ -77,7 +76,7 @@ def group_slugs(names: object) -> list[str]:
 @register.filter
 def is_open(article: Article) -> bool:
     """Is the article's voting window still open?"""
-    return article.voting_open(time.time())
+    return article.voting_open(clock.now())
 
 
 @register.filter

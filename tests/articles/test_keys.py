@@ -58,3 +58,29 @@ def test_article_id_of_reads_only_article_members():
     for bad in ["article:", "article:0", "article:01", "article:1:2", "user:1", "article:x"]:
         with pytest.raises(ValueError):
             keys.article_id_of(bad)
+
+
+def test_user_id_of_reads_only_the_members_user_forms():
+    assert keys.user_id_of("user:12") == 12
+    assert keys.user_id_of(keys.user(83271)) == 83271
+    for bad in ["user:", "user:0", "user:012", "user:١٢", "user:1 ", "user:-1", "article:1", 5]:
+        with pytest.raises(ValueError):
+            keys.user_id_of(bad)
+
+
+def test_the_three_readers_of_a_poster_agree():
+    """Ensure the article type, the export and the parser read `poster` the same way."""
+    from articles import backup
+    from articles.types import Article
+
+    for poster, expected in [("user:7", 7), ("user:0", None), ("user:١٢", None), ("bob", None)]:
+        article = Article.from_hash(
+            1, {b"poster": poster.encode(), b"time": b"1"}, score=None, window=1, vote_score=1
+        )
+        assert article.poster_id == expected
+        assert backup._user_pk(poster) == expected
+
+
+def test_scan_patterns_are_named_here():
+    assert keys.ARTICLE_SCAN == "article:*"
+    assert keys.GROUP_SCAN == "group:*"

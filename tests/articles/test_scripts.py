@@ -1,0 +1,60 @@
+"""Every Lua script answers with one shared status enum, mapped to errors in one place."""
+
+from __future__ import annotations
+
+import re
+from importlib.resources import files
+
+import pytest
+
+from articles import errors, scripts
+from articles.types import Status, article_score
+
+LUA = files("articles") / "lua"
+
+
+def test_every_script_answers_with_a_named_status_never_a_bare_number():
+    for path in LUA.iterdir():
+        source = path.read_text()
+        assert not re.search(r"return \{\s*-?\d", source), path.name
+
+
+def test_the_lua_status_table_is_types_status():
+    """Ensure the table S the scripts read is generated from types.Status."""
+    for status in Status:
+        assert f"{status.name} = {status.value}" in scripts._STATUS
+    assert scripts.VOTE.script.startswith(scripts._LIB)
+
+
+def test_every_statuses_script_uses_is_one_of_the_enum():
+    names = {status.name for status in Status}
+    for path in LUA.iterdir():
+        used = set(re.findall(r"\bS\.([A-Z_]+)", path.read_text()))
+        assert used <= names, (path.name, used - names)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (Status.NOT_FOUND, errors.ArticleNotFound),
+        (Status.VOTING_CLOSED, errors.VotingClosed),
+        (Status.RETRY, errors.Conflict),
+        (Status.NO_GROUP, errors.GroupNotFound),
+        (Status.GROUP_EXISTS, errors.GroupExists),
+        (Status.ID_TAKEN, errors.Conflict),
+        (Status.DUPLICATE_LINK, errors.DuplicateLink),
+    ],
+)
+def test_each_error_status_raises_its_error(status, error):
+    with pytest.raises(error):
+        scripts.raise_for_status([int(status), b"article:3"])
+
+
+def test_ok_repeated_and_allowed_statuses_are_returned():
+    assert scripts.raise_for_status([1]) is Status.OK
+    assert scripts.raise_for_status([2, b"5"]) is Status.REPEATED
+    assert scripts.raise_for_status([-3], allow=(Status.RETRY,)) is Status.RETRY
+
+
+def test_the_score_rule_has_one_home():
+    assert article_score(1000.0, 3, 1, vote_score=432) == 1000 + 864

@@ -259,27 +259,36 @@ def article_edit(
     reason: str = "",
     now: float | None = None,
 ) -> Article:
-    """Staff: change an article's title and link. Raises ArticleNotFound, InvalidInput."""
+    """Staff: change an article's title and link.
+
+    Raises ArticleNotFound, InvalidInput, DuplicateLink (the new link belongs to another
+    article still open for voting: one open article per link, as when posting).
+    """
     member = _article_member(article_id)
     title, link = validation.clean_title(title), validation.clean_link(link)
     reason = validation.clean_reason(reason)
+    norm = validation.normalize_link(link) if link else ""
     conn = get_connection()
     for _ in range(_ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
         if not link and not before.text:
             raise InvalidInput("link", "An article without a text needs a link.")
+        seen = _decode(conn.hget(keys.LINKS, norm)) if norm else ""
         entry = _log(actor, "edit", member, reason, now, title=title, link=link)
         result = scripts.EDIT(
-            keys=[member, keys.LINKS, keys.MODLOG],
+            keys=[member, keys.LINKS, keys.MODLOG, _member_key(seen) or member],
             args=[
                 member,
                 title,
                 link,
                 before.link,
                 _normalized_or_empty(before.link),
-                validation.normalize_link(link) if link else "",
+                norm,
                 entry,
                 conf.modlog_length(),
+                seen,
+                _clock(now),
+                conf.window(),
             ],
             client=conn,
         )

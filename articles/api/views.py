@@ -258,7 +258,9 @@ class ArticleViewSet(ApiViewSet):
         summary="Staff: change an article's title and link",
         parameters=[ARTICLE_ID],
         request=ArticleEditSerializer,
-        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 415)},
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        description="409 (`duplicate_link`, with `article_id`) when another article still "
+        "open for voting has this link.",
     )
     def update(self, request: Request, id: str) -> Response:
         data = _valid(ArticleEditSerializer, request.data)

@@ -329,6 +329,8 @@ def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
+        except DuplicateLink as exc:
+            form.add_error("link", exc.message)
         else:
             messages.success(request, "Article updated.")
             return redirect("articles:staff-article", article.id)

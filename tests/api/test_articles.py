@@ -393,3 +393,13 @@ def test_top_of_the_day_leaves_out_older_articles(anon, post):
 def test_an_unknown_period_is_400_naming_the_period_field(anon):
     response = anon.get("/api/articles/top/?period=decade")
     assert response.status_code == 400 and response.json()["field"] == "period"
+
+
+def test_a_staff_edit_onto_an_open_articles_link_is_409(as_staff, post):
+    first = post("First")
+    second = post("Second")
+    data = {"title": "Second", "link": first.link}
+    response = as_staff.put(f"/api/articles/{second.id}/", data, format="json")
+    assert response.status_code == 409
+    assert response.json()["code"] == "duplicate_link"
+    assert response.json()["article_id"] == first.id

@@ -236,3 +236,33 @@ def test_an_unexpected_error_is_a_logged_json_500_not_an_html_page(anon, conn, c
         "code": "server_error",
     }
     assert "WRONGTYPE" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/articles.json",
+        "/api/articles/1.json",
+        "/api/articles/top.json",
+        "/api/articles/good.json",
+        "/api/groups.json",
+        "/api/groups/redis.json",
+        "/api/groups/redis/articles.json",
+        "/api/modlog.json",
+        "/api/stats.json",
+        "/api/users/ann/articles.json",
+        "/api/.json",
+    ],
+)
+def test_a_format_suffix_is_a_json_404_never_a_500(anon, post, path):
+    """Ensure DRF's format suffixes (which the views never took) are not routed at all."""
+    post()
+    response = anon.get(path)
+    assert response.status_code == 404, path
+    assert response.json() == {"detail": "Not found.", "code": "not_found"}
+
+
+def test_the_format_query_parameter_still_picks_json(anon, post):
+    post()
+    response = anon.get("/api/articles/?format=json")
+    assert response.status_code == 200 and response.json()["count"] == 1

@@ -83,3 +83,61 @@ def test_voter_sets_past_their_window_are_reported_and_removed(conn, now):
     run("--repair")
     assert conn.exists("voted:1") == 0
     assert audit.invariant_audit() == []
+
+
+def test_the_link_index_is_checked_both_ways_and_repaired(conn, now):
+    """Ensure a lost, a stale and a shared links: entry are each reported and mended."""
+    for n in range(1, 5):
+        services.article_post(
+            user_id=1, poster_name="a", title=f"T{n}", link=f"https://e.org/{n}", now=now
+        )
+    conn.hdel("links:", "http://e.org/1")  # open article 1 no longer guards its link
+    conn.hset("links:", "http://e.org/gone", "article:2")  # names an article linking elsewhere
+    conn.hset("links:", "http://e.org/nothing", "article:99")  # names no article at all
+    conn.hset("article:4", "link", "https://e.org/3")  # two open articles share a link
+    with pytest.raises(CommandError):
+        run()
+    found = {(p.kind, p.article_id, p.entry) for p in audit.invariant_audit()}
+    assert found >= {
+        ("link_unindexed", 1, "http://e.org/1"),
+        ("link_stale", 2, "http://e.org/gone"),
+        ("link_stale", 99, "http://e.org/nothing"),
+        ("link_shared", 4, "http://e.org/3"),
+        ("link_stale", 4, "http://e.org/4"),
+    }
+    with pytest.raises(CommandError, match="remain after repair"):
+        run("--repair")
+    assert [p.kind for p in audit.invariant_audit()] == ["link_shared"]
+    assert conn.hgetall("links:") == {
+        b"http://e.org/1": b"article:1",
+        b"http://e.org/2": b"article:2",
+        b"http://e.org/3": b"article:3",
+    }
+
+
+def test_a_staff_edit_away_and_back_leaves_the_audit_clean(now):
+    services.article_post(user_id=1, poster_name="a", title="X", link="https://e.org/x", now=now)
+    services.article_post(user_id=2, poster_name="b", title="Y", link="https://e.org/y", now=now)
+    services.article_edit(article_id=2, title="Y", link="https://e.org/z", actor="mod")
+    services.article_edit(article_id=2, title="Y", link="https://e.org/y", actor="mod")
+    assert audit.invariant_audit() == []
+
+
+def test_the_posters_indexes_are_checked_both_ways_and_repaired(conn, now):
+    for user_id in (1, 2):
+        services.article_post(
+            user_id=user_id, poster_name="a", title="T", link=f"https://e.org/{user_id}", now=now
+        )
+    conn.zrem("submitted:1", "article:1")  # article 1 missing from its poster's list
+    conn.zadd("submitted:2", {"article:7": now})  # a list naming no such article
+    conn.zadd("submitted:3", {"article:2": now})  # and one naming another user's article
+    kinds = {(p.kind, p.article_id, p.entry) for p in audit.invariant_audit()}
+    assert kinds == {
+        ("unsubmitted", 1, "submitted:1"),
+        ("submitted_stale", 7, "submitted:2"),
+        ("submitted_stale", 2, "submitted:3"),
+    }
+    assert "Repaired" in run("--repair")
+    assert conn.zrange("submitted:1", 0, -1) == [b"article:1"]
+    assert conn.zrange("submitted:2", 0, -1) == [b"article:2"]
+    assert conn.exists("submitted:3") == 0

@@ -54,14 +54,17 @@ def test_the_store_votes_on_a_book_article_without_double_counting(conn, book_da
 
 def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
     kinds = {p.kind for p in audit.invariant_audit()}
-    # The book keeps no `groups` field and no registry; everything else it writes holds.
-    assert kinds == {"groups_field", "unregistered_group"}
+    # The book keeps no `groups` field, no registry, no duplicate-link index and no list of
+    # each poster's articles; everything else it writes holds.
+    assert kinds == {"groups_field", "unregistered_group", "link_unindexed", "unsubmitted"}
     from django.core.management import call_command
 
     call_command("check_votes", "--repair")
     assert audit.invariant_audit() == []
     assert [g.name for g in selectors.group_list()] == ["programming", "redis"]
     assert selectors.article_get(article_id=book_data[1]).groups == ("programming", "redis")
+    assert conn.hget("links:", "http://example.com/1") == b"article:1"
+    assert conn.zrange("submitted:2", 0, -1) == [b"article:2"]
 
 
 # --- store writes, book reads ----------------------------------------------------------

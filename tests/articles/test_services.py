@@ -352,6 +352,43 @@ def test_edit_changes_title_and_link_and_moves_the_link_index(conn, now):
         services.article_edit(article_id=article_id, title="x", link="javascript:x", actor="mod")
 
 
+def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(conn, now):
+    """Ensure moving Y onto open X's link and back off never drops X from links:."""
+    x = post(now, link="https://example.org/x")
+    y = post(now, user_id=2, link="https://example.org/y")
+    with pytest.raises(DuplicateLink) as info:
+        services.article_edit(
+            article_id=y, title="Y", link="https://www.example.org/x/", actor="mod"
+        )
+    assert info.value.article_id == x
+    assert selectors.article_get(article_id=y).link == "https://example.org/y"
+    services.article_edit(article_id=y, title="Y", link="https://example.org/z", actor="mod")
+    assert conn.hgetall("links:") == {
+        b"http://example.org/x": b"article:1",
+        b"http://example.org/z": b"article:2",
+    }
+    with pytest.raises(DuplicateLink):
+        post(now + 1, user_id=3, link="https://example.org/x")
+
+
+def test_a_staff_edit_may_take_the_link_of_a_closed_article(conn, now):
+    old = post(now - WEEK - 1, link="https://example.org/x")
+    y = post(now, user_id=2, link="https://example.org/y")
+    services.article_edit(article_id=y, title="Y", link="https://example.org/x", actor="mod")
+    assert conn.hget("links:", "http://example.org/x") == b"article:2"
+    services.article_edit(article_id=y, title="Y", link="https://example.org/y", actor="mod")
+    assert conn.hget("links:", "http://example.org/x") is None
+    assert old != y
+
+
+def test_a_staff_edit_keeping_its_own_link_is_no_duplicate(conn, now):
+    x = post(now, link="https://example.org/x")
+    article = services.article_edit(
+        article_id=x, title="New", link="https://example.org/x/", actor="mod"
+    )
+    assert article.title == "New" and conn.hget("links:", "http://example.org/x") == b"article:1"
+
+
 # --- rate limits ---------------------------------------------------------------------
 
 

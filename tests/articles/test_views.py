@@ -517,6 +517,18 @@ def test_staff_move_edit_and_delete_an_article_and_the_log_shows_it(csrf_client,
         assert bit in log, bit
 
 
+def test_a_staff_edit_onto_an_open_articles_link_is_refused_on_the_form(csrf_client, make_user):
+    ann = make_user("ann")
+    x = article(ann, link="https://example.org/x")
+    y = article(ann, title="Other", link="https://example.org/y")
+    login(csrf_client, make_user("mod", staff=True))
+    refused = post(
+        csrf_client, f"/staff/a/{y.id}/", {"title": "Y", "link": "https://example.org/x"}
+    )
+    assert refused.status_code == 400 and f"already posted as article {x.id}" in text_of(refused)
+    assert selectors.article_get(article_id=y.id).link == "https://example.org/y"
+
+
 def test_staff_dashboard_draws_posts_and_votes_as_svg(client, make_user):
     article(make_user("ann"))
     login(client, make_user("mod", staff=True))

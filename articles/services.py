@@ -287,7 +287,7 @@ def article_edit(
                 entry,
                 conf.modlog_length(),
                 seen,
-                _clock(now),
+                clock.now(now),
                 conf.window(),
             ],
             client=conn,

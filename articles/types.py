@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from typing import Generic, TypeVar
 
 from articles import keys
 
@@ -160,11 +161,15 @@ class Article:
         return now < self.voting_closes_at
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
-    """One page of a listing: `items`, and `count` of the whole listing."""
+T = TypeVar("T")
 
-    items: list[Article]
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing: `items`, and `count` of the whole listing. Every listing
+    selector returns one, so no view pages or slices by itself."""
+
+    items: list[T]
     number: int
     count: int
     per_page: int
@@ -187,6 +192,21 @@ class Group:
     name: str
     description: str
     size: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPage(Page[Article]):
+    """A page of a group's articles, with the group itself (read in the same round trip)."""
+
+    group: Group = Group("", "", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class GoodPage(Page[Article]):
+    """A page of the newest good articles, with the UTC days of all of them (for links to
+    each day's archive)."""
+
+    days: tuple[date, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

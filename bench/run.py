@@ -494,7 +494,7 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
             lambda: selectors.group_article_list(name="bench"),
             before=drop_group_cache,
         ),
-        Case("store home (newest 50 good)", lambda: selectors.good_article_list()),
+        Case("store home (newest 50 good)", lambda: selectors.good_article_page()),
         Case(
             "store top of the week",
             lambda: selectors.top_article_list(period=Period.WEEK, page=1),

@@ -81,7 +81,7 @@ class GoodFeed(ArticleFeed):
         return f"Articles with at least {conf.good_votes()} up-votes, newest first."
 
     def items(self) -> list[Article]:
-        return selectors.good_article_list()
+        return selectors.good_article_page(per_page=conf.home_good()).items
 
 
 class GroupFeed(ArticleFeed):

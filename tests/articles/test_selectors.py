@@ -10,7 +10,7 @@ import redis
 
 from articles import selectors, services
 from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
-from articles.types import Order, Period, Vote
+from articles.types import Group, Order, Period, Vote
 
 DAY = 86_400
 
@@ -113,6 +113,15 @@ def test_an_empty_registered_group_lists_nothing():
     services.group_create(name="empty")
     page = selectors.group_article_list(name="empty")
     assert (page.items, page.count) == ([], 0)
+    assert page.group == Group("empty", "", 0)
+
+
+def test_a_group_page_carries_the_groups_description_and_size(now):
+    services.group_create(name="g", description="Gee")
+    for n in range(3):
+        post(now - n, n, groups=("g",))
+    page = selectors.group_article_list(name="g", page=2)
+    assert page.group == Group("g", "Gee", 3) and page.items == [] and page.count == 3
 
 
 def test_group_list_gives_descriptions_and_sizes(now):
@@ -132,7 +141,11 @@ def test_home_lists_the_newest_good_articles(conn, settings, now):
     made = [post(now - 100 + n, n) for n in range(5)]
     for article_id in made[:4]:
         services.article_vote(article_id=article_id, user_id=50, direction=Vote.UP, now=now)
-    assert [a.id for a in selectors.good_article_list()] == [made[3], made[2], made[1]]
+    page = selectors.good_article_page()
+    assert [a.id for a in page.items] == [made[3], made[2], made[1]]
+    assert page.count == 3 and page.days == (datetime.fromtimestamp(now - 97, UTC).date(),)
+    settings.ARTICLES_PER_PAGE = 2
+    assert [a.id for a in selectors.good_article_page(page=2).items] == [made[1]]
 
 
 def test_good_articles_of_one_utc_day(settings, now):
@@ -200,8 +213,10 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
         "time": lambda: selectors.article_list(order=Order.TIME, user_id=3),
         "group cold": lambda: selectors.group_article_list(name="g", user_id=3),
         "group warm": lambda: selectors.group_article_list(name="g", page=2, user_id=3),
+        "group page with its group": lambda: selectors.group_article_list(name="g").group,
         "top": lambda: selectors.top_article_list(period=Period.WEEK, user_id=3),
-        "good": lambda: selectors.good_article_list(user_id=3),
+        "good": lambda: selectors.good_article_page(user_id=3),
+        "modlog": lambda: selectors.modlog_page(),
         "user": lambda: selectors.user_article_list(poster_id=1, user_id=3),
         "article": lambda: selectors.article_get(article_id=1, user_id=3),
     }
@@ -213,6 +228,6 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
 def test_a_moderation_log_entry_that_is_not_ours_is_skipped_not_a_500(conn):
     services.group_create(name="g", actor="mod")
     conn.lpush("modlog:", "not json", "[1, 2]")
-    entries, count = selectors.modlog_list()
-    assert [e.action for e in entries] == ["group_create"]
-    assert count == 3
+    page = selectors.modlog_page()
+    assert [e.action for e in page.items] == ["group_create"]
+    assert page.count == 3

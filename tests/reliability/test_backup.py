@@ -69,9 +69,9 @@ def _listings() -> dict[str, object]:
                 selectors.group_article_list(name=name, order=order)
             )
     seen["top-week"] = ids(selectors.top_article_list(period=Period.WEEK))
-    seen["good"] = [a.id for a in selectors.good_article_list()]
+    seen["good"] = [a.id for a in selectors.good_article_page().items]
     seen["groups"] = selectors.group_list()
-    seen["modlog"] = selectors.modlog_list()
+    seen["modlog"] = selectors.modlog_page()
     seen["stats"] = selectors.stats_daily(days=10)
     seen["user1"] = ids(selectors.user_article_list(poster_id=1))
     return seen

@@ -116,7 +116,8 @@ def test_a_hostile_page_number_is_refused_by_every_listing(article: int, page):
         lambda: selectors.group_article_list(name="red", page=page),
         lambda: selectors.top_article_list(period=Period.WEEK, page=page),
         lambda: selectors.user_article_list(poster_id=1, page=page),
-        lambda: selectors.modlog_list(page=page),
+        lambda: selectors.modlog_page(page=page),
+        lambda: selectors.good_article_page(page=page),
     ):
         with pytest.raises(InvalidInput) as caught:
             call()

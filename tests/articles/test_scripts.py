@@ -58,3 +58,15 @@ def test_ok_repeated_and_allowed_statuses_are_returned():
 
 def test_the_score_rule_has_one_home():
     assert article_score(1000.0, 3, 1, vote_score=432) == 1000 + 864
+
+
+def test_the_lua_utc_day_agrees_with_python(conn):
+    """Ensure the day a vote or post is counted under is the UTC date Python gives."""
+    from datetime import UTC, datetime
+
+    moments = [0, 86_399, 86_400, 951_782_400, 1_709_164_799, 1_709_164_800, 4_102_444_800]
+    moments += [1_800_000_000 + n * 7_777_777 for n in range(60)]
+    source = scripts._LIB + b"return utc_day(tonumber(ARGV[1]))"
+    for moment in moments:
+        expected = datetime.fromtimestamp(moment, tz=UTC).date().isoformat()
+        assert conn.eval(source, 0, moment).decode() == expected, moment

@@ -110,3 +110,16 @@ class RequestTooLarge(ArticlesError):
     status_code = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
     code = "request_too_large"
     message = "The request body is too large."
+
+
+class DatabaseUnavailable(ArticlesError):
+    """Django's database (users, sessions, tokens) is down: logins and anything needing
+    an account wait; anonymous pages served from Redis alone keep working."""
+
+    status_code = HTTPStatus.SERVICE_UNAVAILABLE
+    code = "database_unavailable"
+    message = (
+        "The account database is unreachable; please try again in a moment. "
+        "Pages that need no login still work."
+    )
+    retry_after = 5

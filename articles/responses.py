@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 
-from articles.errors import ArticlesError, DuplicateLink, StoreUnavailable
+from articles.errors import ArticlesError, DatabaseUnavailable, DuplicateLink, StoreUnavailable
 from articles.urlcache import url_for
 
 # The app_name of articles.api.urls: every path under the API's prefix resolves into it
@@ -47,9 +47,11 @@ def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
     if wants_json(request):
         response = JsonResponse(error_body(exc, request), status=exc.status_code)
     else:
+        # A dependency down (Redis or the database): a page of its own that needs neither,
+        # since error.html's layout reads the session's user.
         template = (
             "articles/unavailable.html"
-            if isinstance(exc, StoreUnavailable)
+            if isinstance(exc, StoreUnavailable | DatabaseUnavailable)
             else "articles/error.html"
         )
         context = {"error": exc, "status": exc.status_code, "field": getattr(exc, "field", None)}

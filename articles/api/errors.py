@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from articles.connection import UNREACHABLE, refuses_writes
-from articles.errors import ArticlesError, StoreUnavailable
+from articles.database import database_unavailable
+from articles.errors import ArticlesError, DatabaseUnavailable, StoreUnavailable
 from articles.responses import error_body
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,8 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
 
     Field errors also carry `field` (the first field at fault) and `errors` (every field
     with its messages). A lost Redis connection is left to RedisUnavailableMiddleware,
-    which answers the same JSON shape with 503; anything else unexpected is logged and
+    which answers the same JSON shape with 503; a database outage is a 503 too (logins,
+    tokens and sessions live there); anything else unexpected is logged and
     answered with a JSON 500 rather than Django's HTML page.
     """
     if isinstance(exc, UNREACHABLE):
@@ -34,6 +36,9 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         # few replicas, a failed disk write): as much an outage for the caller as 503.
         logger.warning("Redis refuses writes: %s", exc)
         exc = StoreUnavailable()
+    elif database_unavailable(exc):
+        logger.warning("Database unavailable: %s", exc)
+        exc = DatabaseUnavailable()
     if isinstance(exc, ArticlesError):
         return _articles_error(exc, context)
     if isinstance(exc, Http404):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -15,6 +16,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf, ratelimits
+from articles.addresses import client_address
+from articles.database import database_unavailable
 from articles.errors import ArticlesError, InvalidInput
 from articles.responses import error_response
 from articles.types import Order, Period
@@ -111,3 +114,22 @@ def staff_context(request: HttpRequest, title: str, **extra: Any) -> dict[str, A
 def form_status(form: Any) -> int:
     """400 for a submitted form that was refused (it is shown again with its errors)."""
     return 400 if form.is_bound and form.errors else 200
+
+
+def health_details_allowed(request: HttpRequest, *, database_up: bool) -> bool:
+    """Staff, or a client on an ARTICLES_HEALTH_DETAIL_NETWORKS address (a load balancer's
+    or Prometheus' network); the user is looked up only while the database answers."""
+    address = client_address(request)
+    if address != "unknown":
+        ip = ipaddress.ip_address(address)
+        for network in conf.health_detail_networks():
+            if ip in ipaddress.ip_network(network, strict=False):
+                return True
+    if not database_up:
+        return False
+    try:
+        return bool(request.user.is_staff)
+    except Exception as exc:  # the database went away between the probe and now
+        if database_unavailable(exc):
+            return False
+        raise

@@ -111,6 +111,7 @@ def sentinel_setup(tmp_short: Path) -> Iterator[tuple[str, list, list[Sentinel]]
                 node.process.wait()
 
 
+@pytest.mark.django_db  # /healthz probes the database too
 @pytest.mark.urls("tests.reliability.urls")
 def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_acknowledged_vote(
     sentinel_setup, client

@@ -51,6 +51,13 @@ class GroupExists(ArticlesError):
     message = "A group with this name already exists."
 
 
+class BadRequest(ArticlesError):
+    """A request the site cannot serve at all, such as one naming a host it does not serve."""
+
+    code = "bad_request"
+    message = "Bad request."
+
+
 class InvalidInput(ArticlesError):
     """Bad input for one named field (title, link, text, group, page, ...)."""
 

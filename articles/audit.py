@@ -240,8 +240,10 @@ def _audit_submitted(conn: redis.Redis, seen: dict[int, _Indexed], batch: int) -
 
 
 def _normalized(link: str) -> str:
+    """The index key of a link our code could have posted, else "" (another scheme, a bad
+    host: written by other code, never indexed, and refused if posted)."""
     try:
-        return validation.normalize_link(link) if link else ""
+        return validation.normalize_link(validation.clean_link(link)) if link else ""
     except InvalidInput:
         return ""
 

@@ -5,6 +5,9 @@ from django.urls import include, path
 
 from articles.web.views import healthz
 
+# A disallowed Host (and any other 400 Django raises itself) under /api/ answers JSON.
+handler400 = "articles.responses.bad_request"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),

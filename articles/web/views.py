@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date, timedelta
 from urllib.parse import urlencode
 
-import redis
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -18,8 +17,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles import conf, selectors, services
-from articles.connection import UNREACHABLE
-from articles.errors import DuplicateLink, InvalidInput, StoreUnavailable
+from articles.database import database_reachable
+from articles.errors import DatabaseUnavailable, DuplicateLink, InvalidInput, StoreUnavailable
 from articles.responses import wants_json
 from articles.types import Order, Period
 from articles.web.accounts import LOGIN_URL
@@ -35,6 +34,7 @@ from articles.web.forms import (
 from articles.web.helpers import (
     day_param,
     form_status,
+    health_details_allowed,
     html_errors,
     order_param,
     page_param,
@@ -50,18 +50,34 @@ from articles.web.helpers import (
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 with the Redis status, or 503 with a clear message when it is unreachable."""
-    try:
-        status = selectors.store_status()
-    except UNREACHABLE as exc:
-        error = StoreUnavailable()
-        return JsonResponse(
-            {"status": "unavailable", "detail": error.message, "error": str(exc)},
-            status=error.status_code,
-        )
-    except redis.RedisError as exc:
-        return JsonResponse({"status": "error", "detail": str(exc)}, status=503)
-    return JsonResponse({"status": "ok", "redis": status})
+    """Each dependency: Redis (reachable, persistence, role) and the database (reachable).
+
+    200 when both answer, else 503 with Retry-After and the outage's message. Figures
+    (memory, version, article count) only for staff or an internal address
+    (ARTICLES_HEALTH_DETAIL_NETWORKS); never an error's own text, which names hosts.
+    """
+    store = selectors.store_health()
+    database = {"reachable": database_reachable()}
+    details = store.pop("details", None)
+    if details is not None and health_details_allowed(request, database_up=database["reachable"]):
+        store["details"] = details
+    down = (
+        StoreUnavailable()
+        if not store["reachable"]
+        else DatabaseUnavailable()
+        if not database["reachable"]
+        else None
+    )
+    body: dict[str, object] = {"status": "ok" if down is None else "unavailable"}
+    if down is not None:
+        body["detail"] = down.message
+    response = JsonResponse(
+        {**body, "redis": store, "database": database},
+        status=200 if down is None else down.status_code,
+    )
+    for name, value in (down.headers if down is not None else {}).items():
+        response[name] = value
+    return response
 
 
 # --- listings --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from django.test import override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from articles import keys, selectors
+from articles import keys, selectors, services
 
 pytestmark = pytest.mark.django_db
 
@@ -266,3 +266,60 @@ def test_the_format_query_parameter_still_picks_json(anon, post):
     post()
     response = anon.get("/api/articles/?format=json")
     assert response.status_code == 200 and response.json()["count"] == 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/articles/?order=",
+        "/api/articles/?page=",
+        "/api/articles/top/?period=",
+        "/api/articles/good/?date=",
+        "/api/groups/g/articles/?order=score&page=",
+        "/api/modlog/?page=",
+    ],
+)
+def test_an_empty_query_parameter_is_a_400_naming_it_as_the_schema_says(anon, path):
+    """Ensure `?order=` is refused (the schema allows no empty value), not taken as absent."""
+    services.group_create(name="g")
+    response = anon.get(path)
+    assert response.status_code == 400, path
+    name = path.rsplit("&", 1)[-1].split("?")[-1].rstrip("=")
+    assert response.json()["field"] == name and response.json()["code"] == "blank"
+
+
+def test_a_number_for_a_string_field_is_a_400_as_the_schema_says(as_staff, post):
+    article = post()
+    refusals = [
+        as_staff.post("/api/groups/", {"name": "g", "description": 5}, format="json"),
+        as_staff.post(
+            "/api/articles/", {"title": "T", "link": "https://e.org/", "groups": [5]}, format="json"
+        ),
+        as_staff.put(
+            f"/api/articles/{article.id}/",
+            {"title": "T", "link": "https://e.org/x", "reason": 7},
+            format="json",
+        ),
+        as_staff.post(f"/api/articles/{article.id}/groups/", {"reason": True}, format="json"),
+        as_staff.post("/api/articles/", {"title": 12, "link": "https://e.org/"}, format="json"),
+    ]
+    for response in refusals:
+        assert response.status_code == 400, response.content
+        assert response.json()["code"] == "invalid"
+    assert selectors.group_list() == [] and selectors.article_list().count == 1
+
+
+def test_options_on_the_docs_pages_answers_their_methods(anon):
+    for path in ("/api/docs/", "/api/redoc/"):
+        response = anon.options(path)
+        assert response.status_code == 200, path
+        assert "GET" in response["Allow"]
+
+
+@override_settings(ALLOWED_HOSTS=["testserver"])
+def test_a_disallowed_host_under_the_api_is_a_json_400_and_a_page_elsewhere(anon, client):
+    response = anon.get("/api/articles/", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert response.json() == {"detail": "This host is not served here.", "code": "bad_request"}
+    page = client.get("/new/", HTTP_HOST="evil.example")
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/html")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from django.test import override_settings
 
 from votesite.settings import redis_cache
+
+pytestmark = pytest.mark.django_db  # /healthz probes the database too
 
 
 def test_healthz_reports_redis(client):
@@ -46,3 +49,33 @@ def test_a_redis_refusing_writes_makes_a_cached_ranking_page_a_503_not_a_500(cli
     assert "unreachable" in response.content.decode() or "try again" in response.content.decode()
     assert (api.status_code, api.json()["code"]) == (503, "store_unavailable")
     assert client.get("/g/books/").status_code == 200
+
+
+def test_healthz_shows_each_dependency_and_keeps_figures_for_staff_and_internal_addresses(
+    client, make_user
+):
+    outside = client.get("/healthz", REMOTE_ADDR="203.0.113.7").json()
+    assert outside == {
+        "status": "ok",
+        "redis": {
+            "reachable": True,
+            "role": "primary",
+            "persistence": "aof+rdb",  # the embedded server's own config
+            "aof_enabled": True,
+        },
+        "database": {"reachable": True},
+    }
+    inside = client.get("/healthz").json()  # the test client is 127.0.0.1
+    assert inside["redis"]["details"]["used_memory"] > 0
+    client.force_login(make_user("mod", staff=True))
+    staff = client.get("/healthz", REMOTE_ADDR="203.0.113.7").json()
+    assert staff["redis"]["details"]["articles"] == 0
+
+
+def test_healthz_names_no_host_or_port_when_redis_is_unreachable(client):
+    dead = redis_cache("redis://127.0.0.1:1/0")
+    with override_settings(CACHES={"default": dead, "articles": dead}):
+        response = client.get("/healthz", REMOTE_ADDR="203.0.113.7")
+    assert response.status_code == 503 and int(response["Retry-After"]) > 0
+    assert response.json()["redis"] == {"reachable": False}
+    assert "127.0.0.1" not in response.content.decode() and ":1" not in response.content.decode()

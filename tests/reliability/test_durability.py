@@ -94,6 +94,7 @@ def _timed_get(client, path: str, **headers: str):
     return response, time.monotonic() - started
 
 
+@pytest.mark.django_db  # /healthz probes the database too
 def test_stopped_redis_gives_503_within_1_s_and_the_site_recovers_without_restart(
     own_redis: EmbeddedRedis, client
 ):
@@ -128,6 +129,7 @@ def test_stopped_redis_gives_503_within_1_s_and_the_site_recovers_without_restar
     log.info(f"stopped: recovered in {time.monotonic() - started:.3f} s after restart")
 
 
+@pytest.mark.django_db  # /healthz probes the database too
 def test_hung_redis_gives_503_within_3_s_and_the_site_recovers_when_it_resumes(
     own_redis: EmbeddedRedis, client
 ):

@@ -111,6 +111,7 @@ def sentinel_setup(tmp_short: Path) -> Iterator[tuple[str, list, list[Sentinel]]
                 node.process.wait()
 
 
+@pytest.mark.django_db  # /healthz probes the database too
 @pytest.mark.urls("tests.reliability.urls")
 def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_acknowledged_vote(
     sentinel_setup, client
@@ -287,3 +288,55 @@ def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
     finally:
         replica.kill(signal.SIGKILL)
         primary.kill(signal.SIGKILL)
+
+
+@pytest.mark.django_db
+def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_short: Path):
+    """Ensure WAIT refused by a replica (a primary demoted between a write and its WAIT,
+    here a writable replica) is an outage, on the service and through the API."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+
+    from tests.reliability.conftest import store_on
+
+    primary, replica = _primary_and_replica(tmp_short)
+    try:
+        replica.client().config_set("replica-read-only", "no")
+        with (
+            store_on(f"{replica.url}?db=0"),
+            override_settings(ARTICLES_WAIT_REPLICAS=1, ARTICLES_WAIT_TIMEOUT_MS=300),
+        ):
+            with pytest.raises(StoreUnavailable):
+                services.group_create(name="books")
+            user = get_user_model().objects.create_user(username="ann", password="x")
+            api = APIClient()
+            api.force_authenticate(user)
+            data = {"title": "T", "text": "body"}
+            response = api.post("/api/articles/", data, format="json")
+            assert response.status_code == 503, response.content
+            assert response.json()["code"] == "store_unavailable"
+            assert int(response["Retry-After"]) > 0
+    finally:
+        replica.kill(signal.SIGKILL)
+        primary.kill(signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "READONLY You can't write against a read only replica.",
+        "Command # 2 (WAIT 1 300) of pipeline caused error: WAIT cannot be used with "
+        "replica instances.",
+        "NOREPLICAS Not enough good replicas to write.",
+        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+        "UNBLOCKED force unblock from blocking operation, instance state changed "
+        "(master -> replica?)",
+        "LOADING Redis is loading the dataset in memory",
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+    ],
+)
+def test_every_reply_of_a_changing_primary_counts_as_unavailable(reply: str):
+    from articles.connection import store_unavailable
+
+    assert store_unavailable(redis.ResponseError(reply))
+    assert not store_unavailable(redis.ResponseError("ERR wrong number of arguments"))

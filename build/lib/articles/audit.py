@@ -5,19 +5,18 @@ Reads in batches with SCAN, never KEYS; each repair is one MULTI/EXEC under WATC
 
 from __future__ import annotations
 
-import time as _time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import redis
 
-from articles import conf, keys, validation
+from articles import clock, conf, keys, validation
 from articles.connection import get_connection
-from articles.errors import Conflict
+from articles.errors import Conflict, InvalidInput
 from articles.selectors import _ids, _s
-from articles.services import _ATTEMPTS, _clock, _group_keys
-from articles.types import Article
+from articles.services import _ATTEMPTS, _group_keys
+from articles.types import Article, article_score
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +25,13 @@ class Problem:
     detail: str
     article_id: int | None = None
     group: str | None = None
+    entry: str | None = None  # the index entry at fault: a normalised link, submitted:<pk>
 
 
 def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Problem]:
     """Every broken invariant of SPEC §1, plus voter sets without their expiry and
     indexes that disagree with the article hashes. Reads only; works on book data too."""
-    now = _time.time() if now is None else now
+    now = clock.now(now)
     conn = get_connection()
     ids = _indexed_article_ids(conn)
     registry = {_s(k) for k in conn.hkeys(keys.GROUPS)}
@@ -46,12 +46,13 @@ def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Probl
     for offset in range(0, len(ordered), batch):
         chunk = ordered[offset : offset + batch]
         problems.extend(_audit_chunk(conn, chunk, memberships, now))
+    problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch))
     return problems
 
 
 def _indexed_article_ids(conn: redis.Redis) -> set[int]:
     """Every article id with a hash or an entry in score:, time: or good: (SCAN, no KEYS)."""
-    ids = set(_ids(conn.scan_iter(match="article:*", count=1000)))
+    ids = set(_ids(conn.scan_iter(match=keys.ARTICLE_SCAN, count=1000)))
     for key in (keys.SCORE, keys.TIME, keys.GOOD):
         ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
     return ids
@@ -66,7 +67,7 @@ def _scan_groups(conn: redis.Redis) -> tuple[dict[int, set[str]], set[str], list
     memberships: dict[int, set[str]] = defaultdict(set)
     names: set[str] = set()
     bad: list[str] = []
-    for key in conn.scan_iter(match="group:*", count=1000):
+    for key in conn.scan_iter(match=keys.GROUP_SCAN, count=1000):
         name = _s(key).removeprefix("group:")
         if not keys.GROUP_NAME.fullmatch(name):
             bad.append(_s(key))
@@ -110,7 +111,9 @@ def _audit_chunk(
         article = Article.from_hash(
             article_id, raw, score=None, window=window, vote_score=vote_score
         )
-        expected = article.time + vote_score * (article.votes - article.downvotes)
+        expected = article_score(
+            article.time, article.votes, article.downvotes, vote_score=vote_score
+        )
         if score is None or posted_idx is None:
             report("not_indexed", "missing from score: or time:")
         elif abs(score - expected) > 1e-3:
@@ -140,6 +143,210 @@ def _audit_chunk(
     return problems
 
 
+# --- the duplicate-link index (links:) and the posters' indexes (submitted:<pk>) ----------
+# Both ways: every entry names an article that holds it, and every article is in them.
+# links: needs only the open articles (post.lua and edit.lua let a closed article's link
+# go to a newer post), and submitted:<pk> only articles whose poster is a user:<pk>.
+INDEX_KINDS = frozenset(
+    {"link_stale", "link_unindexed", "link_shared", "submitted_stale", "unsubmitted"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    norm: str  # the normalised link, or "" for none
+    poster_id: int | None  # the pk in `poster` = user:<pk>, else None
+    open: bool
+
+
+def _audit_link_and_poster_indexes(
+    conn: redis.Redis, ordered: list[int], now: float, batch: int
+) -> list[Problem]:
+    seen = _indexed_fields(conn, ordered, now, batch)
+    links = {_s(k): _s(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
+    problems: list[Problem] = []
+    for norm, holder in sorted(links.items()):
+        article_id = _article_id_or_none(holder)
+        found = seen.get(article_id) if article_id is not None else None
+        if found is None or found.norm != norm:
+            detail = f"links: maps {norm} to {holder}, which does not link there"
+            problems.append(Problem("link_stale", detail, article_id, entry=norm))
+    for article_id, found in sorted(seen.items()):
+        if not (found.open and found.norm) or links.get(found.norm) == keys.article(article_id):
+            continue
+        other = _article_id_or_none(links.get(found.norm, ""))
+        rival = seen.get(other) if other is not None else None
+        if rival is not None and rival.open and rival.norm == found.norm:
+            detail = f"open for voting with the same link as article {other}"
+            problems.append(Problem("link_shared", detail, article_id, entry=found.norm))
+        else:
+            detail = f"links: does not map {found.norm} to it"
+            problems.append(Problem("link_unindexed", detail, article_id, entry=found.norm))
+    return problems + _audit_submitted(conn, seen, batch)
+
+
+def _indexed_fields(
+    conn: redis.Redis, ordered: list[int], now: float, batch: int
+) -> dict[int, _Indexed]:
+    """Article id -> its link, poster and window, for every article hash among `ordered`."""
+    window = conf.window()
+    seen: dict[int, _Indexed] = {}
+    for offset in range(0, len(ordered), batch):
+        chunk = ordered[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for article_id in chunk:
+            pipe.hmget(keys.article(article_id), "link", "poster", "time")
+        for article_id, fields in zip(chunk, pipe.execute(), strict=True):
+            if fields == [None, None, None]:
+                continue  # no hash: reported as missing_hash
+            link, poster, posted = (_s(v) if v is not None else "" for v in fields)
+            seen[article_id] = _Indexed(
+                norm=_normalized(link),
+                poster_id=_user_id_or_none(poster),
+                open=now < _float(posted) + window,
+            )
+    return seen
+
+
+def _audit_submitted(conn: redis.Redis, seen: dict[int, _Indexed], batch: int) -> list[Problem]:
+    problems: list[Problem] = []
+    for raw_key in conn.scan_iter(match="submitted:*", count=1000):
+        key = _s(raw_key)
+        user_id = _user_id_or_none("user:" + key.removeprefix("submitted:"))
+        for raw, _ in conn.zscan_iter(key, count=1000):
+            article_id = _article_id_or_none(_s(raw))
+            found = seen.get(article_id) if article_id is not None else None
+            if found is None or found.poster_id != user_id:
+                detail = f"{key} holds {_s(raw)}, which that user did not post"
+                problems.append(Problem("submitted_stale", detail, article_id, entry=key))
+    posted = [(i, f.poster_id) for i, f in sorted(seen.items()) if f.poster_id is not None]
+    for offset in range(0, len(posted), batch):
+        chunk = posted[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for article_id, user_id in chunk:
+            pipe.zscore(keys.submitted(user_id or 0), keys.article(article_id))
+        for (article_id, user_id), score in zip(chunk, pipe.execute(), strict=True):
+            if score is None:
+                key = keys.submitted(user_id or 0)
+                problems.append(
+                    Problem("unsubmitted", f"missing from {key}", article_id, entry=key)
+                )
+    return problems
+
+
+def _normalized(link: str) -> str:
+    try:
+        return validation.normalize_link(link) if link else ""
+    except InvalidInput:
+        return ""
+
+
+def _float(value: str) -> float:
+    try:
+        return float(value or 0)
+    except ValueError:
+        return 0.0
+
+
+def _article_id_or_none(member: str) -> int | None:
+    try:
+        return keys.article_id_of(member)
+    except ValueError:
+        return None
+
+
+def _user_id_or_none(member: str) -> int | None:
+    kind, _, pk = member.partition(":")
+    if kind != "user" or not pk.isdigit() or pk.startswith("0"):
+        return None
+    return int(pk)
+
+
+def index_entries_repair(problems: Iterable[Problem]) -> None:
+    """Make links: and submitted:<pk> agree with the article hashes (check_votes --repair).
+
+    A stale entry goes, a missing one is added from the hash; two open articles sharing a
+    link stay reported (a person must pick one). Each change is one MULTI/EXEC under WATCH
+    of what it read, so a concurrent write makes it read again.
+    """
+    repairs = {
+        "link_stale": _link_stale_repair,
+        "link_unindexed": _link_unindexed_repair,
+        "submitted_stale": _submitted_stale_repair,
+        "unsubmitted": _unsubmitted_repair,
+    }
+    with get_connection().pipeline(transaction=True) as pipe:
+        for problem in problems:
+            repair = repairs.get(problem.kind)
+            if repair is None or not problem.entry:
+                continue
+            for _ in range(_ATTEMPTS):
+                try:
+                    repair(pipe, problem.entry, problem.article_id)
+                    break
+                except redis.WatchError:
+                    continue
+            else:
+                raise Conflict()
+
+
+def _link_of(pipe: redis.client.Pipeline, member: str) -> str:
+    pipe.watch(member)
+    return _normalized(_s(pipe.hget(member, "link") or b""))
+
+
+def _link_stale_repair(pipe: redis.client.Pipeline, norm: str, _: int | None) -> None:
+    pipe.watch(keys.LINKS)
+    holder = _s(pipe.hget(keys.LINKS, norm) or b"")
+    article_id = _article_id_or_none(holder)
+    if not holder or (article_id is not None and _link_of(pipe, holder) == norm):
+        pipe.reset()
+        return
+    pipe.multi()
+    pipe.hdel(keys.LINKS, norm)
+    pipe.execute()
+
+
+def _link_unindexed_repair(pipe: redis.client.Pipeline, norm: str, article_id: int | None) -> None:
+    member = keys.article(article_id or 0)
+    pipe.watch(keys.LINKS)
+    if _link_of(pipe, member) != norm or _s(pipe.hget(keys.LINKS, norm) or b"") == member:
+        pipe.reset()
+        return
+    pipe.multi()
+    pipe.hset(keys.LINKS, norm, member)
+    pipe.execute()
+
+
+def _submitted_stale_repair(pipe: redis.client.Pipeline, key: str, _: int | None) -> None:
+    """Drop from submitted:<pk> every member that is not an article that user posted."""
+    poster = "user:" + key.removeprefix("submitted:")
+    pipe.watch(key)
+    stale = []
+    for raw, _score in pipe.zscan_iter(key, count=1000):
+        article_id = _article_id_or_none(_s(raw))
+        if article_id is None or _s(pipe.hget(keys.article(article_id), "poster") or b"") != poster:
+            stale.append(raw)
+    if not stale:
+        pipe.reset()
+        return
+    pipe.multi()
+    pipe.zrem(key, *stale)
+    pipe.execute()
+
+
+def _unsubmitted_repair(pipe: redis.client.Pipeline, key: str, article_id: int | None) -> None:
+    member = keys.article(article_id or 0)
+    pipe.watch(member)
+    poster, posted = (_s(v) if v is not None else "" for v in pipe.hmget(member, "poster", "time"))
+    if not posted or "submitted:" + poster.removeprefix("user:") != key:
+        pipe.reset()
+        return
+    pipe.multi()
+    pipe.zadd(key, {member: _float(posted)})
+    pipe.execute()
+
+
 def article_repair(
     *, article_id: int, groups: Iterable[str] = (), now: float | None = None
 ) -> bool:
@@ -149,7 +356,7 @@ def article_repair(
     One MULTI/EXEC under WATCH, retried if a vote lands meanwhile. Returns False if the
     article hash is gone: its index entries and its memberships of `groups` are removed.
     """
-    now = _clock(now)
+    now = clock.now(now)
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
     conn = get_connection()
@@ -182,7 +389,8 @@ def article_repair(
                 if both:
                     pipe.srem(down, *both)
                 pipe.hset(member, mapping={"votes": votes, "downvotes": downvotes})
-                pipe.zadd(keys.SCORE, {member: posted + conf.vote_score() * (votes - downvotes)})
+                score = article_score(posted, votes, downvotes, vote_score=conf.vote_score())
+                pipe.zadd(keys.SCORE, {member: score})
                 pipe.zadd(keys.TIME, {member: posted})
                 if votes >= conf.good_votes():
                     pipe.zadd(keys.GOOD, {member: posted})

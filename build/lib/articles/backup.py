@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time as _time
 from collections.abc import Iterable
 
 import redis
+from redis.typing import EncodableT, FieldT
 
-from articles import keys, validation
+from articles import clock, keys, validation
 from articles.audit import _indexed_article_ids, group_memberships
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
@@ -22,7 +22,7 @@ def store_is_empty() -> bool:
     pipe.exists(keys.ARTICLE_IDS)
     pipe.zcard(keys.TIME)
     pipe.hlen(keys.GROUPS)
-    pipe.scan(0, match="article:*", count=100)
+    pipe.scan(0, match=keys.ARTICLE_SCAN, count=100)
     counter, articles, groups, (_, found) = pipe.execute()
     return not (counter or articles or groups or found)
 
@@ -37,7 +37,7 @@ def store_export(*, now: float | None = None) -> Iterable[dict[str, object]]:
     (writes made while it runs may or may not be in it; use the AOF for that).
     """
     conn = get_connection()
-    exported_ms = int((_time.time() if now is None else now) * 1000)
+    exported_ms = int(clock.now(now) * 1000)
     yield {"type": "header", "version": EXPORT_VERSION, "exported_at_ms": exported_ms}
     for name, description in sorted(conn.hgetall(keys.GROUPS).items()):
         yield {"type": "group", "name": _x(name), "description": _x(description)}
@@ -78,9 +78,8 @@ def _article_record(
         return None  # deleted since the scan: its leftovers are the audit's business
     server_ms = clock[0] * 1000 + clock[1] // 1000
     poster = raw.get(b"poster", b"").decode("utf-8", "replace")
-    submitted_at = None
-    if poster.startswith("user:") and poster[5:].isdigit() and int(poster[5:]) > 0:
-        submitted_at = conn.zscore(keys.submitted(int(poster[5:])), member)
+    poster_pk = _user_pk(poster)
+    submitted_at = conn.zscore(keys.submitted(poster_pk), member) if poster_pk else None
 
     def expiry(ttl: int) -> int | None:
         return server_ms + ttl if ttl >= 0 else None
@@ -133,7 +132,8 @@ def store_import_record(*, record: dict[str, object]) -> str:
         elif kind == "stats":
             if record["key"] not in (keys.STATS_POSTS, keys.STATS_VOTES):
                 raise InvalidInput("key", "Only stats:posts and stats:votes can be restored.")
-            days = {str(k): int(v) for k, v in dict(record["days"]).items()}  # type: ignore[call-overload]
+            raw_days: dict[str, object] = dict(record["days"])  # type: ignore[call-overload]
+            days: dict[FieldT, EncodableT] = {str(k): int(str(v)) for k, v in raw_days.items()}
             if days:
                 get_connection().hset(str(record["key"]), mapping=days)
         elif kind == "modlog":
@@ -172,13 +172,15 @@ def _import_article(record: dict[str, object]) -> None:
         raise ValueError("id must be an integer")
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
-    fields = {_raw(k): _raw(v) for k, v in dict(record["hash"]).items()}  # type: ignore[call-overload]
+    raw_hash: dict[str, object] = dict(record["hash"])  # type: ignore[call-overload]
+    decoded = {_raw(k): _raw(v) for k, v in raw_hash.items()}
+    fields: dict[FieldT, EncodableT] = {k: v for k, v in decoded.items()}  # noqa: C416
     if not fields:
         raise ValueError("an article needs its hash")
     groups = validation.clean_group_names(list(record.get("groups") or []))  # type: ignore[call-overload]
     ups = [_raw(m) for m in _list(record.get("up"))]
     downs = [_raw(m) for m in _list(record.get("down"))]
-    poster = fields.get(b"poster", b"").decode("utf-8", "replace")
+    poster = decoded.get(b"poster", b"").decode("utf-8", "replace")
     conn = get_connection()
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):
@@ -233,8 +235,10 @@ def _list(value: object) -> list[object]:
 
 
 def _user_pk(member: str) -> int | None:
-    prefix, _, pk = member.partition(":")
-    return int(pk) if prefix == "user" and pk.isascii() and pk.isdigit() and int(pk) > 0 else None
+    try:
+        return keys.user_id_of(member)
+    except ValueError:
+        return None
 
 
 def _raw(value: object) -> bytes:

@@ -12,6 +12,7 @@
 | ARTICLES_RATE_LIMITS | ratelimits.DEFAULT_RULES | action -> (requests, seconds) or None |
 | ARTICLES_API_RATE_LIMITS | {} | the API's "address", "user" and "write" windows |
 | ARTICLES_NUM_PROXIES | 0 | trusted reverse proxies in front of the site |
+| ARTICLES_CLOCK_OFFSET | 0 | seconds added to the app's clock (clock.py): a test hook |
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "RATE_LIMITS": {},
     "API_RATE_LIMITS": {},
     "NUM_PROXIES": 0,
+    "CLOCK_OFFSET": 0,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -92,6 +94,10 @@ def vote_score() -> int:
 
 def window() -> int:
     return int(get("ONE_WEEK_IN_SECONDS"))
+
+
+def clock_offset() -> float:
+    return float(get("CLOCK_OFFSET"))
 
 
 def per_page() -> int:

@@ -24,8 +24,16 @@ STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 
+# SCAN patterns (never KEYS): every article hash (and the id counter, which the parsers
+# below refuse), every group set.
+ARTICLE_SCAN = "article:*"
+GROUP_SCAN = "group:*"
+
 GROUP_NAME = re.compile(r"[a-z0-9-]{1,64}")
+# ASCII digits only ([0-9], not \d, which also matches "١٢"), no leading zero, no 0:
+# exactly the strings article() and user() form.
 _ARTICLE_MEMBER = re.compile(r"article:([1-9][0-9]{0,17})")
+_USER_MEMBER = re.compile(r"user:([1-9][0-9]{0,17})")
 
 
 def article(article_id: int) -> str:
@@ -100,9 +108,18 @@ def group_name(name: str) -> str:
 
 def article_id_of(member: str) -> int:
     """The id in an `article:<id>` member; ValueError for anything else."""
-    match = _ARTICLE_MEMBER.fullmatch(member)
+    match = _ARTICLE_MEMBER.fullmatch(member) if isinstance(member, str) else None
     if match is None:
         raise ValueError(f"not an article member: {member!r}")
+    return int(match.group(1))
+
+
+def user_id_of(member: str) -> int:
+    """The pk in a `user:<pk>` member (voter sets, `poster`); ValueError for anything else,
+    "user:0", "user:012" and non-ASCII digits included."""
+    match = _USER_MEMBER.fullmatch(member) if isinstance(member, str) else None
+    if match is None:
+        raise ValueError(f"not a user member: {member!r}")
     return int(match.group(1))
 
 

@@ -11,12 +11,11 @@ or turn it off with None.
 from __future__ import annotations
 
 import functools
-import time as _time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from articles import conf, keys
+from articles import clock, conf, keys
 from articles.addresses import client_address
 from articles.connection import get_connection
 from articles.errors import RateLimited
@@ -83,7 +82,7 @@ def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit 
 
 def hits(windows: Sequence[tuple[str, str, int, int]], now: float | None = None) -> list[RateLimit]:
     """Count one request in each (action, who, limit, period) window; one round trip."""
-    now = _time.time() if now is None else now
+    now = clock.now(now)
     starts = [int(now // period) for _, _, _, period in windows]
     pipe = get_connection().pipeline(transaction=True)
     for (action, who, _, period), start in zip(windows, starts, strict=True):

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from importlib.resources import files
 
 from redis.commands.core import Script
 
+from articles import keys
+from articles.errors import (
+    ArticleNotFound,
+    ArticlesError,
+    Conflict,
+    DuplicateLink,
+    GroupExists,
+    GroupNotFound,
+    VotingClosed,
+)
+from articles.types import Status
+
 # importlib.resources, not a path beside __file__: the scripts load from a wheel or zip too.
 _LUA = files("articles") / "lua"
-_LIB = (_LUA / "_lib.lua").read_bytes()
+# The status enum, as the Lua table S every script answers with (S.OK, S.NOT_FOUND, ...):
+# one definition, in types.Status, so Lua and Python cannot drift apart.
+_STATUS = "local S = {" + ", ".join(f"{s.name} = {s.value}" for s in Status) + "}\n"
+_LIB = _STATUS.encode() + (_LUA / "_lib.lua").read_bytes()
 
 
 def _load(name: str) -> Script:
@@ -24,3 +40,32 @@ EDIT = _load("edit")
 GROUP_SAVE = _load("group_save")
 GROUP_DELETE = _load("group_delete")
 RANKING_PAGE = _load("ranking_page")
+
+
+# --- script replies ------------------------------------------------------------------
+
+# The one map from a script's status to its error (types.Status lists the statuses).
+_ERRORS: dict[Status, Callable[[str], ArticlesError]] = {
+    Status.NOT_FOUND: lambda detail: ArticleNotFound(),
+    Status.VOTING_CLOSED: lambda detail: VotingClosed(),
+    Status.RETRY: lambda detail: Conflict(),
+    Status.NO_GROUP: lambda detail: GroupNotFound(f"No such group: {detail}."),
+    Status.GROUP_EXISTS: lambda detail: GroupExists(),
+    Status.ID_TAKEN: lambda detail: Conflict(),
+    Status.DUPLICATE_LINK: lambda detail: DuplicateLink(keys.article_id_of(detail)),
+}
+
+
+def raise_for_status(reply: Sequence[object], *, allow: Iterable[Status] = ()) -> Status:
+    """The status that opens a script's reply. OK, REPEATED and the statuses in `allow`
+    (those the caller acts on itself) are returned; any other raises its error, with the
+    reply's second element as the detail."""
+    status = Status(int(reply[0]))  # type: ignore[call-overload]
+    if status in (Status.OK, Status.REPEATED) or status in allow:
+        return status
+    detail = _text(reply[1]) if len(reply) > 1 else ""
+    raise _ERRORS[status](detail)
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

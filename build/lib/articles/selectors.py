@@ -4,16 +4,26 @@ per article (the reads of a page go out in one pipeline)."""
 from __future__ import annotations
 
 import json
-import time as _time
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
 import redis
 
-from articles import conf, keys, scripts, validation
+from articles import clock, conf, keys, scripts, validation
 from articles.connection import get_connection
 from articles.errors import ArticleNotFound, GroupNotFound
-from articles.types import Article, Group, ModlogEntry, Order, Page, Period, Vote
+from articles.scripts import raise_for_status
+from articles.types import (
+    Article,
+    GoodPage,
+    Group,
+    GroupPage,
+    ModlogEntry,
+    Order,
+    Page,
+    Period,
+    Vote,
+)
 
 
 def article_get(*, article_id: int, user_id: int | None = None) -> Article:
@@ -30,7 +40,7 @@ def article_get(*, article_id: int, user_id: int | None = None) -> Article:
 
 def article_list(
     *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
-) -> Page:
+) -> Page[Article]:
     """All articles by score or by time, 25 a page (two round trips). Raises InvalidInput."""
     number, start, stop = _bounds(page)
     pipe = get_connection().pipeline(transaction=False)
@@ -42,9 +52,10 @@ def article_list(
 
 def group_article_list(
     *, name: str, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
-) -> Page:
+) -> GroupPage:
     """A group's articles by score or time, from the 60 s cached intersection (the book's
-    get_group_articles). Two round trips. Raises InvalidInput, GroupNotFound."""
+    get_group_articles), with the group's description and size read by the same script.
+    Two round trips. Raises InvalidInput, GroupNotFound."""
     name = validation.clean_group_name(name)
     number, start, stop = _bounds(page)
     cache = keys.group_order(order.key, name)
@@ -53,9 +64,10 @@ def group_article_list(
         args=["group", conf.group_cache_seconds(), start, stop, 0, name],
         client=get_connection(),
     )
-    if not int(reply[0]):
-        raise GroupNotFound()
-    return _page(reply[2::2], number, int(reply[1]), user_id)
+    raise_for_status(reply)
+    found = _page(reply[4::2], number, int(reply[1]), user_id)
+    group = Group(name, _s(reply[2]), int(reply[3]))
+    return GroupPage(found.items, found.number, found.count, found.per_page, group=group)
 
 
 def top_article_list(
@@ -64,13 +76,13 @@ def top_article_list(
     page: int | str = 1,
     user_id: int | None = None,
     now: float | None = None,
-) -> Page:
+) -> Page[Article]:
     """The highest-scored articles posted in the last day/week/month/year, or of all time.
     Period rankings are cached for 60 s like group rankings. Two round trips."""
     if period.seconds is None:
         return article_list(order=Order.SCORE, page=page, user_id=user_id)
     number, start, stop = _bounds(page)
-    earliest = (_time.time() if now is None else now) - period.seconds
+    earliest = clock.now(now) - period.seconds
     reply = scripts.RANKING_PAGE(
         keys=[
             keys.top(period.value),
@@ -82,17 +94,36 @@ def top_article_list(
         args=["top", conf.group_cache_seconds(), start, stop, earliest, ""],
         client=get_connection(),
     )
-    return _page(reply[2::2], number, int(reply[1]), user_id)
+    return _page(reply[4::2], number, int(reply[1]), user_id)
 
 
-def good_article_list(*, user_id: int | None = None, limit: int | None = None) -> list[Article]:
-    """The newest good articles (>= 200 up-votes), 50 by default. Two round trips."""
+def good_article_page(
+    *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
+) -> GoodPage:
+    """A page of the newest good articles (>= 200 up-votes): the listing holds the newest
+    50 (ARTICLES_HOME_GOOD_ARTICLES), `per_page` of them a page (25 by default), and the
+    page carries the UTC days of all 50. Two round trips. Raises InvalidInput."""
+    number = validation.clean_page(page, conf.max_page())
+    size = per_page or conf.per_page()
     conn = get_connection()
-    members: list[bytes] = conn.zrevrange(keys.GOOD, 0, (limit or conf.home_good()) - 1)  # type: ignore[assignment]
-    return _fetch(conn, _ids(members), user_id)
+    # The good index is scored by post time: the newest 50 with their times, in one read.
+    newest: list[tuple[bytes, float]] = conn.zrevrange(  # type: ignore[assignment]
+        keys.GOOD, 0, conf.home_good() - 1, withscores=True
+    )
+    shown = newest[(number - 1) * size : number * size]
+    days = sorted({datetime.fromtimestamp(t, tz=UTC).date() for _, t in newest}, reverse=True)
+    return GoodPage(
+        items=_fetch(conn, _ids(m for m, _ in shown), user_id),
+        number=number,
+        count=len(newest),
+        per_page=size,
+        days=tuple(days),
+    )
 
 
-def good_article_day(*, day: date, page: int | str = 1, user_id: int | None = None) -> Page:
+def good_article_day(
+    *, day: date, page: int | str = 1, user_id: int | None = None
+) -> Page[Article]:
     """The good articles posted on one UTC day, newest first. Two round trips."""
     number, start, _ = _bounds(page)
     first = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
@@ -104,7 +135,9 @@ def good_article_day(*, day: date, page: int | str = 1, user_id: int | None = No
     return _page(members, number, count, user_id)
 
 
-def user_article_list(*, poster_id: int, page: int | str = 1, user_id: int | None = None) -> Page:
+def user_article_list(
+    *, poster_id: int, page: int | str = 1, user_id: int | None = None
+) -> Page[Article]:
     """A user's submissions, newest first. Two round trips."""
     number, start, stop = _bounds(page)
     key = keys.submitted(poster_id)
@@ -139,8 +172,8 @@ def group_get(*, name: str) -> Group:
     return Group(name, _s(description or b""), int(size))
 
 
-def modlog_list(*, page: int | str = 1, per_page: int = 50) -> tuple[list[ModlogEntry], int]:
-    """Staff actions, newest first, and how many there are."""
+def modlog_page(*, page: int | str = 1, per_page: int = 50) -> Page[ModlogEntry]:
+    """Staff actions, newest first, 50 a page. One round trip. Raises InvalidInput."""
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
     pipe = get_connection().pipeline(transaction=False)
@@ -165,12 +198,12 @@ def modlog_list(*, page: int | str = 1, per_page: int = 50) -> tuple[list[Modlog
                 details=dict(data.get("details") or {}),
             )
         )
-    return entries, int(count)
+    return Page(items=entries, number=number, count=int(count), per_page=per_page)
 
 
 def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date, int, int]]:
     """(day, articles posted, votes cast) for each of the last `days` UTC days, oldest first."""
-    today = datetime.fromtimestamp(_time.time() if now is None else now, tz=UTC).date()
+    today = datetime.fromtimestamp(clock.now(now), tz=UTC).date()
     span = [today - timedelta(days=n) for n in range(days - 1, -1, -1)]
     fields = [d.isoformat() for d in span]
     pipe = get_connection().pipeline(transaction=False)
@@ -206,7 +239,7 @@ def _bounds(page: int | str) -> tuple[int, int, int]:
     return number, start, start + conf.per_page() - 1
 
 
-def _page(members: Iterable[bytes], number: int, count: int, user_id: int | None) -> Page:
+def _page(members: Iterable[bytes], number: int, count: int, user_id: int | None) -> Page[Article]:
     items = _fetch(get_connection(), _ids(members), user_id)
     return Page(items=items, number=number, count=int(count), per_page=conf.per_page())
 

@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import json
-import time as _time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from articles import conf, keys, scripts, selectors, validation
+from articles import clock, conf, keys, scripts, selectors, validation
 from articles.connection import get_connection
 from articles.errors import (
     ArticleNotFound,
     Conflict,
-    DuplicateLink,
-    GroupExists,
-    GroupNotFound,
     InvalidInput,
     NotAllowed,
-    VotingClosed,
 )
 from articles.replication import replicated
-from articles.types import Article, Vote
+from articles.scripts import raise_for_status
+from articles.types import Article, Status, Vote, article_score
 
 # A script that finds its inputs changed since the caller read them answers "retry";
 # a few rounds always suffice unless something rewrites the same article in a loop.
@@ -47,7 +43,7 @@ def article_post(
     title, link, text = validation.clean_post(title, link, text)
     names = validation.clean_group_names(list(groups))
     idem_key = _idempotency_key(user_id, idempotency_key)
-    posted = int(_clock(now))
+    posted = int(clock.now(now))
     norm = validation.normalize_link(link) if link else ""
     conn = get_connection()
     # The id comes first (the book's INCR). A retried INCR only skips an id; the script
@@ -92,8 +88,8 @@ def article_post(
             ],
             client=conn,
         )
-        status = int(result[0])
-        if status == 1:
+        status = raise_for_status(result, allow=(Status.RETRY, Status.ID_TAKEN))
+        if status is Status.OK:
             return Article(
                 id=article_id,
                 title=title,
@@ -104,22 +100,18 @@ def article_post(
                 time=posted,
                 votes=1,
                 downvotes=0,
-                score=posted + conf.vote_score(),
+                score=article_score(posted, 1, 0, vote_score=conf.vote_score()),
                 groups=tuple(names),
                 voting_closes_at=posted + conf.window(),
                 my_vote=Vote.UP,
             )
-        if status == 2:
+        if status is Status.REPEATED:
             return selectors.article_get(article_id=int(result[1]), user_id=user_id)
-        if status == 3:
-            article = selectors.article_get(article_id=article_id, user_id=user_id)
-            if article.poster == keys.user(user_id):
-                return article  # our own request, re-sent after a stall, already ran
+        if status is Status.ID_TAKEN:
+            if _decode(result[1]) == keys.user(user_id):
+                # our own request, re-sent after a stall, already ran
+                return selectors.article_get(article_id=article_id, user_id=user_id)
             raise Conflict()
-        if status == 4:
-            raise GroupNotFound(f"No such group: {_decode(result[1])}.")
-        if status == 5:
-            raise DuplicateLink(keys.article_id_of(_decode(result[1])))
     raise Conflict()
 
 
@@ -145,27 +137,23 @@ def article_vote(
             member,
             keys.user(user_id),
             direction.value,
-            _clock(now),
+            clock.now(now),
             conf.vote_score(),
             conf.window(),
             conf.good_votes(),
-            _day(_clock(now)),
+            _day(clock.now(now)),
         ],
         client=get_connection(),
     )
-    status = int(result[0])
-    if status == -1:
-        raise ArticleNotFound()
-    if status == -2:
-        raise VotingClosed()
-    fields = dict(zip(result[2::2], result[3::2], strict=True))
+    raise_for_status(result)
+    fields = dict(zip(result[3::2], result[4::2], strict=True))
     return Article.from_hash(
         article_id,
         fields,
         score=None,  # time + 432 x net votes, from the hash the script returned
         window=conf.window(),
         vote_score=conf.vote_score(),
-        my_vote=Vote(int(result[1])),
+        my_vote=Vote(int(result[2])),
     )
 
 
@@ -199,11 +187,7 @@ def article_groups_update(
         args=[member, len(added), len(removed), entry, conf.modlog_length(), *added, *removed],
         client=get_connection(),
     )
-    status = int(result[0])
-    if status == -1:
-        raise ArticleNotFound()
-    if status == -4:
-        raise GroupNotFound(f"No such group: {_decode(result[1])}.")
+    raise_for_status(result)
     return tuple(g for g in _decode(result[1]).split(",") if g)
 
 
@@ -223,7 +207,7 @@ def article_delete(
     Raises ArticleNotFound, NotAllowed.
     """
     member = _article_member(article_id)
-    now = _clock(now)
+    now = clock.now(now)
     reason = validation.clean_reason(reason)
     conn = get_connection()
     for _ in range(_ATTEMPTS):
@@ -260,11 +244,8 @@ def article_delete(
             ],
             client=conn,
         )
-        status = int(result[0])
-        if status == 1:
+        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
             return
-        if status == -1:
-            raise ArticleNotFound()
     raise Conflict()
 
 
@@ -278,35 +259,41 @@ def article_edit(
     reason: str = "",
     now: float | None = None,
 ) -> Article:
-    """Staff: change an article's title and link. Raises ArticleNotFound, InvalidInput."""
+    """Staff: change an article's title and link.
+
+    Raises ArticleNotFound, InvalidInput, DuplicateLink (the new link belongs to another
+    article still open for voting: one open article per link, as when posting).
+    """
     member = _article_member(article_id)
     title, link = validation.clean_title(title), validation.clean_link(link)
     reason = validation.clean_reason(reason)
+    norm = validation.normalize_link(link) if link else ""
     conn = get_connection()
     for _ in range(_ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
         if not link and not before.text:
             raise InvalidInput("link", "An article without a text needs a link.")
+        seen = _decode(conn.hget(keys.LINKS, norm)) if norm else ""
         entry = _log(actor, "edit", member, reason, now, title=title, link=link)
         result = scripts.EDIT(
-            keys=[member, keys.LINKS, keys.MODLOG],
+            keys=[member, keys.LINKS, keys.MODLOG, _member_key(seen) or member],
             args=[
                 member,
                 title,
                 link,
                 before.link,
                 _normalized_or_empty(before.link),
-                validation.normalize_link(link) if link else "",
+                norm,
                 entry,
                 conf.modlog_length(),
+                seen,
+                clock.now(now),
+                conf.window(),
             ],
             client=conn,
         )
-        status = int(result[0])
-        if status == 1:
+        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
             return selectors.article_get(article_id=article_id)
-        if status == -1:
-            raise ArticleNotFound()
     raise Conflict()
 
 
@@ -331,11 +318,7 @@ def _group_save(*, name: str, description: str, actor: str, mode: str) -> None:
         args=[name, description, mode, entry, conf.modlog_length()],
         client=get_connection(),
     )
-    status = int(result[0])
-    if status == -5:
-        raise GroupExists()
-    if status == -4:
-        raise GroupNotFound()
+    raise_for_status(result)
 
 
 @replicated
@@ -360,19 +343,12 @@ def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
             args=[name, entry, conf.modlog_length(), *valid],
             client=conn,
         )
-        status = int(result[0])
-        if status == 1:
+        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
             return
-        if status == -4:
-            raise GroupNotFound()
     raise Conflict()
 
 
 # --- helpers -----------------------------------------------------------------------
-
-
-def _clock(now: float | None) -> float:
-    return _time.time() if now is None else float(now)
 
 
 def _day(now: float) -> str:
@@ -420,7 +396,7 @@ def _log(
     """A moderation log entry as JSON, or "" when no staff member acts."""
     if not actor:
         return ""
-    entry = {"time": int(_clock(now)), "actor": actor, "action": action, "target": target}
+    entry = {"time": int(clock.now(now)), "actor": actor, "action": action, "target": target}
     entry["reason"] = reason
     entry["details"] = details
     return json.dumps(entry, sort_keys=True)

@@ -4,9 +4,31 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from typing import Generic, TypeVar
 
 from articles import keys
+
+
+class Status(enum.IntEnum):
+    """The first element of every Lua script's reply, shared by all of them: scripts.py
+    hands these names to the Lua code as the table `S` (S.OK, S.NOT_FOUND, ...), and
+    services.raise_for_status() is the one map from a status to its error."""
+
+    OK = 1  # done
+    REPEATED = 2  # an identical earlier request already did it (idempotency key)
+    NOT_FOUND = -1  # no such article
+    VOTING_CLOSED = -2  # the article's voting window is over
+    RETRY = -3  # what the caller read has changed since: read again and retry
+    NO_GROUP = -4  # no such group (detail: its name)
+    GROUP_EXISTS = -5  # a group with this name exists already
+    ID_TAKEN = -6  # an article with this id exists already (detail: its poster)
+    DUPLICATE_LINK = -7  # the link is posted and still open (detail: article:<id>)
+
+
+def article_score(posted: float, votes: int, downvotes: int, *, vote_score: int) -> float:
+    """The one score rule (SPEC §1): post time + VOTE_SCORE x (up-votes - down-votes)."""
+    return posted + vote_score * (votes - downvotes)
 
 
 class Vote(enum.Enum):
@@ -112,7 +134,9 @@ class Article:
             time=posted,
             votes=votes,
             downvotes=downvotes,
-            score=score if score is not None else posted + vote_score * (votes - downvotes),
+            score=score
+            if score is not None
+            else article_score(posted, votes, downvotes, vote_score=vote_score),
             groups=groups,
             voting_closes_at=posted + window,
             my_vote=my_vote,
@@ -120,8 +144,10 @@ class Article:
 
     @property
     def poster_id(self) -> int | None:
-        prefix, _, pk = self.poster.partition(":")
-        return int(pk) if prefix == "user" and pk.isdigit() else None
+        try:
+            return keys.user_id_of(self.poster)
+        except ValueError:
+            return None
 
     @property
     def posted_at(self) -> datetime:
@@ -135,11 +161,15 @@ class Article:
         return now < self.voting_closes_at
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
-    """One page of a listing: `items`, and `count` of the whole listing."""
+T = TypeVar("T")
 
-    items: list[Article]
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing: `items`, and `count` of the whole listing. Every listing
+    selector returns one, so no view pages or slices by itself."""
+
+    items: list[T]
     number: int
     count: int
     per_page: int
@@ -162,6 +192,21 @@ class Group:
     name: str
     description: str
     size: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPage(Page[Article]):
+    """A page of a group's articles, with the group itself (read in the same round trip)."""
+
+    group: Group = Group("", "", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class GoodPage(Page[Article]):
+    """A page of the newest good articles, with the UTC days of all of them (for links to
+    each day's archive)."""
+
+    days: tuple[date, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,10 +41,12 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         exc = exceptions.PermissionDenied()
     if isinstance(exc, exceptions.APIException):
         headers = {}
-        if getattr(exc, "auth_header", None):
-            headers["WWW-Authenticate"] = exc.auth_header
-        if getattr(exc, "wait", None):
-            headers["Retry-After"] = str(int(exc.wait))
+        auth_header = getattr(exc, "auth_header", None)
+        if auth_header:
+            headers["WWW-Authenticate"] = str(auth_header)
+        wait = getattr(exc, "wait", None)
+        if wait:
+            headers["Retry-After"] = str(int(wait))
         set_rollback()
         return Response(_api_error_body(exc), status=exc.status_code, headers=headers)
     logger.exception("Unexpected error in the REST API", exc_info=exc)

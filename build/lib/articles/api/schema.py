@@ -26,7 +26,7 @@ def documented(**kwargs: Any) -> Callable[[_F], _F]:
         if not hasattr(method, "kwargs"):
             method.kwargs = {}  # type: ignore[attr-defined]
         method.kwargs.setdefault("schema", AutoSchema)  # type: ignore[attr-defined]
-        return extend_schema(**kwargs)(method)  # type: ignore[no-any-return]
+        return extend_schema(**kwargs)(method)
 
     return decorate
 
@@ -45,7 +45,7 @@ class SchemaView(SpectacularAPIView):
 
 class SwaggerView(SpectacularSwaggerView):
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
-    title = SCHEMA_SETTINGS["TITLE"]
+    title = str(SCHEMA_SETTINGS["TITLE"])
 
     @documented(exclude=True)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -55,7 +55,7 @@ class SwaggerView(SpectacularSwaggerView):
 
 class RedocView(SpectacularRedocView):
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
-    title = SCHEMA_SETTINGS["TITLE"]
+    title = str(SCHEMA_SETTINGS["TITLE"])
 
     @documented(exclude=True)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:

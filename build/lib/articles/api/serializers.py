@@ -142,7 +142,8 @@ class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What went wrong, for people.")
     code = serializers.CharField(help_text="What went wrong, for programs.")
     field = serializers.CharField(required=False, help_text="The first field at fault.")
-    errors = serializers.DictField(
+    # The field is named as the API answers it; it shadows Serializer.errors only here.
+    errors = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="Every field at fault with its messages.",

@@ -11,7 +11,14 @@ from articles.api import views as api
 
 app_name = "api"
 
-router = DefaultRouter()
+
+class Router(DefaultRouter):
+    # No ".json" suffix routes: the viewsets take no `format` argument (a suffix was a 500),
+    # the schema declares none, and `?format=json` or an Accept header picks JSON anyway.
+    include_format_suffixes = False
+
+
+router = Router()
 router.register("articles", api.ArticleViewSet, basename="article")
 router.register("groups", api.GroupViewSet, basename="group")
 router.register("users", api.UserViewSet, basename="user")

@@ -258,7 +258,9 @@ class ArticleViewSet(ApiViewSet):
         summary="Staff: change an article's title and link",
         parameters=[ARTICLE_ID],
         request=ArticleEditSerializer,
-        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 415)},
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        description="409 (`duplicate_link`, with `article_id`) when another article still "
+        "open for voting has this link.",
     )
     def update(self, request: Request, id: str) -> Response:
         data = _valid(ArticleEditSerializer, request.data)
@@ -335,9 +337,9 @@ class ArticleViewSet(ApiViewSet):
             )
             return _page(page, request)
         # The newest good articles are one page; a later page is empty, as past any end.
-        items = selectors.good_article_list(user_id=_viewer(request))
-        shown = items if query["page"] == 1 else []
-        page = Page(items=shown, number=query["page"], count=len(items), per_page=conf.home_good())
+        page = selectors.good_article_page(
+            page=query["page"], per_page=conf.home_good(), user_id=_viewer(request)
+        )
         return _page(page, request)
 
     @documented(
@@ -467,10 +469,9 @@ class ModlogViewSet(ApiViewSet):
     )
     def list(self, request: Request) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
-        entries, count = selectors.modlog_list(page=query["page"], per_page=self.per_page)
-        results = ModlogEntrySerializer(entries, many=True).data
-        has_next = query["page"] * self.per_page < count
-        return Response(paged(results, query["page"], has_next, count, request))
+        page = selectors.modlog_page(page=query["page"], per_page=self.per_page)
+        results = ModlogEntrySerializer(page.items, many=True).data
+        return Response(paged(results, page.number, page.has_next, page.count, request))
 
 
 class StatsViewSet(ApiViewSet):

@@ -7,11 +7,11 @@
 -- KEYS[10..] per group of the article: group:<g>, score:<g>, time:<g>
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
--- Returns {-1} no such article | {-3} changed since read: retry | {1} deleted
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+-- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.OK} deleted
+if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 local f = redis.call('HMGET', KEYS[1], 'groups', 'link', 'poster')
 if (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] or (f[3] or '') ~= ARGV[4] then
-  return {-3}
+  return {S.RETRY}
 end
 local member = ARGV[1]
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
@@ -27,4 +27,4 @@ for k = 10, #KEYS, 3 do
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
 log_action(KEYS[9], ARGV[6], ARGV[7])
-return {1}
+return {S.OK}

@@ -1,12 +1,27 @@
 -- edit.lua: change an article's title and link, keeping the link index in step.
 -- KEYS[1] article:<id>  KEYS[2] links:  KEYS[3] modlog:
+-- KEYS[4] the article the new link maps to (KEYS[1] when none)
 -- ARGV[1] article:<id>  ARGV[2] title  ARGV[3] link  ARGV[4] link as read
 -- ARGV[5] old normalised link or ""  ARGV[6] new normalised link or ""
 -- ARGV[7] log entry  ARGV[8] log length kept
--- Returns {-1} no such article | {-3} the link changed since read: retry | {1} edited
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
-if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {-3} end
+-- ARGV[9] the member links:[ARGV[6]] held when the caller looked ("" for none)
+-- ARGV[10] now  ARGV[11] window (s)
+-- Returns {S.NOT_FOUND} | {S.RETRY} the link or the index changed since read
+--   | {S.DUPLICATE_LINK, member} the new link belongs to another open article | {S.OK}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
+if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
 local member, old, new = ARGV[1], ARGV[5], ARGV[6]
+if old ~= new and new ~= '' then
+  -- As post.lua: a link maps to one open article; a closed one gives it up.
+  local holder = redis.call('HGET', KEYS[2], new) or ''
+  if holder ~= ARGV[9] then return {S.RETRY} end
+  if holder ~= '' and holder ~= member and KEYS[4] ~= KEYS[1] then
+    local posted = redis.call('HGET', KEYS[4], 'time')
+    if posted and tonumber(ARGV[10]) < tonumber(posted) + tonumber(ARGV[11]) then
+      return {S.DUPLICATE_LINK, holder}
+    end
+  end
+end
 redis.call('HSET', KEYS[1], 'title', ARGV[2], 'link', ARGV[3])
 if old ~= new then
   if old ~= '' and redis.call('HGET', KEYS[2], old) == member then
@@ -15,4 +30,4 @@ if old ~= new then
   if new ~= '' then redis.call('HSET', KEYS[2], new, member) end
 end
 log_action(KEYS[3], ARGV[7], ARGV[8])
-return {1}
+return {S.OK}

@@ -3,15 +3,15 @@
 -- KEYS[1] groups:  KEYS[2] group:<g>  KEYS[3] score:<g>  KEYS[4] time:<g>  KEYS[5] modlog:
 -- KEYS[6..] article:<id> of every member, as the caller read them
 -- ARGV[1] name  ARGV[2] log entry  ARGV[3] log length kept  ARGV[4..] the members
--- Returns {-4} no such group | {-3} membership changed since read: retry | {1} deleted
+-- Returns {S.NO_GROUP, name} | {S.RETRY} membership changed since read | {S.OK} deleted
 local name = ARGV[1]
 if redis.call('HEXISTS', KEYS[1], name) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
-  return {-4}
+  return {S.NO_GROUP, name}
 end
 local n = #KEYS - 5
-if redis.call('SCARD', KEYS[2]) ~= n then return {-3} end
+if redis.call('SCARD', KEYS[2]) ~= n then return {S.RETRY} end
 for i = 1, n do
-  if redis.call('SISMEMBER', KEYS[2], ARGV[3 + i]) == 0 then return {-3} end
+  if redis.call('SISMEMBER', KEYS[2], ARGV[3 + i]) == 0 then return {S.RETRY} end
 end
 for i = 1, n do
   local key = KEYS[5 + i]
@@ -26,4 +26,4 @@ end
 redis.call('HDEL', KEYS[1], name)
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 log_action(KEYS[5], ARGV[2], ARGV[3])
-return {1}
+return {S.OK}

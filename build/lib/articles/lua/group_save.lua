@@ -2,10 +2,10 @@
 -- KEYS[1] groups:  KEYS[2] modlog:
 -- ARGV[1] name  ARGV[2] description  ARGV[3] mode ("create" | "update")
 -- ARGV[4] log entry  ARGV[5] log length kept
--- Returns {-5} already exists (create) | {-4} no such group (update) | {1} saved
+-- Returns {S.GROUP_EXISTS} (create) | {S.NO_GROUP, name} (update) | {S.OK} saved
 local exists = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
-if ARGV[3] == 'create' and exists then return {-5} end
-if ARGV[3] == 'update' and not exists then return {-4} end
+if ARGV[3] == 'create' and exists then return {S.GROUP_EXISTS} end
+if ARGV[3] == 'update' and not exists then return {S.NO_GROUP, ARGV[1]} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 log_action(KEYS[2], ARGV[4], ARGV[5])
-return {1}
+return {S.OK}

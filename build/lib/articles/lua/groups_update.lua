@@ -5,11 +5,11 @@
 -- ARGV[1] article:<id>  ARGV[2] number added  ARGV[3] number removed
 -- ARGV[4] moderation log entry ("" for none)  ARGV[5] log length kept
 -- ARGV[6..] the added group names, then the removed ones
--- Returns {-1} no such article | {-4, group} no such group | {1, "a,b"} the groups now
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
+-- Returns {S.NOT_FOUND} | {S.NO_GROUP, name} | {S.OK, "a,b"} the groups now
+if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 local n_add, n_remove = tonumber(ARGV[2]), tonumber(ARGV[3])
 for i = 1, n_add do
-  if redis.call('HEXISTS', KEYS[2], ARGV[5 + i]) == 0 then return {-4, ARGV[5 + i]} end
+  if redis.call('HEXISTS', KEYS[2], ARGV[5 + i]) == 0 then return {S.NO_GROUP, ARGV[5 + i]} end
 end
 
 local current = {}
@@ -34,4 +34,4 @@ table.sort(names)
 local joined = table.concat(names, ',')
 redis.call('HSET', KEYS[1], 'groups', joined)
 log_action(KEYS[3], ARGV[4], ARGV[5])
-return {1, joined}
+return {S.OK, joined}

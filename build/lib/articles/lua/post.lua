@@ -9,31 +9,34 @@
 -- ARGV[10] good-article votes  ARGV[11] normalised link or ""  ARGV[12] day (YYYY-MM-DD)
 -- ARGV[13] idempotency ttl (0: none)  ARGV[14] groups "a,b"  ARGV[15] article id
 -- ARGV[16] the member links:[ARGV[11]] held when the caller looked ("" for none)
--- Returns {1} posted | {2, id} already posted with this idempotency key
---   | {3} this id exists | {4, group} no such group | {5, member} duplicate link open
---   | {6} the link index changed since the caller looked: read again and retry
+-- Returns {S.OK} posted | {S.REPEATED, id} already posted with this idempotency key
+--   | {S.ID_TAKEN, poster} this id exists | {S.NO_GROUP, name}
+--   | {S.DUPLICATE_LINK, member} the link is posted and open
+--   | {S.RETRY} the link index changed since the caller looked: read again and retry
 local member, user = ARGV[1], ARGV[2]
 local now, vote_score, window = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local norm, idem_ttl = ARGV[11], tonumber(ARGV[13])
 
 if idem_ttl > 0 then
   local prior = redis.call('GET', KEYS[11])
-  if prior then return {2, prior} end
+  if prior then return {S.REPEATED, prior} end
 end
-if redis.call('EXISTS', KEYS[1]) == 1 then return {3} end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {S.ID_TAKEN, redis.call('HGET', KEYS[1], 'poster') or ''}
+end
 
 local groups = {}
 for name in string.gmatch(ARGV[14], '[^,]+') do
-  if redis.call('HEXISTS', KEYS[8], name) == 0 then return {4, name} end
+  if redis.call('HEXISTS', KEYS[8], name) == 0 then return {S.NO_GROUP, name} end
   groups[#groups + 1] = name
 end
 
 if norm ~= '' then
   local current = redis.call('HGET', KEYS[7], norm) or ''
-  if current ~= ARGV[16] then return {6} end
+  if current ~= ARGV[16] then return {S.RETRY} end
   if current ~= '' then
     local posted = redis.call('HGET', KEYS[10], 'time')
-    if posted and now < tonumber(posted) + window then return {5, current} end
+    if posted and now < tonumber(posted) + window then return {S.DUPLICATE_LINK, current} end
   end
 end
 
@@ -54,4 +57,4 @@ for i = 1, #groups do
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
 if idem_ttl > 0 then redis.call('SET', KEYS[11], ARGV[15], 'EX', idem_ttl) end
-return {1}
+return {S.OK}

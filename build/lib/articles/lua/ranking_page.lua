@@ -7,11 +7,17 @@
 -- KEYS[3] score: or time:  KEYS[4] scratch zset (top mode)  KEYS[5] groups:
 -- ARGV[1] mode ("group" | "top")  ARGV[2] ttl (s)  ARGV[3] start  ARGV[4] stop
 -- ARGV[5] earliest post time (top mode)  ARGV[6] group name (group mode)
--- Returns {exists (group mode: 0 when no such group), count, member, score, ...}
+-- Returns {S.NO_GROUP, name} (group mode) | {S.OK, count, description, size, member,
+-- score, ...}; description and size are the group's (group mode; "" and 0 in top mode), so
+-- a group's page needs no separate read of the group.
+local description, size = '', 0
 if ARGV[1] == 'group' then
-  if redis.call('HEXISTS', KEYS[5], ARGV[6]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
-    return {0, 0}
+  description = redis.call('HGET', KEYS[5], ARGV[6])
+  size = redis.call('SCARD', KEYS[2])
+  if not description and size == 0 then
+    return {S.NO_GROUP, ARGV[6]}
   end
+  description = description or ''
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[1] == 'group' then
@@ -23,7 +29,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   end
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 end
-local reply = {1, redis.call('ZCARD', KEYS[1])}
+local reply = {S.OK, redis.call('ZCARD', KEYS[1]), description, size}
 local page = redis.call('ZREVRANGE', KEYS[1], ARGV[3], ARGV[4], 'WITHSCORES')
 for i = 1, #page do reply[#reply + 1] = page[i] end
 return reply

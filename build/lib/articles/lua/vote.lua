@@ -4,14 +4,14 @@
 -- KEYS[5] good:  KEYS[6] stats:votes
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction  ARGV[4] now (Unix s)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes  ARGV[8] day
--- Returns {-1} no such article | {-2} voting closed
---   | {changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
+-- Returns {S.NOT_FOUND} | {S.VOTING_CLOSED}
+--   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
 local t = redis.call('HGET', KEYS[1], 'time')
-if not t then return {-1} end
+if not t then return {S.NOT_FOUND} end
 t = tonumber(t)
 local now, window = tonumber(ARGV[4]), tonumber(ARGV[6])
-if now >= t + window then return {-2} end
+if now >= t + window then return {S.VOTING_CLOSED} end
 
 local member, user, dir = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cur = 0
@@ -54,7 +54,7 @@ if cur ~= dir then
   end
 end
 
-local reply = {changed, dir}
+local reply = {S.OK, changed, dir}
 local fields = redis.call('HGETALL', KEYS[1])
 for i = 1, #fields do reply[#reply + 1] = fields[i] end
 return reply

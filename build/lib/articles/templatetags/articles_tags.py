@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -10,7 +9,7 @@ from urllib.parse import urlencode, urlsplit
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 
-from articles import conf, keys
+from articles import clock, conf, keys
 from articles.types import Article, Vote
 from articles.urlcache import url_for
 
@@ -77,7 +76,7 @@ def group_slugs(names: object) -> list[str]:
 @register.filter
 def is_open(article: Article) -> bool:
     """Is the article's voting window still open?"""
-    return article.voting_open(time.time())
+    return article.voting_open(clock.now())
 
 
 @register.filter
@@ -131,7 +130,7 @@ def bar_chart(
 ) -> dict[str, Any]:
     """An inline SVG bar chart of one column of stats_daily (1 posts, 2 votes)."""
     width, height, top, bottom, left = 520, 240, 16, 34, 40
-    values = [row[column] for row in stats]
+    values = [row[1] if column == 1 else row[2] for row in stats]
     peak = max(values, default=0) or 1
     ceiling = _nice_ceiling(peak)
     inner_h = height - top - bottom

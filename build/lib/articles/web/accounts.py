@@ -20,11 +20,14 @@ LOGIN_URL = reverse_lazy("articles:login")
 
 class LoginView(auth_views.LoginView):
     template_name = "articles/accounts/login.html"
-    next_page = reverse_lazy("articles:home")
+
+    def get_default_redirect_url(self) -> str:
+        return reverse("articles:home")
 
 
 class LogoutView(auth_views.LogoutView):
-    next_page = reverse_lazy("articles:home")
+    def get_default_redirect_url(self) -> str:
+        return reverse("articles:home")
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):

@@ -81,11 +81,11 @@ class GoodFeed(ArticleFeed):
         return f"Articles with at least {conf.good_votes()} up-votes, newest first."
 
     def items(self) -> list[Article]:
-        return selectors.good_article_list()
+        return selectors.good_article_page(per_page=conf.home_good()).items
 
 
 class GroupFeed(ArticleFeed):
-    def get_object(self, request: HttpRequest, name: str) -> Group:  # type: ignore[override]
+    def get_object(self, request: HttpRequest, name: str) -> Group:
         try:
             return selectors.group_get(name=name)
         except ArticlesError:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
@@ -54,9 +56,9 @@ class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
     )
     idempotency_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
 
-    def __init__(self, *args, groups: list[Group] = (), **kwargs):  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, groups: Sequence[Group] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["groups"].choices = _group_choices(list(groups))
+        _choices(self, "groups", _group_choices(list(groups)))
         if not self.is_bound:
             self.initial.setdefault("idempotency_key", uuid.uuid4().hex)
 
@@ -73,8 +75,8 @@ class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
         value = self.cleaned_data["idempotency_key"]
         return value or None
 
-    def clean(self) -> dict:  # type: ignore[type-arg]
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         if not self.errors and not data.get("link") and not data.get("text"):
             self.add_error("link", "Give a link, a text, or both.")
         return data
@@ -132,14 +134,26 @@ class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
     )
     reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
 
-    def __init__(self, *args, groups: list[Group] = (), current=(), **kwargs):  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        *args: Any,
+        groups: Sequence[Group] = (),
+        current: Sequence[str] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         names = [g.name for g in groups]
-        self.fields["add"].choices = [(n, n) for n in names if n not in current]
-        self.fields["remove"].choices = [(n, n) for n in current]
+        _choices(self, "add", [(n, n) for n in names if n not in current])
+        _choices(self, "remove", [(n, n) for n in current])
 
-    def clean(self) -> dict:  # type: ignore[type-arg]
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         if not self.errors and not data.get("add") and not data.get("remove"):
             self.add_error("add", "Choose a group to add the article to or remove it from.")
         return data
+
+
+def _choices(form: forms.Form, name: str, choices: list[tuple[str, str]]) -> None:
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    field.choices = choices

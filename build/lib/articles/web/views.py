@@ -17,11 +17,11 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import conf, selectors, services, validation
+from articles import conf, selectors, services
 from articles.connection import UNREACHABLE
 from articles.errors import DuplicateLink, InvalidInput, StoreUnavailable
 from articles.responses import wants_json
-from articles.types import Order, Page, Period
+from articles.types import Order, Period
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
@@ -71,18 +71,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
     """The newest good articles (at most 50), 25 a page."""
-    good = selectors.good_article_list(user_id=viewer_id(request))
-    per_page = conf.per_page()
-    number = validation.clean_page(page_param(request), conf.max_page())
-    page = Page(
-        items=good[(number - 1) * per_page : number * per_page],
-        number=number,
-        count=len(good),
-        per_page=per_page,
-    )
+    page = selectors.good_article_page(page=page_param(request), user_id=viewer_id(request))
     # A link to the archive of each day that has good articles listed here.
-    days = sorted({article.posted_at.date() for article in good}, reverse=True)
-    context = {"page": page, "days": days, "good_votes": conf.good_votes()}
+    context = {"page": page, "days": page.days, "good_votes": conf.good_votes()}
     return render(request, "articles/home.html", context)
 
 
@@ -117,12 +108,11 @@ def group_list(request: HttpRequest) -> HttpResponse:
 @html_errors
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     order = order_param(request)
-    group = selectors.group_get(name=name)
     page = selectors.group_article_list(
-        name=group.name, order=order, page=page_param(request), user_id=viewer_id(request)
+        name=name, order=order, page=page_param(request), user_id=viewer_id(request)
     )
     return render(
-        request, "articles/group_detail.html", {"group": group, "page": page, "order": order}
+        request, "articles/group_detail.html", {"group": page.group, "page": page, "order": order}
     )
 
 
@@ -163,17 +153,8 @@ def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
 @require_GET
 @html_errors
 def modlog(request: HttpRequest) -> HttpResponse:
-    per_page = 50
-    entries, count = selectors.modlog_list(page=page_param(request), per_page=per_page)
-    number = int(page_param(request))
-    context = {
-        "entries": entries,
-        "count": count,
-        "number": number,
-        "has_previous": number > 1,
-        "has_next": number * per_page < count,
-    }
-    return render(request, "articles/modlog.html", context)
+    page = selectors.modlog_page(page=page_param(request))
+    return render(request, "articles/modlog.html", {"page": page})
 
 
 # --- voting and submitting -------------------------------------------------------------
@@ -329,6 +310,8 @@ def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
+        except DuplicateLink as exc:
+            form.add_error("link", exc.message)
         else:
             messages.success(request, "Article updated.")
             return redirect("articles:staff-article", article.id)

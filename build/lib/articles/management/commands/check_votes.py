@@ -12,8 +12,9 @@ from articles import audit
 
 class Command(BaseCommand):
     help = (
-        "Check score, vote counts, voter sets, their expiry, the good-article index and "
-        "group fields of every article; --repair fixes what is wrong."
+        "Check score, vote counts, voter sets, their expiry, the good-article index, "
+        "group fields, the duplicate-link index and the posters' indexes of every article; "
+        "--repair fixes what is wrong."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -23,7 +24,11 @@ class Command(BaseCommand):
         problems = audit.invariant_audit()
         for problem in problems:
             where = (
-                f"article {problem.article_id}" if problem.article_id else f"group {problem.group}"
+                f"article {problem.article_id}"
+                if problem.article_id
+                else f"group {problem.group}"
+                if problem.group
+                else str(problem.entry)
             )
             self.stdout.write(f"{problem.kind:<20} {where}: {problem.detail}")
         kinds = Counter(p.kind for p in problems)
@@ -45,7 +50,7 @@ class Command(BaseCommand):
                 audit.group_register(name=problem.group)
         by_article: dict[int, set[str]] = defaultdict(set)
         for problem in problems:
-            if problem.article_id is not None:
+            if problem.article_id is not None and problem.kind not in audit.INDEX_KINDS:
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
         for article_id, kinds in sorted(by_article.items()):
@@ -53,3 +58,4 @@ class Command(BaseCommand):
             alive = audit.article_repair(article_id=article_id, groups=groups)
             if alive and "groups_field" in kinds:
                 audit.article_groups_set(article_id=article_id, groups=groups)
+        audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)

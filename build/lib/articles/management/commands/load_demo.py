@@ -146,7 +146,7 @@ class Command(BaseCommand):
             user, created = User.objects.get_or_create(username=name)
             if created:
                 user.set_password(DEMO_PASSWORD)
-                user.is_staff = name == "moderator"  # type: ignore[attr-defined]
+                user.is_staff = name == "moderator"
                 user.save()
             people.append(user)
         existing = set(

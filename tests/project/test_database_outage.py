@@ -1,0 +1,115 @@
+"""Django's database down (here a PostgreSQL address nothing listens on, for real): every
+surface that needs it answers a clear 503, pages served from Redis alone keep working,
+and /healthz reports each dependency without echoing the error, host or port."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from articles import services
+from articles.embedded import EmbeddedRedis
+from tests.reliability.conftest import free_port
+
+pytestmark = pytest.mark.slow
+
+
+def _get(url: str, headers: dict[str, str] | None = None, data: bytes | None = None):  # type: ignore[no-untyped-def]
+    request = urllib.request.Request(url, headers=headers or {}, data=data)  # noqa: S310 http://127.0.0.1 only
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+@pytest.fixture
+def site_without_database(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterator[str]:
+    """The project under gunicorn, DEBUG off, its database a PostgreSQL port that refuses."""
+    db_port = free_port()
+    port = free_port()
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="votesite.settings",
+        DJANGO_DEBUG="false",
+        DJANGO_SECRET_KEY="test-only-secret-key-that-is-long-enough-0123456789abcdefghij",
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DATABASE_URL=f"postgresql://votesite:secret@127.0.0.1:{db_port}/votesite",
+        REDIS_URL=f"{redis_server.url}?db=0",
+        VOTESITE_VAR_DIR=str(tmp_path),
+    )
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    process = subprocess.Popen(
+        [
+            *(str(gunicorn), "votesite.wsgi:application", "--bind", f"127.0.0.1:{port}"),
+            *("--workers", "1", "--log-level", "warning"),
+        ],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                _get(f"{base}/healthz")
+                break
+            except OSError as exc:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    stderr = process.stderr.read().decode() if process.stderr else ""
+                    raise AssertionError(f"gunicorn did not start: {stderr}") from exc
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_a_database_outage_is_a_503_where_it_is_needed_and_nowhere_else(site_without_database):
+    base = site_without_database
+    services.article_post(user_id=1, poster_name="ann", title="Still here", text="body")
+
+    status, headers, body = _get(f"{base}/healthz")
+    health = json.loads(body)
+    assert status == 503 and int(headers["Retry-After"]) > 0
+    assert health["status"] == "unavailable" and "database" in health["detail"]
+    assert health["database"] == {"reachable": False}
+    assert health["redis"]["reachable"] is True and health["redis"]["role"] == "primary"
+    assert "used_memory" in health["redis"]["details"]  # asked from loopback: internal
+    for leak in ("127.0.0.1", "5432", "postgres", "refused", "votesite:secret"):
+        assert leak not in body.decode(), leak
+
+    token = {"Authorization": "Token 0123456789abcdef0123456789abcdef01234567"}
+    for path in ("/api/articles/", "/api/articles/1/"):
+        status, headers, body = _get(f"{base}{path}", token)
+        assert status == 503, (path, body)
+        assert json.loads(body)["code"] == "database_unavailable"
+        assert int(headers["Retry-After"]) > 0
+    form = b"username=ann&password=pw"
+    status, _, body = _get(
+        f"{base}/api/auth/token/", {"Content-Type": "application/x-www-form-urlencoded"}, form
+    )
+    assert status == 503 and json.loads(body)["code"] == "database_unavailable"
+
+    # A logged-in visitor's page needs the session's user: a clear 503 page.
+    status, _, body = _get(
+        f"{base}/new/", {"Cookie": f"sessionid={'s' * 32}", "Accept": "text/html"}
+    )
+    assert status == 503 and b"database is unreachable" in body and b"Traceback" not in body
+
+    # Anonymous readers are served from Redis alone.
+    status, _, body = _get(f"{base}/api/articles/")
+    assert status == 200 and json.loads(body)["count"] == 1
+    status, _, body = _get(f"{base}/new/")
+    assert status == 200 and b"Still here" in body

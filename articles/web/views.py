@@ -22,6 +22,7 @@ from articles.connection import UNREACHABLE
 from articles.errors import DuplicateLink, InvalidInput, StoreUnavailable
 from articles.responses import wants_json
 from articles.types import Order, Period
+from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
@@ -74,7 +75,7 @@ def home(request: HttpRequest) -> HttpResponse:
     page = selectors.good_article_page(page=page_param(request), user_id=viewer_id(request))
     # A link to the archive of each day that has good articles listed here.
     context = {"page": page, "days": page.days, "good_votes": conf.good_votes()}
-    return render(request, "articles/home.html", context)
+    return rendering.render(request, "articles/home.html", context)
 
 
 @require_GET
@@ -84,7 +85,7 @@ def top(request: HttpRequest) -> HttpResponse:
     page = selectors.top_article_list(
         period=period, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(
+    return rendering.render(
         request, "articles/top.html", {"page": page, "period": period, "periods": list(Period)}
     )
 
@@ -95,13 +96,13 @@ def new(request: HttpRequest) -> HttpResponse:
     page = selectors.article_list(
         order=Order.TIME, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(request, "articles/new.html", {"page": page})
+    return rendering.render(request, "articles/new.html", {"page": page})
 
 
 @require_GET
 @html_errors
 def group_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "articles/group_list.html", {"groups": selectors.group_list()})
+    return rendering.render(request, "articles/group_list.html", {"groups": selectors.group_list()})
 
 
 @require_GET
@@ -111,7 +112,7 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     page = selectors.group_article_list(
         name=name, order=order, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(
+    return rendering.render(
         request, "articles/group_detail.html", {"group": page.group, "page": page, "order": order}
     )
 
@@ -130,7 +131,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
         "next_day": when + timedelta(days=1) if when < _today() else None,
         "good_votes": conf.good_votes(),
     }
-    return render(request, "articles/good_day.html", context)
+    return rendering.render(request, "articles/good_day.html", context)
 
 
 @require_GET
@@ -140,21 +141,21 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(request, "articles/user_detail.html", {"person": person, "page": page})
+    return rendering.render(request, "articles/user_detail.html", {"person": person, "page": page})
 
 
 @require_GET
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
     article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
-    return render(request, "articles/article_detail.html", {"article": article})
+    return rendering.render(request, "articles/article_detail.html", {"article": article})
 
 
 @require_GET
 @html_errors
 def modlog(request: HttpRequest) -> HttpResponse:
     page = selectors.modlog_page(page=page_param(request))
-    return render(request, "articles/modlog.html", {"page": page})
+    return rendering.render(request, "articles/modlog.html", {"page": page})
 
 
 # --- voting and submitting -------------------------------------------------------------
@@ -225,7 +226,9 @@ def submit(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Your article is posted, with your own up-vote.")
             return redirect("articles:article-detail", article.id)
-    return render(request, "articles/submit.html", {"form": form}, status=form_status(form))
+    return rendering.render(
+        request, "articles/submit.html", {"form": form}, status=form_status(form)
+    )
 
 
 # --- staff -----------------------------------------------------------------------------

@@ -46,6 +46,7 @@ from articles.web.helpers import (
     staff_required,
     viewer_id,
 )
+from articles.web.pagecache import anonymous_cache
 
 
 @never_cache
@@ -69,6 +70,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
     """The newest good articles (at most 50), 25 a page."""
@@ -79,6 +81,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def top(request: HttpRequest) -> HttpResponse:
     period = period_param(request)
@@ -91,6 +94,7 @@ def top(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def new(request: HttpRequest) -> HttpResponse:
     page = selectors.article_list(
@@ -100,12 +104,14 @@ def new(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def group_list(request: HttpRequest) -> HttpResponse:
     return rendering.render(request, "articles/group_list.html", {"groups": selectors.group_list()})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     order = order_param(request)
@@ -118,6 +124,7 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def good_day(request: HttpRequest, day: str) -> HttpResponse:
     when = day_param(day)
@@ -135,6 +142,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
@@ -145,6 +153,7 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
     article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))

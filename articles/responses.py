@@ -7,7 +7,6 @@ from typing import Any
 
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 from django.views import defaults
 
@@ -64,9 +63,9 @@ def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
         )
         context = {"error": exc, "status": exc.status_code, "field": getattr(exc, "field", None)}
         context["message"] = exc.message
-        response = HttpResponse(
-            render_to_string(template, context, request), status=exc.status_code
-        )
+        from articles.web.rendering import render  # the pages' engine, loaded on need
+
+        response = render(request, template, context, status=exc.status_code)
     for name, value in exc.headers.items():
         response[name] = value
     return response

@@ -14,6 +14,7 @@ from django.test import override_settings
 
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
+from articles.web import pagecache
 from votesite.settings import redis_cache
 
 
@@ -42,6 +43,7 @@ def _use_test_redis(redis_server: EmbeddedRedis) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     redis_server.client().flushall()
+    pagecache.clear()  # the anonymous pages kept in this process belong to the last test
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from articles.database import database_reachable
 from articles.errors import DatabaseUnavailable, DuplicateLink, InvalidInput, StoreUnavailable
 from articles.responses import wants_json
 from articles.types import Order, Period
+from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
@@ -45,6 +46,7 @@ from articles.web.helpers import (
     staff_required,
     viewer_id,
 )
+from articles.web.pagecache import anonymous_cache
 
 
 @never_cache
@@ -84,55 +86,61 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
     """The newest good articles (at most 50), 25 a page."""
     page = selectors.good_article_page(page=page_param(request), user_id=viewer_id(request))
     # A link to the archive of each day that has good articles listed here.
     context = {"page": page, "days": page.days, "good_votes": conf.good_votes()}
-    return render(request, "articles/home.html", context)
+    return rendering.render(request, "articles/home.html", context)
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def top(request: HttpRequest) -> HttpResponse:
     period = period_param(request)
     page = selectors.top_article_list(
         period=period, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(
+    return rendering.render(
         request, "articles/top.html", {"page": page, "period": period, "periods": list(Period)}
     )
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def new(request: HttpRequest) -> HttpResponse:
     page = selectors.article_list(
         order=Order.TIME, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(request, "articles/new.html", {"page": page})
+    return rendering.render(request, "articles/new.html", {"page": page})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def group_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "articles/group_list.html", {"groups": selectors.group_list()})
+    return rendering.render(request, "articles/group_list.html", {"groups": selectors.group_list()})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     order = order_param(request)
     page = selectors.group_article_list(
         name=name, order=order, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(
+    return rendering.render(
         request, "articles/group_detail.html", {"group": page.group, "page": page, "order": order}
     )
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def good_day(request: HttpRequest, day: str) -> HttpResponse:
     when = day_param(day)
@@ -146,31 +154,33 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
         "next_day": when + timedelta(days=1) if when < _today() else None,
         "good_votes": conf.good_votes(),
     }
-    return render(request, "articles/good_day.html", context)
+    return rendering.render(request, "articles/good_day.html", context)
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(request, "articles/user_detail.html", {"person": person, "page": page})
+    return rendering.render(request, "articles/user_detail.html", {"person": person, "page": page})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
     article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
-    return render(request, "articles/article_detail.html", {"article": article})
+    return rendering.render(request, "articles/article_detail.html", {"article": article})
 
 
 @require_GET
 @html_errors
 def modlog(request: HttpRequest) -> HttpResponse:
     page = selectors.modlog_page(page=page_param(request))
-    return render(request, "articles/modlog.html", {"page": page})
+    return rendering.render(request, "articles/modlog.html", {"page": page})
 
 
 # --- voting and submitting -------------------------------------------------------------
@@ -241,7 +251,9 @@ def submit(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Your article is posted, with your own up-vote.")
             return redirect("articles:article-detail", article.id)
-    return render(request, "articles/submit.html", {"form": form}, status=form_status(form))
+    return rendering.render(
+        request, "articles/submit.html", {"form": form}, status=form_status(form)
+    )
 
 
 # --- staff -----------------------------------------------------------------------------

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.template.loader import render_to_string
 
 from articles import audit, keys, selectors, services
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
 from articles.types import Order, Vote
+from articles.web.rendering import render_to_string  # the engine of the pages
 
 log = logging.getLogger("reliability")
 pytestmark = [pytest.mark.slow, pytest.mark.urls("tests.reliability.urls")]

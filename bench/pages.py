@@ -1,0 +1,207 @@
+"""The fast-pages cases (issue 11): every listing page, anonymous and logged in, the article
+page, the API lists and the vote endpoint, in-process through Django's test client, each
+as CPU time per request beside the bare JSON view's in the same run.
+
+    python -m bench.pages [--articles 20000] [--seconds 0.3] [--reps 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Goals, as multiples of the bare view's CPU per request (in-process).
+PAGE_LIMIT = 8.0
+API_LIMIT = 5.0
+VOTE_LIMIT = 4.0
+
+
+@dataclass
+class PageCase:
+    name: str
+    fn: Callable[[], Any]
+    limit: float | None  # None: the bare view itself
+    cpu: list[float] = field(default_factory=list)
+
+    @property
+    def cpu_ms(self) -> float:
+        return statistics.median(self.cpu) * 1000 if self.cpu else float("nan")
+
+
+# One reader votes many times a second here: the limits are raised (each request still pays
+# for counting itself), or the vote would be timed answering 429.
+LIFTED_LIMITS = {
+    "ARTICLES_RATE_LIMITS": {"vote": (10**9, 60)},
+    "ARTICLES_API_RATE_LIMITS": {"address": (10**9, 60), "user": (10**9, 60), "write": (10**9, 60)},
+}
+
+
+def build(*, articles: int, group: str, seed: int = 7) -> list[PageCase]:
+    """The cases, on a store already loaded with `articles` articles and a user database
+    already migrated (makes its own users, token and clients). Run them under
+    override_settings(**LIFTED_LIMITS)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    users = get_user_model()
+    reader = users.objects.filter(username="bench-reader").first() or users.objects.create_user(
+        "bench-reader", password="x-Secret-123"
+    )
+    token = Token.objects.get_or_create(user=reader)[0].key
+    anon = Client(HTTP_HOST="127.0.0.1")
+    user = Client(HTTP_HOST="127.0.0.1")
+    user.force_login(reader)
+    rng = random.Random(seed)
+
+    def article() -> int:
+        return rng.randint(1, articles)
+
+    def vote_token() -> Any:
+        return anon.put(
+            f"/api/articles/{article()}/vote/",
+            json.dumps({"value": rng.choice(["up", "down", "none"])}),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Token {token}",
+        )
+
+    def vote_session() -> Any:
+        return user.post(
+            f"/a/{article()}/vote/",
+            {"direction": rng.choice(["up", "down", "none"])},
+            HTTP_ACCEPT="application/json",
+        )
+
+    pages = {
+        "home": "/",
+        "new": "/new/",
+        **{f"top {p}": f"/top/?period={p}" for p in ("day", "week", "month", "year", "all")},
+        "group page": f"/g/{group}/",
+        "user page": "/u/1/",
+    }
+    cases = [PageCase("bare JSON view", lambda: anon.get("/bench/fixed/"), None)]
+    for who, client in (("anonymous", anon), ("logged in", user)):
+        for name, path in pages.items():
+            cases.append(PageCase(f"{name}, {who}", lambda c=client, p=path: c.get(p), PAGE_LIMIT))
+        cases.append(
+            PageCase(f"article page, {who}", lambda c=client: c.get(f"/a/{article()}/"), PAGE_LIMIT)
+        )
+    for name, path in (
+        ("API articles", "/api/articles/"),
+        ("API articles by time", "/api/articles/?order=time"),
+        ("API top of the week", "/api/articles/top/?period=week"),
+        ("API good", "/api/articles/good/"),
+        ("API group articles", f"/api/groups/{group}/articles/"),
+    ):
+        cases.append(PageCase(name, lambda p=path: anon.get(p), API_LIMIT))
+    cases.append(PageCase("vote, token", vote_token, VOTE_LIMIT))
+    cases.append(PageCase("vote, session", vote_session, VOTE_LIMIT))
+    return cases
+
+
+def check(cases: list[PageCase]) -> list[str]:
+    """Each case answers 2xx (a 4xx would time the refusal, not the page)."""
+    problems = []
+    for case in cases:
+        status = case.fn().status_code
+        if status >= 300:
+            problems.append(f"{case.name}: answers {status}")
+    return problems
+
+
+def measure(cases: list[PageCase], *, reps: int, seconds: float) -> None:
+    """reps rounds, each case one batch of `seconds` of CPU per round, shuffled."""
+    order = list(cases)
+    shuffle = random.Random(1)
+    for case in cases:  # warm up: templates compiled, caches filled
+        for _ in range(5):
+            case.fn()
+    for _ in range(reps):
+        shuffle.shuffle(order)
+        for case in order:
+            spent, calls = 0.0, 0
+            while spent < seconds or calls < 3:
+                start = time.process_time()
+                case.fn()
+                spent += time.process_time() - start
+                calls += 1
+            case.cpu.append(spent / calls)
+
+
+def table(cases: list[PageCase]) -> tuple[list[str], list[tuple[str, float, float, bool]]]:
+    """The markdown rows, and (name, ratio, limit, holds) of each goal."""
+    bare = cases[0].cpu_ms
+    lines = [
+        "| request | ms CPU | x bare view | goal | |",
+        "|---|---|---|---|---|",
+        f"| {cases[0].name} | {bare:.2f} | 1 | | |",
+    ]
+    goals = []
+    for case in cases[1:]:
+        ratio = case.cpu_ms / bare
+        holds = case.limit is not None and ratio <= case.limit
+        goals.append((case.name, ratio, case.limit or 0.0, holds))
+        lines.append(
+            f"| {case.name} | {case.cpu_ms:.2f} | {ratio:.1f} | <= {case.limit:g}x | "
+            f"{'holds' if holds else 'misses'} |"
+        )
+    return lines, goals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--articles", type=int, default=20_000)
+    parser.add_argument("--seconds", type=float, default=0.3)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--only", default="", help="only the cases whose name holds this")
+    args = parser.parse_args()
+    directory = Path(tempfile.mkdtemp(prefix="vs-pages-", dir="/tmp"))
+    (directory / "var").mkdir()
+    sock = directory / "redis" / "redis.sock"
+    os.environ.update(
+        BENCH_DIR=str(directory),
+        REDIS_URL=f"unix://{sock}?db=0",
+        REDIS_CACHE_URL=f"unix://{sock}?db=1",
+        VOTESITE_VAR_DIR=str(directory / "var"),
+        DJANGO_SETTINGS_MODULE="bench.settings",
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test import override_settings
+    from django_redis import get_redis_connection
+
+    from bench import data, servers
+
+    server = servers.redis_server(directory / "redis")
+    server.start()
+    try:
+        spec = data.Spec(articles=args.articles, group_size=args.articles // 10, now=time.time())
+        data.load_redis(get_redis_connection("articles"), spec)
+        call_command("migrate", verbosity=0)
+        with override_settings(**LIFTED_LIMITS):
+            cases = build(articles=args.articles, group=spec.groups)
+            cases = [cases[0], *(c for c in cases[1:] if args.only in c.name)]
+            problems = check(cases)
+            if problems:
+                raise SystemExit("\n".join(problems))
+            measure(cases, reps=args.reps, seconds=args.seconds)
+        lines, _ = table(cases)
+        print("\n".join(lines))
+    finally:
+        server.stop()
+        servers.remove(directory)
+
+
+if __name__ == "__main__":
+    main()

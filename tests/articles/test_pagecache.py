@@ -1,0 +1,63 @@
+"""The anonymous page cache: shared only by visitors with no session, and never stale for
+longer than ARTICLES_ANONYMOUS_PAGE_SECONDS."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.test import Client
+
+from articles import services
+from articles.types import Vote
+
+pytestmark = pytest.mark.django_db
+
+
+def post(title: str, user_id: int = 999) -> int:
+    return services.article_post(
+        user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
+    ).id
+
+
+def test_a_visitor_without_session_may_see_a_page_at_most_the_cache_time_old(settings):
+    settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 0.5
+    post("first")
+    anonymous = Client()
+    assert "first" in anonymous.get("/new/").content.decode()
+    post("Second-post")
+    assert "Second-post" not in anonymous.get("/new/").content.decode()  # kept
+    time.sleep(0.6)
+    assert "Second-post" in anonymous.get("/new/").content.decode()
+
+
+def test_a_logged_in_user_sees_their_own_vote_at_once_whatever_the_cache(settings, make_user):
+    settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 60
+    article_id = post("voted")
+    Client().get("/new/")  # an anonymous copy is kept
+    user = make_user()
+    client = Client()
+    client.force_login(user)
+    assert "you voted up" not in client.get("/new/").content.decode()
+    services.article_vote(article_id=article_id, user_id=user.pk, direction=Vote.UP)
+    page = client.get("/new/").content.decode()
+    assert "you voted up" in page and user.get_username() in page
+
+
+def test_a_page_made_for_a_session_is_never_kept_for_others(settings, make_user):
+    settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 60
+    post("shared")
+    user = make_user()
+    client = Client()
+    client.force_login(user)
+    client.get("/new/")
+    page = Client().get("/new/").content.decode()
+    assert user.get_username() not in page and "csrfmiddlewaretoken" not in page
+
+
+def test_the_cache_can_be_turned_off(settings):
+    settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 0
+    post("one")
+    Client().get("/new/")
+    post("two")
+    assert "two" in Client().get("/new/").content.decode()

@@ -21,6 +21,7 @@ from urllib.parse import urlencode as _urlencode
 
 import jinja2
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.contrib.messages import get_messages
 from django.core.signals import setting_changed
@@ -35,6 +36,7 @@ from django.utils.timezone import template_localtime
 from markupsafe import Markup
 
 from articles import conf
+from articles.database import database_unavailable
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Vote
 from articles.urlcache import url_for
@@ -133,7 +135,13 @@ def _resolved(user: Any) -> Any:
     is_authenticated on every row, and each lookup through the proxy costs."""
     if user is None or not hasattr(user, "_wrapped"):
         return user
-    user.is_authenticated  # noqa: B018 (loads it)
+    try:
+        user.is_authenticated  # noqa: B018 (loads it)
+    except Exception as exc:
+        if not database_unavailable(exc):
+            raise
+        # The 503 page of a database outage: it needs no user, and must not ask for one.
+        return AnonymousUser()
     return user._wrapped
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import redis
 
-from articles import clock, conf, keys, validation
+from articles import conf, keys, validation
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
 from articles.selectors import _ids, _s
@@ -30,9 +30,10 @@ class Problem:
 
 def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Problem]:
     """Every broken invariant of SPEC §1, plus voter sets without their expiry and
-    indexes that disagree with the article hashes. Reads only; works on book data too."""
-    now = clock.now(now)
+    indexes that disagree with the article hashes. Reads only; works on book data too.
+    The window is judged by Redis' clock, as the scripts judge it (`now` fixes it)."""
     conn = get_connection()
+    now = _redis_now(conn) if now is None else now
     ids = _indexed_article_ids(conn)
     registry = {_s(k) for k in conn.hkeys(keys.GROUPS)}
     memberships, names, bad = _scan_groups(conn)
@@ -135,6 +136,10 @@ def _audit_chunk(
                 "good",
                 f"{article.votes} up-votes but good-index membership is {good_idx is not None}",
             )
+        last_vote = _float(raw.get(b"last_vote"))
+        if last_vote is not None and last_vote >= article.voting_closes_at:
+            late = last_vote - article.voting_closes_at
+            report("vote_after_close", f"a vote was counted {late:.3f} s after voting closed")
         in_sets = memberships.get(article_id, set())
         if set(article.groups) != in_sets:
             report(
@@ -235,8 +240,10 @@ def _audit_submitted(conn: redis.Redis, seen: dict[int, _Indexed], batch: int) -
 
 
 def _normalized(link: str) -> str:
+    """The index key of a link our code could have posted, else "" (another scheme, a bad
+    host: written by other code, never indexed, and refused if posted)."""
     try:
-        return validation.normalize_link(link) if link else ""
+        return validation.normalize_link(validation.clean_link(link)) if link else ""
     except InvalidInput:
         return ""
 
@@ -356,10 +363,10 @@ def article_repair(
     One MULTI/EXEC under WATCH, retried if a vote lands meanwhile. Returns False if the
     article hash is gone: its index entries and its memberships of `groups` are removed.
     """
-    now = clock.now(now)
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
     conn = get_connection()
+    now = _redis_now(conn) if now is None else now
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):
             try:
@@ -404,6 +411,19 @@ def article_repair(
             except redis.WatchError:
                 continue
     raise Conflict()
+
+
+def _redis_now(conn: redis.Redis) -> float:
+    """Redis' own clock: the one the voter sets expire by and the scripts judge by."""
+    seconds, micros = conn.time()
+    return seconds + micros / 1_000_000
+
+
+def _float(value: bytes | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def article_groups_set(*, article_id: int, groups: Iterable[str]) -> None:

@@ -13,6 +13,8 @@
 | ARTICLES_API_RATE_LIMITS | {} | the API's "address", "user" and "write" windows |
 | ARTICLES_NUM_PROXIES | 0 | trusted reverse proxies in front of the site |
 | ARTICLES_CLOCK_OFFSET | 0 | seconds added to the app's clock (clock.py): a test hook |
+| ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | addresses shown /healthz's figures (and staff) |
+| ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ DEFAULTS: dict[str, Any] = {
     "API_RATE_LIMITS": {},
     "NUM_PROXIES": 0,
     "CLOCK_OFFSET": 0,
+    # client networks that /healthz shows its figures to (staff always see them)
+    "HEALTH_DETAIL_NETWORKS": ["127.0.0.0/8", "::1/128"],
+    "ANONYMOUS_PAGE_SECONDS": 2,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -116,6 +121,10 @@ def home_good() -> int:
     return int(get("HOME_GOOD_ARTICLES"))
 
 
+def anonymous_page_seconds() -> float:
+    return float(get("ANONYMOUS_PAGE_SECONDS"))
+
+
 def group_cache_seconds() -> int:
     return int(get("GROUP_CACHE_SECONDS"))
 
@@ -148,3 +157,7 @@ def rate_limit_overrides() -> dict[str, tuple[int, int] | None]:
         for k, v in get("API_RATE_LIMITS").items()
     }
     return {**get("RATE_LIMITS"), **api}
+
+
+def health_detail_networks() -> list[str]:
+    return list(get("HEALTH_DETAIL_NETWORKS"))

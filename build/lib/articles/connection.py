@@ -55,7 +55,20 @@ UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError
 # failover, out of memory, too few replicas (min-replicas-to-write), a failed disk write.
 _REFUSING = (redis.ReadOnlyError, redis.OutOfMemoryError, redis.exceptions.MasterDownError)
 # Replies redis-py has no class for, or that reach us wrapped by a script or a pipeline.
-_REFUSALS = ("NOREPLICAS", "MISCONF", "READONLY", "MASTERDOWN", "OOM command not allowed")
+# While a primary changes: WAIT sent to a node just demoted, a blocked command unblocked
+# by the role change (UNBLOCKED), a new replica loading its copy (LOADING), and a script
+# still running when its node is asked to step down (BUSY).
+_REFUSALS = (
+    "NOREPLICAS",
+    "MISCONF",
+    "READONLY",
+    "MASTERDOWN",
+    "OOM command not allowed",
+    "WAIT cannot be used with replica",
+    "UNBLOCKED",
+    "LOADING",
+    "BUSY ",
+)
 
 
 def refuses_writes(exc: BaseException) -> bool:

@@ -51,6 +51,13 @@ class GroupExists(ArticlesError):
     message = "A group with this name already exists."
 
 
+class BadRequest(ArticlesError):
+    """A request the site cannot serve at all, such as one naming a host it does not serve."""
+
+    code = "bad_request"
+    message = "Bad request."
+
+
 class InvalidInput(ArticlesError):
     """Bad input for one named field (title, link, text, group, page, ...)."""
 
@@ -110,3 +117,16 @@ class RequestTooLarge(ArticlesError):
     status_code = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
     code = "request_too_large"
     message = "The request body is too large."
+
+
+class DatabaseUnavailable(ArticlesError):
+    """Django's database (users, sessions, tokens) is down: logins and anything needing
+    an account wait; anonymous pages served from Redis alone keep working."""
+
+    status_code = HTTPStatus.SERVICE_UNAVAILABLE
+    code = "database_unavailable"
+    message = (
+        "The account database is unreachable; please try again in a moment. "
+        "Pages that need no login still work."
+    )
+    retry_after = 5

@@ -10,15 +10,16 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 
 from articles.connection import store_unavailable
-from articles.errors import RequestTooLarge, StoreUnavailable
+from articles.database import database_unavailable
+from articles.errors import DatabaseUnavailable, RequestTooLarge, StoreUnavailable
 from articles.responses import error_response
 
 logger = logging.getLogger(__name__)
 
 
 class RedisUnavailableMiddleware:
-    """Answers 503 while Redis is down. redis-py reconnects on the next request by itself,
-    so the site recovers without a restart once Redis is back."""
+    """Answers 503 while Redis (or Django's database) is down. redis-py and Django
+    reconnect on the next request by themselves, so the site recovers without a restart."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -30,6 +31,10 @@ class RedisUnavailableMiddleware:
         if store_unavailable(exception):
             logger.warning("Redis unavailable: %s", exception)
             return error_response(request, StoreUnavailable())
+        if database_unavailable(exception):
+            # Django's database (accounts, sessions, tokens): anonymous pages need none.
+            logger.warning("Database unavailable: %s", exception)
+            return error_response(request, DatabaseUnavailable())
         return None
 
 

@@ -49,6 +49,8 @@ def replicated(write: Callable[_P, _T]) -> Callable[_P, _T]:
     def confirmed_write(*args: _P.args, **kwargs: _P.kwargs) -> _T:
         try:
             result = write(*args, **kwargs)
+            # Inside the try: the node may be demoted between the write and its WAIT.
+            replicas_confirm()
         except redis.ResponseError as exc:
             if not refuses_writes(exc):
                 raise
@@ -59,7 +61,6 @@ def replicated(write: Callable[_P, _T]) -> Callable[_P, _T]:
             raise StoreUnavailable(
                 "The article store is read-only or full right now (failover?); please retry."
             ) from exc
-        replicas_confirm()
         return result
 
     return confirmed_write

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
+from django.views import defaults
 
-from articles.errors import ArticlesError, DuplicateLink, StoreUnavailable
+from articles.errors import (
+    ArticlesError,
+    BadRequest,
+    DatabaseUnavailable,
+    DuplicateLink,
+    StoreUnavailable,
+)
 from articles.urlcache import url_for
 
 # The app_name of articles.api.urls: every path under the API's prefix resolves into it
@@ -47,16 +54,28 @@ def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
     if wants_json(request):
         response = JsonResponse(error_body(exc, request), status=exc.status_code)
     else:
+        # A dependency down (Redis or the database): a page of its own that needs neither,
+        # since error.html's layout reads the session's user.
         template = (
             "articles/unavailable.html"
-            if isinstance(exc, StoreUnavailable)
+            if isinstance(exc, StoreUnavailable | DatabaseUnavailable)
             else "articles/error.html"
         )
         context = {"error": exc, "status": exc.status_code, "field": getattr(exc, "field", None)}
         context["message"] = exc.message
-        response = HttpResponse(
-            render_to_string(template, context, request), status=exc.status_code
-        )
+        from articles.web.rendering import render  # the pages' engine, loaded on need
+
+        response = render(request, template, context, status=exc.status_code)
     for name, value in exc.headers.items():
         response[name] = value
     return response
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """handler400 (Django's answer to a disallowed Host or another suspicious request):
+    JSON under the API, as every other API error; Django's own page elsewhere, since a
+    page's layout would ask the request for its (disallowed) host again."""
+    if not is_api(request):
+        return defaults.bad_request(request, exception)  # type: ignore[arg-type]
+    message = "This host is not served here." if isinstance(exception, DisallowedHost) else None
+    return error_response(request, BadRequest(message))

@@ -304,3 +304,31 @@ def store_topology() -> dict[str, object]:
         "role": info.get("role"),
         "redis_version": info.get("redis_version"),
     }
+
+
+def store_health() -> dict[str, object]:
+    """/healthz's view of Redis: reachable, persistence and role for anyone; the figures
+    of store_status() under "details". Never raises for an unreachable or refusing Redis,
+    and keeps the error's text (which names the host and port) out of the answer."""
+    conn = get_connection()
+    try:
+        status = store_status()
+        info = conn.info("replication")
+    except redis.RedisError:
+        return {"reachable": False}
+    try:
+        saves = bool(conn.config_get("save").get("save"))
+    except redis.RedisError:
+        saves = None  # CONFIG renamed or refused (managed Redis): unknown
+    aof = bool(status["aof_enabled"])
+    persistence = "+".join(kind for kind, on in (("aof", aof), ("rdb", saves)) if on) or (
+        "none" if saves is not None else "unknown"
+    )
+    role = {"master": "primary", "slave": "replica"}.get(str(info.get("role")), "unknown")
+    return {
+        "reachable": True,
+        "role": role,
+        "persistence": persistence,
+        "aof_enabled": aof,
+        "details": status,
+    }

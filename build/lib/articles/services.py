@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
 from articles import clock, conf, keys, scripts, selectors, validation
 from articles.connection import get_connection
@@ -39,11 +38,11 @@ def article_post(
 
     Raises InvalidInput, GroupNotFound, DuplicateLink (the link is already posted and
     still open for voting). With `idempotency_key`, a repeat returns the first article.
+    The post time is Redis' clock (see _given); `now` fixes it, for tests and tools.
     """
     title, link, text = validation.clean_post(title, link, text)
     names = validation.clean_group_names(list(groups))
     idem_key = _idempotency_key(user_id, idempotency_key)
-    posted = int(clock.now(now))
     norm = validation.normalize_link(link) if link else ""
     conn = get_connection()
     # The id comes first (the book's INCR). A retried INCR only skips an id; the script
@@ -75,12 +74,11 @@ def article_post(
                 link,
                 text,
                 poster_name,
-                posted,
+                _given(now, whole=True),
                 conf.vote_score(),
                 conf.window(),
                 conf.good_votes(),
                 norm,
-                _day(posted),
                 conf.idempotency_seconds() if idem_key else 0,
                 ",".join(names),
                 article_id,
@@ -90,6 +88,7 @@ def article_post(
         )
         status = raise_for_status(result, allow=(Status.RETRY, Status.ID_TAKEN))
         if status is Status.OK:
+            posted = int(result[1])
             return Article(
                 id=article_id,
                 title=title,
@@ -121,7 +120,8 @@ def article_vote(
 ) -> Article:
     """Set user_id's vote to up, down or none; repeating a vote changes nothing.
 
-    Returns the article as it now is. Raises ArticleNotFound, VotingClosed.
+    Returns the article as it now is. Raises ArticleNotFound, VotingClosed. Whether the
+    window is open is decided by Redis' clock (see _given); `now` fixes it for tests.
     """
     member = _article_member(article_id)
     result = scripts.VOTE(
@@ -137,11 +137,10 @@ def article_vote(
             member,
             keys.user(user_id),
             direction.value,
-            clock.now(now),
+            _given(now),
             conf.vote_score(),
             conf.window(),
             conf.good_votes(),
-            _day(clock.now(now)),
         ],
         client=get_connection(),
     )
@@ -207,16 +206,14 @@ def article_delete(
     Raises ArticleNotFound, NotAllowed.
     """
     member = _article_member(article_id)
-    now = clock.now(now)
     reason = validation.clean_reason(reason)
     conn = get_connection()
+    refused = NotAllowed("Only staff, or the poster while voting is open, may delete an article.")
     for _ in range(_ATTEMPTS):
         article = selectors.article_get(article_id=article_id)
         own = article.poster_id is not None and article.poster_id == actor_id
-        if not (is_staff or (own and article.voting_open(now))):
-            raise NotAllowed(
-                "Only staff, or the poster while voting is open, may delete an article."
-            )
+        if not (is_staff or own):
+            raise refused
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
         entry = _log(actor, "delete", member, reason, now, title=article.title) if is_staff else ""
@@ -241,11 +238,17 @@ def article_delete(
                 _normalized_or_empty(article.link),
                 entry,
                 conf.modlog_length(),
+                "" if is_staff else "open",  # the poster: only while voting is open
+                _given(now),
+                conf.window(),
             ],
             client=conn,
         )
-        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
+        status = raise_for_status(result, allow=(Status.RETRY, Status.VOTING_CLOSED))
+        if status is Status.OK:
             return
+        if status is Status.VOTING_CLOSED:
+            raise refused
     raise Conflict()
 
 
@@ -351,8 +354,13 @@ def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
 # --- helpers -----------------------------------------------------------------------
 
 
-def _day(now: float) -> str:
-    return datetime.fromtimestamp(now, tz=UTC).date().isoformat()
+def _given(now: float | None, *, whole: bool = False) -> int | float | str:
+    """A script's `now` argument. "" lets the script read Redis' own clock (TIME), the one
+    the voter sets expire by, so the web server's clock never decides the voting window;
+    tests and tools pass a time to fix it."""
+    if now is None:
+        return ""
+    return int(now) if whole else float(now)
 
 
 def _article_member(article_id: int) -> str:

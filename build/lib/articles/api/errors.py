@@ -14,7 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from articles.connection import store_unavailable
-from articles.errors import ArticlesError, StoreUnavailable
+from articles.database import database_unavailable
+from articles.errors import ArticlesError, DatabaseUnavailable, StoreUnavailable
 from articles.responses import error_body
 
 logger = logging.getLogger(__name__)
@@ -24,8 +25,8 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     """Turn a domain error or a DRF error into {"detail", "code"} with its status.
 
     Field errors also carry `field` (the first field at fault) and `errors` (every field
-    with its messages). An unavailable Redis is a 503; anything else unexpected is
-    logged and answered with a JSON 500 rather than Django's HTML page.
+    with its messages). An unavailable Redis or database is a 503; anything else
+    unexpected is logged and answered with a JSON 500 rather than Django's HTML page.
     """
     if store_unavailable(exc):
         # Unreachable, or up but not taking writes (a replica after failover, out of
@@ -33,6 +34,9 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         # project's RedisUnavailableMiddleware installed.
         logger.warning("Redis unavailable: %s", exc)
         exc = StoreUnavailable()
+    elif database_unavailable(exc):
+        logger.warning("Database unavailable: %s", exc)
+        exc = DatabaseUnavailable()
     if isinstance(exc, ArticlesError):
         return _articles_error(exc, context)
     if isinstance(exc, Http404):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import patched_settings
 from drf_spectacular.utils import extend_schema
@@ -43,7 +44,17 @@ class SchemaView(SpectacularAPIView):
         return super().get(request, *args, **kwargs)
 
 
-class SwaggerView(SpectacularSwaggerView):
+class _PageOptions:
+    """OPTIONS on a docs page: its allowed methods and no body. DRF's own answer is the
+    view's metadata, which the pages' HTML renderer has no template for (a 500)."""
+
+    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = HttpResponse(status=200)
+        response["Allow"] = ", ".join(self.allowed_methods)  # type: ignore[attr-defined]
+        return response
+
+
+class SwaggerView(_PageOptions, SpectacularSwaggerView):
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
     title = str(SCHEMA_SETTINGS["TITLE"])
 
@@ -53,7 +64,7 @@ class SwaggerView(SpectacularSwaggerView):
             return super().get(request, *args, **kwargs)
 
 
-class RedocView(SpectacularRedocView):
+class RedocView(_PageOptions, SpectacularRedocView):
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
     title = str(SCHEMA_SETTINGS["TITLE"])
 

@@ -163,10 +163,22 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::[1-9][0-9]{{0,3}})?(?:[/?#][!-~]*)?)?$"
 
 
+class StringField(serializers.CharField):
+    """A CharField that takes only a JSON string: DRF's turns 5 or true into "5" or
+    "True", which the schema ("type": "string") says is refused."""
+
+    default_error_messages = {"invalid": "Not a valid string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 @extend_schema_field(
     {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9-]{1,64}$"}
 )
-class GroupNameField(serializers.CharField):
+class GroupNameField(StringField):
     """A group's slug: 1-64 characters of a-z, 0-9 and '-'."""
 
 
@@ -178,22 +190,22 @@ class GroupNameField(serializers.CharField):
         "pattern": r"^[^\r\n\x00]*\S[^\r\n\x00]*$",
     }
 )
-class TitleField(serializers.CharField):
+class TitleField(StringField):
     """One line of text, not all spaces."""
 
 
 @extend_schema_field({"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE})
-class LineField(serializers.CharField):
+class LineField(StringField):
     """One line of text (a reason, a description)."""
 
 
 @extend_schema_field({"type": "string", "maxLength": validation.LINK_MAX, "pattern": _LINK})
-class LinkField(serializers.CharField):
+class LinkField(StringField):
     """An http(s) URL, or "" for none."""
 
 
 @extend_schema_field({"type": "string", "maxLength": validation.TEXT_MAX, "pattern": r"^[^\x00]*$"})
-class TextField(serializers.CharField):
+class TextField(StringField):
     """Any text, newlines allowed."""
 
 
@@ -310,7 +322,24 @@ class GroupUpdateSerializer(serializers.Serializer):
         return _cleaned(validation.clean_description, value)
 
 
-class ReasonQuerySerializer(serializers.Serializer):
+class QuerySerializer(serializers.Serializer):
+    """Query parameters: an empty value (`?page=`) is refused like any invalid one, where
+    DRF would take it as absent; the schema allows no empty value."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        blank = {
+            name: ["This field may not be blank."]
+            for name, field in self.fields.items()
+            if hasattr(data, "getlist")
+            and "" in data.getlist(name)
+            and not getattr(field, "allow_blank", False)
+        }
+        if blank:
+            raise serializers.ValidationError(blank, code="blank")
+        return super().to_internal_value(data)
+
+
+class ReasonQuerySerializer(QuerySerializer):
     reason = LineField(
         required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
     )
@@ -323,7 +352,7 @@ def _clean_page(value: str) -> int:
     return _cleaned(validation.clean_page, value, conf.max_page())
 
 
-class PageQuerySerializer(serializers.Serializer):
+class PageQuerySerializer(QuerySerializer):
     page = serializers.CharField(required=False, default="1")
 
     def validate_page(self, value: str) -> int:
@@ -348,7 +377,7 @@ class TopQuerySerializer(PageQuerySerializer):
         return Period(value)
 
 
-class StatsQuerySerializer(serializers.Serializer):
+class StatsQuerySerializer(QuerySerializer):
     days = serializers.IntegerField(required=False, default=30, min_value=1, max_value=366)
 
 

@@ -10,3 +10,36 @@ local function log_action(key, entry, keep)
     redis.call('LTRIM', key, 0, tonumber(keep) - 1)
   end
 end
+
+-- Replicate what the scripts write, not the scripts: they read TIME (the default since
+-- Redis 5; said here so a server configured otherwise cannot refuse the writes).
+redis.replicate_commands()
+
+-- Redis' own clock, in seconds: the clock EXPIREAT and every expiry run by.
+local function server_time()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+
+-- The clock of the rules (voting window, post time): Redis' own, unless the caller fixed
+-- the time (`given` not ""), which only tests and tools do; the site never does.
+local function clock(given)
+  if given ~= '' then return tonumber(given) end
+  return server_time()
+end
+
+-- The UTC day (YYYY-MM-DD) of Unix time t; Redis' Lua has no os.date (civil_from_days).
+local function utc_day(t)
+  local z = math.floor(t / 86400) + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524)
+    - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02d', y, m, d)
+end

@@ -7,11 +7,17 @@
 -- KEYS[10..] per group of the article: group:<g>, score:<g>, time:<g>
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
--- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.OK} deleted
+-- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
+-- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
+-- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.VOTING_CLOSED} | {S.OK} deleted
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 local f = redis.call('HMGET', KEYS[1], 'groups', 'link', 'poster')
 if (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] or (f[3] or '') ~= ARGV[4] then
   return {S.RETRY}
+end
+if ARGV[8] == 'open' then
+  local t = tonumber(redis.call('HGET', KEYS[1], 'time') or '')
+  if not t or clock(ARGV[9]) >= t + tonumber(ARGV[10]) then return {S.VOTING_CLOSED} end
 end
 local member = ARGV[1]
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])

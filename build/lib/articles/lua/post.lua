@@ -5,17 +5,18 @@
 -- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
 -- KEYS[12..] per group: group:<g>, score:<g>, time:<g>
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
--- ARGV[6] poster name  ARGV[7] now  ARGV[8] vote score  ARGV[9] window (s)
--- ARGV[10] good-article votes  ARGV[11] normalised link or ""  ARGV[12] day (YYYY-MM-DD)
--- ARGV[13] idempotency ttl (0: none)  ARGV[14] groups "a,b"  ARGV[15] article id
--- ARGV[16] the member links:[ARGV[11]] held when the caller looked ("" for none)
--- Returns {S.OK} posted | {S.REPEATED, id} already posted with this idempotency key
+-- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
+-- ARGV[9] window (s)  ARGV[10] good-article votes  ARGV[11] normalised link or ""
+-- ARGV[12] idempotency ttl (0: none)  ARGV[13] groups "a,b"  ARGV[14] article id
+-- ARGV[15] the member links:[ARGV[11]] held when the caller looked ("" for none)
+-- Returns {S.OK, post time} posted | {S.REPEATED, id} already posted with this idempotency key
 --   | {S.ID_TAKEN, poster} this id exists | {S.NO_GROUP, name}
 --   | {S.DUPLICATE_LINK, member} the link is posted and open
 --   | {S.RETRY} the link index changed since the caller looked: read again and retry
 local member, user = ARGV[1], ARGV[2]
-local now, vote_score, window = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local norm, idem_ttl = ARGV[11], tonumber(ARGV[13])
+local now = math.floor(clock(ARGV[7]))
+local vote_score, window = tonumber(ARGV[8]), tonumber(ARGV[9])
+local norm, idem_ttl = ARGV[11], tonumber(ARGV[12])
 
 if idem_ttl > 0 then
   local prior = redis.call('GET', KEYS[11])
@@ -26,14 +27,14 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 
 local groups = {}
-for name in string.gmatch(ARGV[14], '[^,]+') do
+for name in string.gmatch(ARGV[13], '[^,]+') do
   if redis.call('HEXISTS', KEYS[8], name) == 0 then return {S.NO_GROUP, name} end
   groups[#groups + 1] = name
 end
 
 if norm ~= '' then
   local current = redis.call('HGET', KEYS[7], norm) or ''
-  if current ~= ARGV[16] then return {S.RETRY} end
+  if current ~= ARGV[15] then return {S.RETRY} end
   if current ~= '' then
     local posted = redis.call('HGET', KEYS[10], 'time')
     if posted and now < tonumber(posted) + window then return {S.DUPLICATE_LINK, current} end
@@ -41,20 +42,20 @@ if norm ~= '' then
 end
 
 redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'text', ARGV[5],
-  'poster', user, 'poster_name', ARGV[6], 'time', ARGV[7], 'votes', 1, 'downvotes', 0,
-  'groups', ARGV[14])
+  'poster', user, 'poster_name', ARGV[6], 'time', now, 'votes', 1, 'downvotes', 0,
+  'groups', ARGV[13])
 redis.call('SADD', KEYS[2], user)
 redis.call('EXPIREAT', KEYS[2], math.ceil(now + window))
 redis.call('ZADD', KEYS[3], now + vote_score, member)
 redis.call('ZADD', KEYS[4], now, member)
 redis.call('ZADD', KEYS[6], now, member)
 if norm ~= '' then redis.call('HSET', KEYS[7], norm, member) end
-redis.call('HINCRBY', KEYS[9], ARGV[12], 1)
+redis.call('HINCRBY', KEYS[9], utc_day(now), 1)
 if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
 for i = 1, #groups do
   local k = 12 + (i - 1) * 3
   redis.call('SADD', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
-if idem_ttl > 0 then redis.call('SET', KEYS[11], ARGV[15], 'EX', idem_ttl) end
-return {S.OK}
+if idem_ttl > 0 then redis.call('SET', KEYS[11], ARGV[14], 'EX', idem_ttl) end
+return {S.OK, now}

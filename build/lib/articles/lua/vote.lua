@@ -2,16 +2,23 @@
 -- Every check comes before the first write, so a refused vote changes nothing.
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
 -- KEYS[5] good:  KEYS[6] stats:votes
--- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction  ARGV[4] now (Unix s)
--- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes  ARGV[8] day
+-- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction
+-- ARGV[4] now (Unix s; "" for Redis' own clock: see clock() in _lib.lua)
+-- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes
+-- A counted change records its time in the hash field `last_vote`, so the audit can see
+-- a vote counted after the window (by then the voter sets are gone).
 -- Returns {S.NOT_FOUND} | {S.VOTING_CLOSED}
 --   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {S.NOT_FOUND} end
 t = tonumber(t)
-local now, window = tonumber(ARGV[4]), tonumber(ARGV[6])
-if now >= t + window then return {S.VOTING_CLOSED} end
+local now, window = clock(ARGV[4]), tonumber(ARGV[6])
+-- Voter sets always expire when the window closes, also when recreated after emptying.
+local expire_at = math.ceil(t + window)
+-- Closed by the rules' clock, or by the clock the voter sets expire by: a vote must
+-- never land in a set Redis has already dropped (it would count again and again).
+if now >= t + window or server_time() >= expire_at then return {S.VOTING_CLOSED} end
 
 local member, user, dir = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cur = 0
@@ -24,8 +31,6 @@ end
 local changed = 0
 if cur ~= dir then
   changed = 1
-  -- Voter sets always expire when the window closes, also when recreated after emptying.
-  local expire_at = math.ceil(t + window)
   local votes = nil  -- the up-vote count, when this change moved it
   if cur == 1 then
     redis.call('SREM', KEYS[2], user)
@@ -44,7 +49,8 @@ if cur ~= dir then
     redis.call('HINCRBY', KEYS[1], 'downvotes', 1)
   end
   redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
-  if dir ~= 0 then redis.call('HINCRBY', KEYS[6], ARGV[8], 1) end
+  redis.call('HSET', KEYS[1], 'last_vote', now)
+  if dir ~= 0 then redis.call('HINCRBY', KEYS[6], utc_day(now), 1) end
   if votes ~= nil then
     if votes >= tonumber(ARGV[7]) then
       redis.call('ZADD', KEYS[5], t, member)

@@ -8,17 +8,18 @@ from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_http_methods
 
 from articles.web.forms import SignUpForm
 from articles.web.helpers import form_status, html_errors, rate_limit, safe_next
+from articles.web.rendering import JinjaTemplateMixin, render
 
 LOGIN_URL = reverse_lazy("articles:login")
 
 
-class LoginView(auth_views.LoginView):
+class LoginView(JinjaTemplateMixin, auth_views.LoginView):
     template_name = "articles/accounts/login.html"
 
     def get_default_redirect_url(self) -> str:
@@ -30,12 +31,12 @@ class LogoutView(auth_views.LogoutView):
         return reverse("articles:home")
 
 
-class PasswordChangeView(auth_views.PasswordChangeView):
+class PasswordChangeView(JinjaTemplateMixin, auth_views.PasswordChangeView):
     template_name = "articles/accounts/password_change_form.html"
     success_url = reverse_lazy("articles:password-change-done")
 
 
-class PasswordChangeDoneView(auth_views.PasswordChangeDoneView):
+class PasswordChangeDoneView(JinjaTemplateMixin, auth_views.PasswordChangeDoneView):
     template_name = "articles/accounts/password_change_done.html"
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 import logging
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-import redis
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -17,8 +17,10 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf, ratelimits
+from articles.addresses import client_address
 from articles.connection import store_unavailable
-from articles.errors import ArticlesError, InvalidInput, StoreUnavailable
+from articles.database import database_unavailable
+from articles.errors import ArticlesError, DatabaseUnavailable, InvalidInput, StoreUnavailable
 from articles.responses import error_response
 from articles.types import Order, Period
 
@@ -28,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 def html_errors(view: View) -> View:
     """Render any ArticlesError as articles/error.html with the error's own status, and an
-    unavailable Redis as the 503 page (so no middleware of the host's is needed for it)."""
+    unavailable Redis or database as the 503 page (no middleware of the host's needed)."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -36,11 +38,16 @@ def html_errors(view: View) -> View:
             return view(request, *args, **kwargs)
         except ArticlesError as exc:
             return error_response(request, exc)
-        except redis.RedisError as exc:
-            if not store_unavailable(exc):
+        except Exception as exc:
+            error: ArticlesError
+            if store_unavailable(exc):
+                error = StoreUnavailable()
+            elif database_unavailable(exc):
+                error = DatabaseUnavailable()
+            else:
                 raise
-            logger.warning("Redis unavailable: %s", exc)
-            return error_response(request, StoreUnavailable())
+            logger.warning("%s: %s", error.code, exc)
+            return error_response(request, error)
 
     return wrapper
 
@@ -121,3 +128,22 @@ def staff_context(request: HttpRequest, title: str, **extra: Any) -> dict[str, A
 def form_status(form: Any) -> int:
     """400 for a submitted form that was refused (it is shown again with its errors)."""
     return 400 if form.is_bound and form.errors else 200
+
+
+def health_details_allowed(request: HttpRequest, *, database_up: bool) -> bool:
+    """Staff, or a client on an ARTICLES_HEALTH_DETAIL_NETWORKS address (a load balancer's
+    or Prometheus' network); the user is looked up only while the database answers."""
+    address = client_address(request)
+    if address != "unknown":
+        ip = ipaddress.ip_address(address)
+        for network in conf.health_detail_networks():
+            if ip in ipaddress.ip_network(network, strict=False):
+                return True
+    if not database_up:
+        return False
+    try:
+        return bool(request.user.is_staff)
+    except Exception as exc:  # the database went away between the probe and now
+        if database_unavailable(exc):
+            return False
+        raise

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date, timedelta
 from urllib.parse import urlencode
 
-import redis
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -18,10 +17,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles import conf, selectors, services
-from articles.connection import UNREACHABLE
-from articles.errors import DuplicateLink, InvalidInput, StoreUnavailable
+from articles.database import database_reachable
+from articles.errors import DatabaseUnavailable, DuplicateLink, InvalidInput, StoreUnavailable
 from articles.responses import wants_json
 from articles.types import Order, Period
+from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
@@ -35,6 +35,7 @@ from articles.web.forms import (
 from articles.web.helpers import (
     day_param,
     form_status,
+    health_details_allowed,
     html_errors,
     order_param,
     page_param,
@@ -45,78 +46,101 @@ from articles.web.helpers import (
     staff_required,
     viewer_id,
 )
+from articles.web.pagecache import anonymous_cache
 
 
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """200 with the Redis status, or 503 with a clear message when it is unreachable."""
-    try:
-        status = selectors.store_status()
-    except UNREACHABLE as exc:
-        error = StoreUnavailable()
-        return JsonResponse(
-            {"status": "unavailable", "detail": error.message, "error": str(exc)},
-            status=error.status_code,
-        )
-    except redis.RedisError as exc:
-        return JsonResponse({"status": "error", "detail": str(exc)}, status=503)
-    return JsonResponse({"status": "ok", "redis": status})
+    """Each dependency: Redis (reachable, persistence, role) and the database (reachable).
+
+    200 when both answer, else 503 with Retry-After and the outage's message. Figures
+    (memory, version, article count) only for staff or an internal address
+    (ARTICLES_HEALTH_DETAIL_NETWORKS); never an error's own text, which names hosts.
+    """
+    store = selectors.store_health()
+    database = {"reachable": database_reachable()}
+    details = store.pop("details", None)
+    if details is not None and health_details_allowed(request, database_up=database["reachable"]):
+        store["details"] = details
+    down = (
+        StoreUnavailable()
+        if not store["reachable"]
+        else DatabaseUnavailable()
+        if not database["reachable"]
+        else None
+    )
+    body: dict[str, object] = {"status": "ok" if down is None else "unavailable"}
+    if down is not None:
+        body["detail"] = down.message
+    response = JsonResponse(
+        {**body, "redis": store, "database": database},
+        status=200 if down is None else down.status_code,
+    )
+    for name, value in (down.headers if down is not None else {}).items():
+        response[name] = value
+    return response
 
 
 # --- listings --------------------------------------------------------------------------
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
     """The newest good articles (at most 50), 25 a page."""
     page = selectors.good_article_page(page=page_param(request), user_id=viewer_id(request))
     # A link to the archive of each day that has good articles listed here.
     context = {"page": page, "days": page.days, "good_votes": conf.good_votes()}
-    return render(request, "articles/home.html", context)
+    return rendering.render(request, "articles/home.html", context)
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def top(request: HttpRequest) -> HttpResponse:
     period = period_param(request)
     page = selectors.top_article_list(
         period=period, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(
+    return rendering.render(
         request, "articles/top.html", {"page": page, "period": period, "periods": list(Period)}
     )
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def new(request: HttpRequest) -> HttpResponse:
     page = selectors.article_list(
         order=Order.TIME, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(request, "articles/new.html", {"page": page})
+    return rendering.render(request, "articles/new.html", {"page": page})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def group_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "articles/group_list.html", {"groups": selectors.group_list()})
+    return rendering.render(request, "articles/group_list.html", {"groups": selectors.group_list()})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
     order = order_param(request)
     page = selectors.group_article_list(
         name=name, order=order, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(
+    return rendering.render(
         request, "articles/group_detail.html", {"group": page.group, "page": page, "order": order}
     )
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def good_day(request: HttpRequest, day: str) -> HttpResponse:
     when = day_param(day)
@@ -130,31 +154,33 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
         "next_day": when + timedelta(days=1) if when < _today() else None,
         "good_votes": conf.good_votes(),
     }
-    return render(request, "articles/good_day.html", context)
+    return rendering.render(request, "articles/good_day.html", context)
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
     person = get_object_or_404(get_user_model(), pk=user_id)
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
-    return render(request, "articles/user_detail.html", {"person": person, "page": page})
+    return rendering.render(request, "articles/user_detail.html", {"person": person, "page": page})
 
 
 @require_GET
+@anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
     article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
-    return render(request, "articles/article_detail.html", {"article": article})
+    return rendering.render(request, "articles/article_detail.html", {"article": article})
 
 
 @require_GET
 @html_errors
 def modlog(request: HttpRequest) -> HttpResponse:
     page = selectors.modlog_page(page=page_param(request))
-    return render(request, "articles/modlog.html", {"page": page})
+    return rendering.render(request, "articles/modlog.html", {"page": page})
 
 
 # --- voting and submitting -------------------------------------------------------------
@@ -225,7 +251,9 @@ def submit(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, "Your article is posted, with your own up-vote.")
             return redirect("articles:article-detail", article.id)
-    return render(request, "articles/submit.html", {"form": form}, status=form_status(form))
+    return rendering.render(
+        request, "articles/submit.html", {"form": form}, status=form_status(form)
+    )
 
 
 # --- staff -----------------------------------------------------------------------------

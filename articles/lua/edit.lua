@@ -4,6 +4,8 @@
 -- ARGV[5] old normalised link or ""  ARGV[6] new normalised link or ""
 -- ARGV[7] log entry  ARGV[8] log length kept
 -- Returns {S.NOT_FOUND} | {S.RETRY} the link changed since read | {S.OK} edited
+local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list'})
+if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
 local member, old, new = ARGV[1], ARGV[5], ARGV[6]

@@ -8,6 +8,9 @@
 -- ARGV[1] mode ("group" | "top")  ARGV[2] ttl (s)  ARGV[3] start  ARGV[4] stop
 -- ARGV[5] earliest post time (top mode)  ARGV[6] group name (group mode)
 -- Returns {S.NO_GROUP, name} (group mode) | {S.OK, count, member, score, ...}
+local bad = bad_types({KEYS[1], 'zset', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'hash'})
+  or bad_types({KEYS[2], ARGV[1] == 'group' and 'set' or 'zset'})
+if bad then return bad end
 if ARGV[1] == 'group' then
   if redis.call('HEXISTS', KEYS[5], ARGV[6]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
     return {S.NO_GROUP, ARGV[6]}

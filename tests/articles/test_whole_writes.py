@@ -1,0 +1,128 @@
+"""No half-applied write: every script checks the types and values it will write before
+its first write, and refuses with a named error that changes nothing (Redis does not
+roll back a script that fails half-way)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from articles import keys, services
+from articles.errors import StoreCorrupt
+from articles.types import Vote
+
+
+@pytest.fixture
+def now() -> int:
+    return int(time.time())
+
+
+def snapshot(conn) -> dict[bytes, bytes]:
+    """Every key's serialized value (DUMP), so "changed nothing" means exactly that."""
+    return {key: conn.dump(key) for key in conn.scan_iter(count=1000)}
+
+
+def posted(now: int, **fields) -> int:
+    data = {"title": "T", "link": "https://e.org/a"} | fields
+    return services.article_post(user_id=1, poster_name="a", now=now, **data).id
+
+
+@pytest.mark.parametrize(
+    ("spoil", "where"),
+    [
+        (lambda c: c.hset("article:1", "votes", "1.0"), "article:1"),
+        (lambda c: c.hset("article:1", "downvotes", "nan"), "article:1"),
+        (lambda c: c.hset("article:1", "time", "1e20"), "article:1"),
+        (lambda c: c.hset("article:1", "time", "inf"), "article:1"),
+        (lambda c: (c.delete("score:"), c.set("score:", "x")), "score:"),
+        (lambda c: (c.delete("good:"), c.sadd("good:", "article:1")), "good:"),
+        (lambda c: (c.delete("voted:1"), c.rpush("voted:1", "user:9")), "voted:1"),
+        (lambda c: c.set("stats:votes", "x"), "stats:votes"),
+    ],
+)
+def test_a_vote_on_bad_data_is_refused_by_name_and_changes_nothing(conn, now, spoil, where):
+    article_id = posted(now)
+    spoil(conn)
+    before = snapshot(conn)
+    with pytest.raises(StoreCorrupt) as refused:
+        services.article_vote(article_id=article_id, user_id=2, direction=Vote.UP)
+    assert where in refused.value.message and refused.value.status_code == 503
+    assert snapshot(conn) == before
+
+
+def test_a_bad_daily_count_refuses_the_vote(conn, now):
+    article_id = posted(now)
+    day = time.strftime("%Y-%m-%d", time.gmtime(float(conn.time()[0])))
+    conn.hset("stats:votes", day, "many")
+    before = snapshot(conn)
+    with pytest.raises(StoreCorrupt):
+        services.article_vote(article_id=article_id, user_id=2, direction=Vote.UP)
+    assert snapshot(conn) == before
+
+
+def test_the_api_answers_a_vote_on_bad_data_with_a_named_503_not_a_500(conn, now, db):
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+
+    article_id = posted(now)
+    conn.hset(keys.article(article_id), "votes", "1.0")
+    user = get_user_model().objects.create_user(username="bob", password="pw-Secret-123")
+    api = APIClient()
+    api.force_authenticate(user)
+    before = snapshot(conn)
+    response = api.put(f"/api/articles/{article_id}/vote/", {"value": "up"}, format="json")
+    assert response.status_code == 503
+    assert response.json()["code"] == "store_corrupt"
+    assert "article:1" in response.json()["detail"]
+    counters = lambda keys: {k: v for k, v in keys.items() if not k.startswith(b"ratelimit:")}  # noqa: E731
+    assert counters(snapshot(conn)) == counters(before)  # the request was counted, no more
+
+
+@pytest.mark.parametrize(
+    "key", ["score:", "time:", "good:", "submitted:1", "links:", "stats:posts", "voted:2"]
+)
+def test_a_post_into_an_index_of_the_wrong_type_writes_nothing(conn, now, key):
+    posted(now, link="https://e.org/first")
+    conn.delete(key)
+    conn.rpush(key, "junk")
+    conn.delete("article:")
+    conn.set("article:", 1)
+    before = snapshot(conn)
+    with pytest.raises(StoreCorrupt):
+        posted(now, link="https://e.org/second")
+    after = snapshot(conn)
+    assert after.pop(b"article:") != before.pop(b"article:")  # only the id was taken
+    assert after == before
+
+
+def test_a_move_between_groups_on_a_bad_group_set_writes_nothing(conn, now):
+    services.group_create(name="a")
+    services.group_create(name="b")
+    article_id = posted(now, groups=["a"])
+    conn.delete("group:b")
+    conn.zadd("group:b", {"article:7": 1})
+    before = snapshot(conn)
+    with pytest.raises(StoreCorrupt):
+        services.article_groups_update(article_id=article_id, add=["b"], remove=["a"], actor="mod")
+    assert snapshot(conn) == before
+
+
+def test_a_delete_with_a_bad_index_writes_nothing(conn, now):
+    article_id = posted(now)
+    conn.delete("good:")
+    conn.set("good:", "x")
+    before = snapshot(conn)
+    with pytest.raises(StoreCorrupt):
+        services.article_delete(article_id=article_id, actor_id=9, actor="mod", is_staff=True)
+    assert snapshot(conn) == before
+
+
+def test_an_edit_with_a_bad_link_index_writes_nothing(conn, now):
+    article_id = posted(now)
+    conn.delete("links:")
+    conn.sadd("links:", "x")
+    before = snapshot(conn)
+    with pytest.raises(StoreCorrupt):
+        services.article_edit(article_id=article_id, title="New", link="https://e.org/b", actor="m")
+    assert snapshot(conn) == before

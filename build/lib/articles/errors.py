@@ -107,6 +107,27 @@ class StoreUnavailable(ArticlesError):
     retry_after = 5
 
 
+class StoreCorrupt(ArticlesError):
+    """A key of the store holds the wrong type or a value that is not what it should be
+    (written by hand or by other code). The request changed nothing; `check_votes`
+    reports the damage and `--repair` mends what it can."""
+
+    status_code = HTTPStatus.SERVICE_UNAVAILABLE
+    code = "store_corrupt"
+    message = "The article store holds bad data; nothing was changed."
+
+    def __init__(self, key: str, problem: str = "") -> None:
+        what = f"{key} {problem}".strip()
+        super().__init__(
+            f"The article store holds bad data at {what}; nothing was changed. "
+            "An administrator can find and repair it with check_votes."
+        )
+        self.key = key
+
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "key": self.key}
+
+
 class Conflict(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "conflict"

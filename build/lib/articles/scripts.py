@@ -15,6 +15,7 @@ from articles.errors import (
     DuplicateLink,
     GroupExists,
     GroupNotFound,
+    StoreCorrupt,
     VotingClosed,
 )
 from articles.types import Status
@@ -53,6 +54,7 @@ _ERRORS: dict[Status, Callable[[str], ArticlesError]] = {
     Status.GROUP_EXISTS: lambda detail: GroupExists(),
     Status.ID_TAKEN: lambda detail: Conflict(),
     Status.DUPLICATE_LINK: lambda detail: DuplicateLink(keys.article_id_of(detail)),
+    Status.BAD_DATA: lambda detail: StoreCorrupt(detail),
 }
 
 
@@ -64,6 +66,8 @@ def raise_for_status(reply: Sequence[object], *, allow: Iterable[Status] = ()) -
     if status in (Status.OK, Status.REPEATED) or status in allow:
         return status
     detail = _text(reply[1]) if len(reply) > 1 else ""
+    if status is Status.BAD_DATA:
+        raise StoreCorrupt(detail, _text(reply[2]) if len(reply) > 2 else "")
     raise _ERRORS[status](detail)
 
 

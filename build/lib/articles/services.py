@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+import redis
+
 from articles import clock, conf, keys, scripts, selectors, validation
 from articles.connection import get_connection
 from articles.errors import (
@@ -12,6 +14,7 @@ from articles.errors import (
     Conflict,
     InvalidInput,
     NotAllowed,
+    StoreCorrupt,
 )
 from articles.replication import replicated
 from articles.scripts import raise_for_status
@@ -51,7 +54,7 @@ def article_post(
     member = keys.article(article_id)
     group_keys = [key for name in names for key in _group_keys(name)]
     for _ in range(_ATTEMPTS):
-        seen = _decode(conn.hget(keys.LINKS, norm)) if norm else ""
+        seen = _link_owner(conn, norm)
         result = scripts.POST(
             keys=[
                 member,
@@ -290,7 +293,7 @@ def article_edit(
                 entry,
                 conf.modlog_length(),
                 seen,
-                clock.now(now),
+                _given(now),
                 conf.window(),
             ],
             client=conn,
@@ -352,6 +355,18 @@ def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
 
 
 # --- helpers -----------------------------------------------------------------------
+
+
+def _link_owner(conn: redis.Redis, norm: str) -> str:
+    """The member `links:` maps a normalised link to ("" for none)."""
+    if not norm:
+        return ""
+    try:
+        return _decode(conn.hget(keys.LINKS, norm))  # type: ignore[arg-type]
+    except redis.ResponseError as exc:
+        if "WRONGTYPE" not in str(exc):
+            raise
+        raise StoreCorrupt(keys.LINKS, "is not a hash") from None
 
 
 def _given(now: float | None, *, whole: bool = False) -> int | float | str:

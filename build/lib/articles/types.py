@@ -24,6 +24,8 @@ class Status(enum.IntEnum):
     GROUP_EXISTS = -5  # a group with this name exists already
     ID_TAKEN = -6  # an article with this id exists already (detail: its poster)
     DUPLICATE_LINK = -7  # the link is posted and still open (detail: article:<id>)
+    BAD_DATA = -8  # a key the script would write holds the wrong type or value
+    #                (detail: the key, then what is wrong); nothing was written
 
 
 def article_score(posted: float, votes: int, downvotes: int, *, vote_score: int) -> float:

@@ -1,7 +1,7 @@
 -- _lib.lua: helpers prepended to every script by scripts.py (Lua has no includes).
 -- scripts.py puts the table S before this file: the status codes of types.Status
 -- (S.OK, S.REPEATED, S.NOT_FOUND, S.VOTING_CLOSED, S.RETRY, S.NO_GROUP, S.GROUP_EXISTS,
--- S.ID_TAKEN, S.DUPLICATE_LINK). Every script answers {status, ...}.
+-- S.ID_TAKEN, S.DUPLICATE_LINK, S.BAD_DATA). Every script answers {status, ...}.
 
 -- Append a moderation-log entry (JSON) and keep the newest `keep`; "" logs nothing.
 local function log_action(key, entry, keep)
@@ -42,4 +42,38 @@ local function utc_day(t)
   local y = yoe + era * 400
   if m <= 2 then y = y + 1 end
   return string.format('%04d-%02d-%02d', y, m, d)
+end
+
+-- Checks made before a script's first write. Redis does not undo a script that fails
+-- half-way, so a script that would write to a key of the wrong type, or count with a
+-- value that is not a count, refuses with {S.BAD_DATA, key, what is wrong} instead and
+-- changes nothing. Each returns nil when all is well.
+
+-- `specs` is {key, type, key, type, ...}; a missing key is fine (it will be created).
+local function bad_types(specs)
+  for i = 1, #specs, 2 do
+    local kind = redis.call('TYPE', specs[i])['ok']
+    if kind ~= 'none' and kind ~= specs[i + 1] then
+      return {S.BAD_DATA, specs[i], 'is a ' .. kind .. ', not a ' .. specs[i + 1]}
+    end
+  end
+end
+
+-- Hash fields that HINCRBY will count with: absent, or a whole number.
+local function bad_counts(key, fields)
+  local values = redis.call('HMGET', key, unpack(fields))
+  for i = 1, #fields do
+    local v = values[i]
+    if v and not (string.match(v, '^-?%d+$') and #v <= 18) then
+      return {S.BAD_DATA, key, fields[i] .. ' is "' .. v .. '", not a whole number'}
+    end
+  end
+end
+
+-- A post time the rules can use: a finite number of Unix seconds that EXPIREAT accepts.
+local function bad_time(key, value)
+  local t = tonumber(value)
+  if not t or t ~= t or t < 0 or t > 1e11 then
+    return {S.BAD_DATA, key, 'time is "' .. tostring(value) .. '", not a post time'}
+  end
 end

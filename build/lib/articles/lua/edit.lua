@@ -5,9 +5,11 @@
 -- ARGV[5] old normalised link or ""  ARGV[6] new normalised link or ""
 -- ARGV[7] log entry  ARGV[8] log length kept
 -- ARGV[9] the member links:[ARGV[6]] held when the caller looked ("" for none)
--- ARGV[10] now  ARGV[11] window (s)
+-- ARGV[10] now ("" for Redis' own clock)  ARGV[11] window (s)
 -- Returns {S.NOT_FOUND} | {S.RETRY} the link or the index changed since read
 --   | {S.DUPLICATE_LINK, member} the new link belongs to another open article | {S.OK}
+local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list', KEYS[4], 'hash'})
+if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
 local member, old, new = ARGV[1], ARGV[5], ARGV[6]
@@ -17,7 +19,7 @@ if old ~= new and new ~= '' then
   if holder ~= ARGV[9] then return {S.RETRY} end
   if holder ~= '' and holder ~= member and KEYS[4] ~= KEYS[1] then
     local posted = redis.call('HGET', KEYS[4], 'time')
-    if posted and tonumber(ARGV[10]) < tonumber(posted) + tonumber(ARGV[11]) then
+    if posted and clock(ARGV[10]) < tonumber(posted) + tonumber(ARGV[11]) then
       return {S.DUPLICATE_LINK, holder}
     end
   end

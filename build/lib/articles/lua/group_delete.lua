@@ -5,6 +5,10 @@
 -- ARGV[1] name  ARGV[2] log entry  ARGV[3] log length kept  ARGV[4..] the members
 -- Returns {S.NO_GROUP, name} | {S.RETRY} membership changed since read | {S.OK} deleted
 local name = ARGV[1]
+local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'list'}
+for k = 6, #KEYS do specs[#specs + 1] = KEYS[k]; specs[#specs + 1] = 'hash' end
+local bad = bad_types(specs)
+if bad then return bad end
 if redis.call('HEXISTS', KEYS[1], name) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
   return {S.NO_GROUP, name}
 end

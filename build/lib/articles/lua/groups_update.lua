@@ -6,6 +6,14 @@
 -- ARGV[4] moderation log entry ("" for none)  ARGV[5] log length kept
 -- ARGV[6..] the added group names, then the removed ones
 -- Returns {S.NOT_FOUND} | {S.NO_GROUP, name} | {S.OK, "a,b"} the groups now
+local specs = {KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list'}
+for k = 4, #KEYS, 3 do
+  for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
+    specs[#specs + 1] = spec
+  end
+end
+local bad = bad_types(specs)
+if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 local n_add, n_remove = tonumber(ARGV[2]), tonumber(ARGV[3])
 for i = 1, n_add do

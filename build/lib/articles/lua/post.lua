@@ -18,6 +18,17 @@ local now = math.floor(clock(ARGV[7]))
 local vote_score, window = tonumber(ARGV[8]), tonumber(ARGV[9])
 local norm, idem_ttl = ARGV[11], tonumber(ARGV[12])
 
+local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset',
+  KEYS[6], 'zset', KEYS[7], 'hash', KEYS[8], 'hash', KEYS[9], 'hash', KEYS[10], 'hash',
+  KEYS[11], 'string'}
+for k = 12, #KEYS, 3 do
+  for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
+    specs[#specs + 1] = spec
+  end
+end
+local bad = bad_types(specs) or bad_counts(KEYS[9], {utc_day(now)})
+if bad then return bad end
+
 if idem_ttl > 0 then
   local prior = redis.call('GET', KEYS[11])
   if prior then return {S.REPEATED, prior} end
@@ -36,8 +47,8 @@ if norm ~= '' then
   local current = redis.call('HGET', KEYS[7], norm) or ''
   if current ~= ARGV[15] then return {S.RETRY} end
   if current ~= '' then
-    local posted = redis.call('HGET', KEYS[10], 'time')
-    if posted and now < tonumber(posted) + window then return {S.DUPLICATE_LINK, current} end
+    local posted = tonumber(redis.call('HGET', KEYS[10], 'time') or '')
+    if posted and posted == posted and now < posted + window then return {S.DUPLICATE_LINK, current} end
   end
 end
 

@@ -10,8 +10,13 @@
 -- Returns {S.NOT_FOUND} | {S.VOTING_CLOSED}
 --   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
+local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
+  KEYS[5], 'zset', KEYS[6], 'hash'})
+if bad then return bad end
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {S.NOT_FOUND} end
+bad = bad_time(KEYS[1], t) or bad_counts(KEYS[1], {'votes', 'downvotes'})
+if bad then return bad end
 t = tonumber(t)
 local now, window = clock(ARGV[4]), tonumber(ARGV[6])
 -- Voter sets always expire when the window closes, also when recreated after emptying.
@@ -19,6 +24,8 @@ local expire_at = math.ceil(t + window)
 -- Closed by the rules' clock, or by the clock the voter sets expire by: a vote must
 -- never land in a set Redis has already dropped (it would count again and again).
 if now >= t + window or server_time() >= expire_at then return {S.VOTING_CLOSED} end
+bad = bad_counts(KEYS[6], {utc_day(now)})
+if bad then return bad end
 
 local member, user, dir = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cur = 0

@@ -362,7 +362,7 @@ def _link_owner(conn: redis.Redis, norm: str) -> str:
     if not norm:
         return ""
     try:
-        return _decode(conn.hget(keys.LINKS, norm))  # type: ignore[arg-type]
+        return _decode(conn.hget(keys.LINKS, norm))
     except redis.ResponseError as exc:
         if "WRONGTYPE" not in str(exc):
             raise

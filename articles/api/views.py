@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from articles import conf, ratelimits, selectors, services
 from articles.api.errors import api_exception_handler
+from articles.api.renderers import fast_renderers
 from articles.api.schema import documented
 from articles.api.serializers import (
     ArticleCreateSerializer,
@@ -47,6 +48,7 @@ from articles.api.serializers import (
     TokenSerializer,
     TopQuerySerializer,
     VoteSerializer,
+    article_data,
     article_url,
     page_data,
     paged,
@@ -139,6 +141,9 @@ class ApiMixin:
     def get_exception_handler(self) -> Any:
         return api_exception_handler
 
+    def get_renderers(self) -> list[Any]:
+        return fast_renderers(super().get_renderers())  # type: ignore[misc]
+
     def perform_authentication(self, request: Request) -> None:
         super().perform_authentication(request)  # type: ignore[misc]
         ratelimits.consume(request, *_api_actions(request))
@@ -186,7 +191,7 @@ def _actor(request: Request) -> str:
 
 
 def _article(article: Article, request: Request, code: int = status.HTTP_200_OK) -> Response:
-    return Response(ArticleSerializer(article, context={"request": request}).data, status=code)
+    return Response(article_data(article, request), status=code)
 
 
 def _page(page: Page, request: Request) -> Response:

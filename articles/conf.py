@@ -12,6 +12,7 @@
 | ARTICLES_RATE_LIMITS | ratelimits.DEFAULT_RULES | action -> (requests, seconds) or None |
 | ARTICLES_API_RATE_LIMITS | {} | the API's "address", "user" and "write" windows |
 | ARTICLES_NUM_PROXIES | 0 | trusted reverse proxies in front of the site |
+| ARTICLES_TOKEN_CACHE_SECONDS | 5 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
 """
 
@@ -44,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "API_RATE_LIMITS": {},
     "NUM_PROXIES": 0,
     "ANONYMOUS_PAGE_SECONDS": 2,
+    "TOKEN_CACHE_SECONDS": 5,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -110,6 +112,10 @@ def good_votes() -> int:
 
 def home_good() -> int:
     return int(get("HOME_GOOD_ARTICLES"))
+
+
+def token_cache_seconds() -> float:
+    return float(get("TOKEN_CACHE_SECONDS"))
 
 
 def anonymous_page_seconds() -> float:

@@ -15,6 +15,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+GROUP_API = "/api/groups/bench/articles/"
 USERS = 2_000  # voters for the vote endpoint (spreads any per-user rate limit)
 
 LUA = """
@@ -23,6 +24,7 @@ local kind = "{kind}"
 local path = "{path}"
 local max_id = {max_id}
 local tokens = {{{tokens}}}
+local cookie = "{cookie}"
 local sent = 0
 init = function(args)
   math.randomseed(tonumber(tostring({{}}):match("0x(%x+)") or "1", 16) % 2147483647)
@@ -36,7 +38,12 @@ request = function()
       {{["Authorization"] = "Token " .. token, ["Content-Type"] = "application/json"}},
       '{{"value": "up"}}')
   end
-  return wrk.format("GET", path)
+  local headers = {{}}
+  if cookie ~= "" then headers["Cookie"] = cookie end
+  if kind == "article" then
+    return wrk.format("GET", "/a/" .. math.random(1, max_id) .. "/", headers)
+  end
+  return wrk.format("GET", path, headers)
 end
 response = function(status, headers, body)
   if sent >= max_requests then wrk.thread:stop() end
@@ -47,9 +54,10 @@ end
 @dataclass
 class Endpoint:
     name: str
-    kind: str  # "get" | "vote"
+    kind: str  # "get" | "vote" | "article" (a random article's page)
     path: str
     target: float | None  # goal: share of the bare view's requests/s
+    logged_in: bool = False  # sent with a logged-in session's cookie
     available: bool = True
     why: str = ""
     rps: list[float] = field(default_factory=list)
@@ -61,7 +69,7 @@ class Endpoint:
 
 def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
     from bench import servers
-    from bench.run import log
+    from bench.report import log
 
     wrk = shutil.which("wrk")
     if wrk is None:
@@ -73,24 +81,36 @@ def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
     }
     server_env.update(env)
     server = servers.Gunicorn(opts.port, server_env, workers=opts.workers)
+    cookie = _session_cookie()
     endpoints = [
         Endpoint("bare Django view, fixed JSON", "get", "/bench/fixed/", None),
         Endpoint("API page GET /api/articles/", "get", "/api/articles/", 0.4),
+        Endpoint("API top GET /api/articles/top/", "get", "/api/articles/top/?period=week", 0.4),
+        Endpoint(
+            "API group GET /api/groups/bench/articles/", "get", "/api/groups/bench/articles/", 0.4
+        ),
         Endpoint("home page GET / (HTML)", "get", "/", 0.3),
+        Endpoint("new GET /new/", "get", "/new/", 0.3),
+        Endpoint("top GET /top/?period=week", "get", "/top/?period=week", 0.3),
+        Endpoint("group GET /g/bench/", "get", "/g/bench/", 0.3),
+        Endpoint("user GET /u/1/", "get", "/u/1/", 0.3),
+        Endpoint("article GET /a/{id}/", "article", "/a/1/", 0.3),
+        Endpoint("home page GET /, logged in", "get", "/", 0.3, logged_in=True),
+        Endpoint("new GET /new/, logged in", "get", "/new/", 0.3, logged_in=True),
         Endpoint("vote PUT /api/articles/{id}/vote/", "vote", "/api/articles/1/vote/", 0.5),
     ]
     base = f"http://127.0.0.1:{opts.port}"
     try:
         server.start()
         for endpoint in endpoints:
-            _probe(base, endpoint, tokens[0])
+            _probe(base, endpoint, tokens[0], cookie)
         live = [e for e in endpoints if e.available]
         # Warm every worker's imports and connections before timing.
         for endpoint in live:
-            _wrk(wrk, base, endpoint, opts, tokens, directory, seconds=1, requests=500)
+            _wrk(wrk, base, endpoint, opts, tokens, directory, cookie, seconds=1, requests=500)
         for rep in range(opts.http_reps):
             for endpoint in live:
-                result = _wrk(wrk, base, endpoint, opts, tokens, directory)
+                result = _wrk(wrk, base, endpoint, opts, tokens, directory, cookie)
                 endpoint.rps.append(result["rps"])
                 endpoint.p50.append(result["p50"])
                 endpoint.p99.append(result["p99"])
@@ -159,7 +179,28 @@ def _users_and_tokens() -> list[str]:
     return [t.key for t in tokens]
 
 
-def _probe(base: str, endpoint: Endpoint, token: str) -> None:
+def _session_cookie() -> str:
+    """A logged-in session of the first benchmark user, as a Cookie header's value."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import (
+        BACKEND_SESSION_KEY,
+        HASH_SESSION_KEY,
+        SESSION_KEY,
+        get_user_model,
+    )
+
+    user = get_user_model().objects.filter(username="bench0").get()
+    session = import_module(settings.SESSION_ENGINE).SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.save()
+    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
+
+
+def _probe(base: str, endpoint: Endpoint, token: str, cookie: str = "") -> None:
     """A path that answers 404 (no such route yet) is reported as not available."""
     if endpoint.kind == "vote":
         request = urllib.request.Request(  # noqa: S310 - our own loopback server
@@ -169,7 +210,8 @@ def _probe(base: str, endpoint: Endpoint, token: str) -> None:
             headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
         )
     else:
-        request = urllib.request.Request(base + endpoint.path)  # noqa: S310
+        headers = {"Cookie": cookie} if endpoint.logged_in else {}
+        request = urllib.request.Request(base + endpoint.path, headers=headers)  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
             status = response.status
@@ -187,12 +229,13 @@ def _wrk(
     opts,
     tokens: list[str],
     directory: Path,
+    cookie: str = "",
     seconds: float | None = None,
     requests: int | None = None,
 ) -> dict[str, float]:
     threads = 2
     total = requests or opts.http_requests
-    script = directory / f"wrk-{endpoint.kind}.lua"
+    script = directory / f"wrk-{endpoint.kind}{'-in' if endpoint.logged_in else ''}.lua"
     script.write_text(
         LUA.format(
             max_requests=max(1, total // threads),
@@ -200,6 +243,7 @@ def _wrk(
             path=endpoint.path,
             max_id=opts.articles,
             tokens=",".join(f'"{t}"' for t in tokens),
+            cookie=cookie if endpoint.logged_in else "",
         )
     )
     duration = max(1, round(seconds or opts.http_seconds))

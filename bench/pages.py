@@ -54,8 +54,8 @@ def build(*, articles: int, group: str, seed: int = 7) -> list[PageCase]:
     from rest_framework.authtoken.models import Token
 
     users = get_user_model()
-    reader = users.objects.filter(username="bench-reader").first() or users.objects.create_user(
-        "bench-reader", password="x-Secret-123"
+    reader = users.objects.filter(username="pages-reader").first() or users.objects.create_user(
+        "pages-reader", password="x-Secret-123"
     )
     token = Token.objects.get_or_create(user=reader)[0].key
     anon = Client(HTTP_HOST="127.0.0.1")
@@ -155,6 +155,38 @@ def table(cases: list[PageCase]) -> tuple[list[str], list[tuple[str, float, floa
             f"{'holds' if holds else 'misses'} |"
         )
     return lines, goals
+
+
+def run(report: Any, opts: Any, group: str) -> None:
+    """The cases in the full run (bench/run.py), on its main store: a section with the
+    table, and one goal per request."""
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    from bench.report import log
+
+    call_command("migrate", database="default", verbosity=0, interactive=False)
+    with override_settings(**LIFTED_LIMITS):
+        cases = build(articles=opts.articles, group=group)
+        problems = check(cases)
+        if problems:
+            raise RuntimeError("; ".join(problems))
+        log("timing the pages and endpoints in-process")
+        measure(cases, reps=opts.reps, seconds=opts.seconds)
+    lines, goals = table(cases)
+    report.section(
+        "Pages and endpoints in-process (Django test client), CPU per request",
+        [
+            f"{opts.articles:,} articles; each request's CPU time in this process (median of "
+            f"{opts.reps} interleaved batches) beside the bare JSON view's in the same run. "
+            "Anonymous listing pages are served from the 2 s anonymous page cache after the "
+            "first request; logged-in pages are rendered every time.",
+            "",
+            *lines,
+        ],
+    )
+    for name, ratio, limit, _ in goals:
+        report.goal(f"in-process {name}: CPU vs bare view", ratio, limit, at_most=True)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import redis
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
+from articles.api import tokens
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
 from articles.web import pagecache
@@ -44,6 +45,7 @@ def _use_test_redis(redis_server: EmbeddedRedis) -> Iterator[None]:
 def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     redis_server.client().flushall()
     pagecache.clear()  # the anonymous pages kept in this process belong to the last test
+    tokens.clear()  # and so do the users of the tokens it kept (rolled back, no signal)
 
 
 @pytest.fixture

@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from rest_framework.renderers import JSONRenderer
 
 from articles import selectors, services
-from articles.types import Vote
+from articles.api.renderers import FastJSONRenderer
+from articles.api.serializers import ArticleSerializer, article_data
+from articles.types import Article, Vote
 from tests.api.conftest import WEEK, page_path
 
 pytestmark = pytest.mark.django_db
@@ -403,3 +406,19 @@ def test_a_staff_edit_onto_an_open_articles_link_is_409(as_staff, post):
     assert response.status_code == 409
     assert response.json()["code"] == "duplicate_link"
     assert response.json()["article_id"] == first.id
+
+
+@pytest.mark.parametrize("posted", [1_700_000_000, 1_700_000_000.25, 1_700_000_000.999999])
+@pytest.mark.parametrize("my_vote", [None, Vote.UP, Vote.DOWN, Vote.NONE])
+def test_the_plain_dict_output_is_exactly_the_documented_serializers(rf, posted, my_vote):
+    """Ensure article_data (the fast path) gives what ArticleSerializer (the schema) gives."""
+    article = Article(
+        id=7, title="T \u2028 <b>", link="https://e.org/x", text="", poster="user:3",
+        poster_name="ann", time=posted, votes=3, downvotes=1, score=posted + 864,
+        groups=("a", "b"), voting_closes_at=posted + 604_800, my_vote=my_vote,
+    )  # fmt: skip
+    request = rf.get("/api/articles/")
+    expected = ArticleSerializer(article, context={"request": request}).data
+    assert article_data(article, request) == expected
+    rendered = FastJSONRenderer().render({"results": [article_data(article, request)]})
+    assert rendered == JSONRenderer().render({"results": [expected]})

@@ -1,4 +1,5 @@
-"""The client's address, for rate limits of the pages and the API alike."""
+"""Who is asking, for the pages and the API alike: the client's address (rate limits) and
+the logged-in user's id."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import ipaddress
 from django.http import HttpRequest
 
 from articles import conf
+from articles.errors import NotAllowed
 
 
 def client_address(request: HttpRequest) -> str:
@@ -29,3 +31,11 @@ def client_address(request: HttpRequest) -> str:
         return str(ipaddress.ip_address(remote.split("%", 1)[0]))
     except ValueError:
         return "unknown"
+
+
+def user_pk(request: HttpRequest) -> int:
+    """The logged-in user's pk, for views that let only logged-in users in."""
+    pk = request.user.pk if request.user.is_authenticated else None
+    if not isinstance(pk, int):
+        raise NotAllowed("Log in first.")
+    return pk

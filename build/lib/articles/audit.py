@@ -208,7 +208,7 @@ def _indexed_fields(
             seen[article_id] = _Indexed(
                 norm=_normalized(link),
                 poster_id=_user_id_or_none(poster),
-                open=now < _float(posted) + window,
+                open=now < _float_or_zero(posted) + window,
             )
     return seen
 
@@ -248,7 +248,7 @@ def _normalized(link: str) -> str:
         return ""
 
 
-def _float(value: str) -> float:
+def _float_or_zero(value: str) -> float:
     try:
         return float(value or 0)
     except ValueError:
@@ -350,7 +350,7 @@ def _unsubmitted_repair(pipe: redis.client.Pipeline, key: str, article_id: int |
         pipe.reset()
         return
     pipe.multi()
-    pipe.zadd(key, {member: _float(posted)})
+    pipe.zadd(key, {member: _float_or_zero(posted)})
     pipe.execute()
 
 

@@ -279,7 +279,7 @@ def article_edit(
         before = selectors.article_get(article_id=article_id)
         if not link and not before.text:
             raise InvalidInput("link", "An article without a text needs a link.")
-        seen = _decode(conn.hget(keys.LINKS, norm)) if norm else ""
+        seen = _link_owner(conn, norm)
         entry = _log(actor, "edit", member, reason, now, title=title, link=link)
         result = scripts.EDIT(
             keys=[member, keys.LINKS, keys.MODLOG, _member_key(seen) or member],
@@ -362,7 +362,7 @@ def _link_owner(conn: redis.Redis, norm: str) -> str:
     if not norm:
         return ""
     try:
-        return _decode(conn.hget(keys.LINKS, norm))  # type: ignore[arg-type]
+        return _decode(conn.hget(keys.LINKS, norm))
     except redis.ResponseError as exc:
         if "WRONGTYPE" not in str(exc):
             raise

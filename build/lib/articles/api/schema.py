@@ -13,6 +13,7 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from articles.api.openapi_settings import SCHEMA_SETTINGS
 
@@ -44,17 +45,15 @@ class SchemaView(SpectacularAPIView):
         return super().get(request, *args, **kwargs)
 
 
-class _PageOptions:
+def _page_options(view: APIView) -> HttpResponse:
     """OPTIONS on a docs page: its allowed methods and no body. DRF's own answer is the
     view's metadata, which the pages' HTML renderer has no template for (a 500)."""
-
-    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
-        response = HttpResponse(status=200)
-        response["Allow"] = ", ".join(self.allowed_methods)  # type: ignore[attr-defined]
-        return response
+    response = HttpResponse(status=200)
+    response["Allow"] = ", ".join(view.allowed_methods)
+    return response
 
 
-class SwaggerView(_PageOptions, SpectacularSwaggerView):
+class SwaggerView(SpectacularSwaggerView):
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
     title = str(SCHEMA_SETTINGS["TITLE"])
 
@@ -63,8 +62,11 @@ class SwaggerView(_PageOptions, SpectacularSwaggerView):
         with patched_settings(SCHEMA_SETTINGS):
             return super().get(request, *args, **kwargs)
 
+    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]  # a plain response: no renderer
+        return _page_options(self)
 
-class RedocView(_PageOptions, SpectacularRedocView):
+
+class RedocView(SpectacularRedocView):
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
     title = str(SCHEMA_SETTINGS["TITLE"])
 
@@ -72,3 +74,6 @@ class RedocView(_PageOptions, SpectacularRedocView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         with patched_settings(SCHEMA_SETTINGS):
             return super().get(request, *args, **kwargs)
+
+    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]  # a plain response: no renderer
+        return _page_options(self)

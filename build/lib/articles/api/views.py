@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -10,7 +11,11 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions, parsers, status, viewsets
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import (
+    BaseAuthentication,
+    SessionAuthentication,
+    TokenAuthentication,
+)
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -19,10 +24,12 @@ from rest_framework.parsers import FormParser
 from rest_framework.permissions import AllowAny, BasePermission, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from articles import conf, ratelimits, selectors, services
+from articles.addresses import user_pk
 from articles.api.errors import api_exception_handler
 from articles.api.schema import documented
 from articles.api.serializers import (
@@ -134,8 +141,13 @@ class ApiMixin:
     """Token auth first (so a missing login is a 401 with WWW-Authenticate), the API's
     exception handler, and the rate limits with their RateLimit-* headers."""
 
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
-    schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
+    authentication_classes: Sequence[type[BaseAuthentication]] = [
+        TokenAuthentication,
+        SessionAuthentication,
+    ]
+    schema: ViewInspector | None = (
+        AutoSchema()
+    )  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
 
     def get_exception_handler(self) -> Any:
         return api_exception_handler
@@ -161,7 +173,7 @@ class ApiViewSet(ApiMixin, viewsets.ViewSet):
 
     def get_permissions(self) -> list[BasePermission]:
         classes = self.action_permissions.get(self.action or "", self.permission_classes)
-        return [permission() for permission in classes]
+        return [permission() for permission in classes]  # type: ignore[misc]
 
 
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -233,7 +245,7 @@ class ArticleViewSet(ApiViewSet):
         data = _valid(ArticleCreateSerializer, request.data)
         ratelimits.consume(request, "post")
         article = services.article_post(
-            user_id=request.user.pk,
+            user_id=user_pk(request),
             poster_name=request.user.get_username(),
             title=data["title"],
             link=data["link"],
@@ -283,7 +295,7 @@ class ArticleViewSet(ApiViewSet):
         query = _valid(ReasonQuerySerializer, request.query_params)
         services.article_delete(
             article_id=int(id),
-            actor_id=request.user.pk,
+            actor_id=user_pk(request),
             actor=_actor(request),
             is_staff=request.user.is_staff,
             reason=query["reason"],
@@ -302,7 +314,7 @@ class ArticleViewSet(ApiViewSet):
         data = _valid(VoteSerializer, request.data)
         ratelimits.consume(request, "vote")
         article = services.article_vote(
-            article_id=int(id), user_id=request.user.pk, direction=data["value"]
+            article_id=int(id), user_id=user_pk(request), direction=data["value"]
         )
         return _article(article, request)
 

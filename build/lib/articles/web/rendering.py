@@ -32,7 +32,7 @@ from django.template import defaultfilters
 from django.template.backends.utils import csrf_input
 from django.templatetags.static import static
 from django.utils.timesince import timeuntil
-from django.utils.timezone import template_localtime
+from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
 
 from articles import conf

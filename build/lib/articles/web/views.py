@@ -17,6 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles import conf, selectors, services
+from articles.addresses import user_pk
 from articles.database import database_reachable
 from articles.errors import DatabaseUnavailable, DuplicateLink, InvalidInput, StoreUnavailable
 from articles.responses import wants_json
@@ -198,13 +199,13 @@ def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
                 {"detail": "Log in to vote.", "code": "login_required", "login": login_url},
                 status=401,
             )
-        return redirect_to_login(back, LOGIN_URL)
+        return redirect_to_login(back, str(LOGIN_URL))
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", "A vote is up, down or none.")
     rate_limit("vote", request)
     article = services.article_vote(
-        article_id=article_id, user_id=request.user.pk, direction=form.vote
+        article_id=article_id, user_id=user_pk(request), direction=form.vote
     )
     if wants_json(request):
         return JsonResponse(
@@ -231,7 +232,7 @@ def submit(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             article = services.article_post(
-                user_id=request.user.pk,
+                user_id=user_pk(request),
                 poster_name=request.user.get_username(),
                 title=data["title"],
                 link=data["link"],
@@ -373,7 +374,7 @@ def staff_article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     services.article_delete(
         article_id=article_id,
-        actor_id=request.user.pk,
+        actor_id=user_pk(request),
         actor=request.user.get_username(),
         is_staff=True,
         reason=reason,

@@ -35,7 +35,7 @@ from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
 
-from articles import conf
+from articles import clock, conf
 from articles.database import database_unavailable
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Vote
@@ -203,7 +203,7 @@ def page_url(request: HttpRequest, number: int) -> str:
 
 
 def _is_open(article: Article) -> bool:
-    return article.voting_open(time.time())
+    return article.voting_open(clock.now())
 
 
 def _net(article: Article) -> int:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import random
-import time
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from articles import selectors, services
+from articles import clock, selectors, services
 from articles.errors import GroupExists
 from articles.types import Order, Vote
 
@@ -105,7 +104,7 @@ class Command(BaseCommand):
         for name, description in GROUPS.items():
             with contextlib.suppress(GroupExists):
                 services.group_create(name=name, description=description, actor="moderator")
-        now = time.time()
+        now = clock.now()
         for i, (title, link, groups) in enumerate(ARTICLES):
             poster = people[i % len(people)]
             posted = now - rng.uniform(0.2, 10) * 86_400

@@ -55,8 +55,12 @@ def rules() -> dict[str, Rule | None]:
 def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit | None:
     """Count one request of `request`'s caller against each action's window, in one round
     trip. Keeps the tightest window on `request.rate_limit` (for the headers); raises
-    RateLimited past any limit, saying which and when to try again."""
+    RateLimited past any limit, saying which and when to try again. An action already
+    counted for this request (folded into an earlier call) is not counted twice."""
     table = rules()
+    done: set[str] = getattr(request, "rate_limits_counted", set())
+    actions = tuple(a for a in actions if a not in done)
+    request.rate_limits_counted = done | set(actions)
     counted: list[tuple[str, str, Rule]] = []
     for action in actions:
         rule = table.get(action)

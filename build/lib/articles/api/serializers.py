@@ -4,6 +4,7 @@ and the store, so a serializer only checks types and names the field at fault.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from django.http import HttpRequest
@@ -72,9 +73,37 @@ class ArticlePageSerializer(serializers.Serializer):
     results = ArticleSerializer(many=True)
 
 
-def page_data(page: Page, request: HttpRequest) -> dict[str, Any]:
+def article_data(article: Article, request: HttpRequest | None = None) -> dict[str, Any]:
+    """What ArticleSerializer gives (it stays the schema; a test pins them equal), built as
+    a plain dict: the serializer's per-field machinery was ~0.15 ms an article."""
+    vote = article.my_vote
+    return {
+        "id": article.id,
+        "title": article.title,
+        "link": article.link,
+        "text": article.text,
+        "poster": article.poster_name,
+        "posted_at": _iso(article.time),
+        "time": int(article.time),
+        "votes": article.votes,
+        "downvotes": article.downvotes,
+        "score": float(article.score),
+        "groups": list(article.groups),
+        "voting_closes_at": _iso(article.voting_closes_at),
+        "my_vote": vote.label if vote is not None else None,
+        "url": article_url(article.id, request),
+    }
+
+
+def _iso(timestamp: float) -> str:
+    """DRF's DateTimeField output for a UTC time: ISO 8601 with Z."""
+    text = datetime.fromtimestamp(timestamp, tz=UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def page_data(page: Page[Article], request: HttpRequest) -> dict[str, Any]:
     """DRF's page-number shape for one page of a listing."""
-    results = ArticleSerializer(page.items, many=True, context={"request": request}).data
+    results = [article_data(article, request) for article in page.items]
     return paged(results, page.number, page.has_next, page.count, request)
 
 

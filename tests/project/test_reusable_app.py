@@ -48,8 +48,20 @@ urlpatterns = [
 @pytest.fixture(scope="module")
 def wheel() -> Iterator[Path]:
     out = Path(tempfile.mkdtemp(prefix="vs-wheel-"))
+    # Built from a copy of the files git tracks: setuptools writes build/ and *.egg-info
+    # into the source tree it builds, which must not be this checkout.
+    source = out / "source"
+    tracked = (
+        subprocess.run(["git", "ls-files", "-z"], cwd=CHECKOUT, capture_output=True, check=True)
+        .stdout.decode()
+        .split("\0")
+    )
+    for name in filter(None, tracked):
+        if (CHECKOUT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(CHECKOUT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(CHECKOUT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
         check=True,
         cwd=out,
     )

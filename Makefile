@@ -84,8 +84,8 @@ wrk:
 WORKERS ?= 2
 serve: export DJANGO_SECRET_KEY ?= $(shell cat $(VAR)/secret_key 2>/dev/null)
 serve: secret-key redis migrate
-	DJANGO_DEBUG=false $(PY) manage.py collectstatic --noinput -v 0
-	DJANGO_DEBUG=false $(VENV)/bin/gunicorn votesite.wsgi:application \
+	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
+	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(VENV)/bin/gunicorn votesite.wsgi:application \
 		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
 
 secret-key: install

@@ -264,8 +264,19 @@ STATIC_URL = "static/"
 # collectstatic makes it (`make serve`, the Docker entrypoint); `make run` makes it empty,
 # else whitenoise warns once that it is missing.
 STATIC_ROOT = VAR_DIR / "staticfiles"
-# Served by whitenoise from the finders, so `make run` needs no collectstatic step.
-WHITENOISE_USE_FINDERS = True
+# Production (`make serve`, the Docker image): collected files with hashed names, compressed,
+# which whitenoise serves with a year's Cache-Control. Elsewhere the finders serve them, so
+# `make run` and the tests need no collectstatic step.
+STATIC_MANIFEST = env_bool("DJANGO_STATIC_MANIFEST", False)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGIN_URL = "articles:login"

@@ -3,29 +3,50 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.requirements-installed
+RUNTIME := $(VENV)/.runtime-installed
+DEV := $(VENV)/.dev-installed
+# Local state (SQLite, embedded Redis, collected static files, make serve's secret key).
+VAR := $(or $(VOTESITE_VAR_DIR),var)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install redis redis-stop migrate demo run test lint format browser wrk serve bench bench-smoke schema
+.PHONY: install install-dev var redis redis-stop migrate demo run test lint format browser wrk \
+	serve secret-key bench bench-smoke schema
 
-$(STAMP): requirements.txt
+# Two sets: the runtime one (requirements.txt: run, serve, bench, the Docker image) and the
+# development one (requirements-dev.txt: that plus the test and lint tools).
+$(RUNTIME): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
-	touch $(STAMP)
+	touch $(RUNTIME)
 
-install: $(STAMP)
+$(DEV): $(RUNTIME) requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $(DEV)
+
+install: $(RUNTIME)
+
+install-dev: $(DEV)
+
+# The settings write nothing; the folders of local state are made here. (STATIC_ROOT empty
+# until collectstatic: whitenoise serves from the finders meanwhile, and warns if it is missing.)
+var:
+	@mkdir -p $(VAR)/staticfiles
+
+# The development targets run with DEBUG on and Django's development key, unless the
+# environment says otherwise; `make serve` runs the production way (below).
+redis redis-stop migrate demo run schema: export DJANGO_DEBUG ?= true
 
 # The embedded Redis (only when REDIS_URL is unset): data and AOF under var/redis.
-redis: install
+redis: install var
 	@if [ -z "$$REDIS_URL" ]; then $(PY) manage.py redis start; fi
 
 redis-stop: install
 	$(PY) manage.py redis stop
 
-migrate: install
+migrate: install var
 	$(PY) manage.py migrate --noinput
 
 demo: redis migrate
@@ -34,20 +55,20 @@ demo: redis migrate
 run: demo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-format: install
+format: install-dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 # The committed OpenAPI schema (a test fails until it matches the code).
-schema: install
+schema: install-dev
 	$(PY) manage.py spectacular --file docs/openapi.yaml
 
-test: install lint browser
+test: install-dev lint browser
 	$(PY) -m pytest
 
 # The browser tests drive Debian's chromium through Playwright (its own download needs the
@@ -59,11 +80,19 @@ wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"
 
 # Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
+# The secret key is DJANGO_SECRET_KEY, or else one made once in var/secret_key (here, not by
+# the settings, which refuse to start without a key when DEBUG is off).
 WORKERS ?= 2
-serve: redis migrate
-	$(PY) manage.py collectstatic --noinput -v 0
-	DJANGO_DEBUG=false $(VENV)/bin/gunicorn votesite.wsgi:application \
+serve: export DJANGO_SECRET_KEY ?= $(shell cat $(VAR)/secret_key 2>/dev/null)
+serve: secret-key redis migrate
+	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
+	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(VENV)/bin/gunicorn votesite.wsgi:application \
 		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+
+secret-key: install
+	@if [ -z "$$DJANGO_SECRET_KEY" ] && [ ! -s $(VAR)/secret_key ]; then \
+		mkdir -p $(VAR) && (umask 077; $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' \
+			> $(VAR)/secret_key) && echo "Made a secret key in $(VAR)/secret_key for make serve"; fi
 
 # The benchmark suite (bench/): about 7 min on 2 cores (bounded to ~15); rewrites the table in
 # docs/performance.md. bench-smoke runs every part on tiny data in under a minute.

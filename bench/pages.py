@@ -205,6 +205,7 @@ def main() -> None:
         REDIS_CACHE_URL=f"unix://{sock}?db=1",
         VOTESITE_VAR_DIR=str(directory / "var"),
         DJANGO_SETTINGS_MODULE="bench.settings",
+        DJANGO_SECRET_KEY="bench-" + "x" * 50,  # production settings refuse to start without one
     )
     import django
 

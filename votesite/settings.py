@@ -1,9 +1,9 @@
-"""Django settings for votesite, read from environment variables (see .env.example)."""
+"""Django settings for votesite, read from environment variables (README, Configuration).
+Reading them writes nothing to disk."""
 
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -60,17 +60,25 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
 
 
-def _secret_key() -> str:
-    """DJANGO_SECRET_KEY, or a random key kept in var/ so sessions survive restarts."""
-    key = os.environ.get("DJANGO_SECRET_KEY")
+# Public, so only for development; check --deploy (security.W009) flags the prefix.
+DEVELOPMENT_SECRET_KEY = "django-insecure-votesite-development-key-never-use-it-in-production"  # noqa: S105
+
+
+def _secret_key(debug: bool) -> str:
+    """DJANGO_SECRET_KEY; with DJANGO_DEBUG on and none given, the development key. Without
+    either the site refuses to start: a key made up here would differ between workers and
+    restarts (every session and reset link lost), and writing one down is not for settings."""
+    key = os.environ.get("DJANGO_SECRET_KEY", "")
     if key:
         return key
-    path = VAR_DIR / "secret_key"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    if debug:
+        return DEVELOPMENT_SECRET_KEY
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is not set. Production needs a long random secret of its own, e.g. "
+        "DJANGO_SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))'); "
+        "`make serve` makes one in var/secret_key. For development set DJANGO_DEBUG=true "
+        "(`make run` does) to use a fixed development key instead."
+    )
 
 
 def with_db(url: str, db: int) -> str:
@@ -84,8 +92,8 @@ def with_db(url: str, db: int) -> str:
     return urlunsplit(parts._replace(path=f"/{db}"))
 
 
-SECRET_KEY = _secret_key()
 DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = _secret_key(DEBUG)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -253,10 +261,22 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# collectstatic makes it (`make serve`, the Docker entrypoint); `make run` makes it empty,
+# else whitenoise warns once that it is missing.
 STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns about a missing one
-# Served by whitenoise from the finders, so `make run` needs no collectstatic step.
-WHITENOISE_USE_FINDERS = True
+# Production (`make serve`, the Docker image): collected files with hashed names, compressed,
+# which whitenoise serves with a year's Cache-Control. Elsewhere the finders serve them, so
+# `make run` and the tests need no collectstatic step.
+STATIC_MANIFEST = env_bool("DJANGO_STATIC_MANIFEST", False)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGIN_URL = "articles:login"

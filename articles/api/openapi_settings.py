@@ -11,4 +11,10 @@ SCHEMA_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"VoteEnum": "articles.api.serializers.VOTE_CHOICES"},
+    # drf-spectacular's own enum hook, then the answers and headers common to every
+    # operation (401 for a bad token, 405, 406, RateLimit-*, Retry-After).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "articles.api.schema.declare_common_answers",
+    ],
 }

@@ -77,3 +77,61 @@ class RedocView(SpectacularRedocView):
 
     def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]  # a plain response: no renderer
         return _page_options(self)
+
+
+# --- answers every operation can give, declared once -------------------------------------
+
+_RATE_LIMIT = {
+    "RateLimit-Limit": "Requests allowed in the tightest window this request counted in.",
+    "RateLimit-Remaining": "Requests left in that window.",
+    "RateLimit-Reset": "Seconds until that window starts afresh.",
+}
+_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+_COMMON = {
+    "401": "The token or session is not valid: a bad `Authorization` header is refused "
+    "even where no login is needed.",
+    "405": "This path does not answer this method; `Allow` lists those it does.",
+    "406": "The Accept header asks for something other than JSON.",
+}
+
+
+def _header(kind: str, description: str, *, required: bool = False) -> dict[str, Any]:
+    # Inline where `required` matters: next to a $ref it would be ignored (OpenAPI 3.0).
+    return {"schema": {"type": kind}, "description": description, "required": required}
+
+
+def declare_common_answers(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: the answers the API's base class gives to any
+    operation (401 for a bad token wherever a token is read, 405, 406) and the headers it
+    sends (RateLimit-* on any answer that counted, Retry-After on 429 and 503), which a
+    generated client otherwise meets undeclared."""
+    components = result.setdefault("components", {})
+    components["headers"] = {
+        name: _header("integer", description) for name, description in _RATE_LIMIT.items()
+    }
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            responses = operation["responses"]
+            reads_a_token = any(requirement for requirement in operation.get("security", []))
+            for code, description in _COMMON.items():
+                if code == "401" and not reads_a_token:
+                    continue
+                responses.setdefault(code, {"content": _ERROR, "description": description})
+            responses["405"].setdefault("headers", {})["Allow"] = _header(
+                "string", "The methods this path answers.", required=True
+            )
+            for code, response in responses.items():
+                headers = response.setdefault("headers", {})
+                if code in ("429", "503"):
+                    # Always on 429; on 503 when waiting helps (not for bad data in the store).
+                    headers["Retry-After"] = _header(
+                        "integer", "Seconds to wait before trying again.", required=code == "429"
+                    )
+                for name in _RATE_LIMIT:
+                    headers[name] = {"$ref": f"#/components/headers/{name}"}
+            operation["responses"] = dict(sorted(responses.items()))
+    return result

@@ -58,6 +58,38 @@ def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
             assert {"429", "503"} <= set(operation["responses"]), (method, path)
 
 
+def test_the_schema_declares_the_answers_and_headers_any_operation_can_give():
+    """Ensure a generated client meets no undeclared status or header: 401 for a bad token
+    wherever one is read, 405 with Allow, 406, RateLimit-*, Retry-After and Location."""
+    schema = yaml.safe_load(SCHEMA_FILE.read_text())
+    headers = schema["components"]["headers"]
+    assert set(headers) == {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            where, responses = (method, path), operation["responses"]
+            assert {"405", "406"} <= set(responses), where
+            reads_a_token = any(operation.get("security", []))
+            assert ("401" in responses) == reads_a_token, where
+            assert responses["405"]["headers"]["Allow"]["required"] is True, where
+            assert responses["429"]["headers"]["Retry-After"]["required"] is True, where
+            assert "Retry-After" in responses["503"]["headers"], where
+            for response in responses.values():
+                assert {"RateLimit-Limit", "RateLimit-Reset"} <= set(response["headers"]), where
+    created = schema["paths"]["/api/articles/"]["post"]["responses"]["201"]
+    assert created["headers"]["Location"]["required"] is True
+    token = schema["paths"]["/api/auth/token/"]["post"]
+    assert list(token["requestBody"]["content"]) == ["application/json"]
+    assert token["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/TokenRequest"
+    }
+    assert set(schema["components"]["schemas"]["TokenRequest"]["properties"]) == {
+        "username",
+        "password",
+    }
+
+
 @pytest.mark.django_db
 def test_the_docs_page_loads_its_scripts_from_our_own_static_files(anon):
     page = anon.get("/api/docs/")

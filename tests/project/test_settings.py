@@ -1,4 +1,10 @@
-"""The settings helpers: Redis URLs for the cache database, environment parsing."""
+"""The settings: Redis URLs for the cache database, environment parsing, the secret key,
+and nothing written to disk by reading them."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import redis
@@ -34,23 +40,56 @@ def test_env_bool_refuses_what_it_cannot_read(monkeypatch):
     assert env_bool("X_FLAG") is True
 
 
-def _settings_in_subprocess(tmp_path, code: str, **env: str) -> str:  # type: ignore[no-untyped-def]
-    import os
-    import subprocess
-    import sys
-
+def _import_settings(var_dir: Path, code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """votesite.settings read in a fresh process with exactly `env` (and VOTESITE_VAR_DIR)
+    of the DJANGO_* variables."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
-    environ.update(
-        VOTESITE_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="votesite.settings", **env
-    )
-    run = subprocess.run(
+    environ.update(VOTESITE_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="votesite.settings", **env)
+    return subprocess.run(
         [sys.executable, "-c", f"from django.conf import settings as s; print({code})"],
         env=environ,
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
     )
+
+
+def _settings_in_subprocess(tmp_path: Path, code: str, **env: str) -> str:
+    run = _import_settings(tmp_path, code, DJANGO_SECRET_KEY=KEY, **env)
+    assert run.returncode == 0, run.stderr
     return run.stdout.strip()
+
+
+KEY = "test-only-secret-key-that-is-long-enough-0123456789abcdefghij"
+
+
+def test_importing_settings_writes_nothing_to_disk(tmp_path):
+    """Ensure reading the settings (any manage.py command, a worker's start) creates no
+    file or folder: no secret key file, no static folder."""
+    var = tmp_path / "var"
+    for env in ({"DJANGO_DEBUG": "true"}, {"DJANGO_SECRET_KEY": KEY}):
+        run = _import_settings(var, "s.SECRET_KEY[:8], s.STATIC_ROOT", **env)
+        assert run.returncode == 0, run.stderr
+        assert not var.exists(), sorted(var.rglob("*"))
+
+
+def test_production_without_a_secret_key_refuses_to_start_and_says_why(tmp_path):
+    run = _import_settings(tmp_path, "s.SECRET_KEY")
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("django.core.exceptions.ImproperlyConfigured: DJANGO_SECRET_KEY")
+    assert "DJANGO_DEBUG" in last  # the way out for development is named too
+    empty = _import_settings(tmp_path, "s.SECRET_KEY", DJANGO_SECRET_KEY="", DJANGO_DEBUG="no")
+    assert empty.returncode != 0 and "ImproperlyConfigured" in empty.stderr
+
+
+def test_development_uses_a_fixed_key_that_deploy_checks_call_insecure(tmp_path):
+    runs = [_import_settings(tmp_path, "s.SECRET_KEY", DJANGO_DEBUG="true") for _ in range(2)]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr
+    first = runs[0].stdout.strip()
+    assert runs[1].stdout.strip() == first
+    # check --deploy (security.W009) flags keys with this prefix, should one reach production.
+    assert first.startswith("django-insecure-")
 
 
 def test_hsts_include_subdomains_and_preload_are_each_their_own_choice_off_by_default(tmp_path):
@@ -61,3 +100,17 @@ def test_hsts_include_subdomains_and_preload_are_each_their_own_choice_off_by_de
     assert _settings_in_subprocess(tmp_path, code, **hsts, **both) == "31536000 True True"
     only = {"DJANGO_SECURE_HSTS_PRELOAD": "true"}
     assert _settings_in_subprocess(tmp_path, code, **hsts, **only) == "31536000 False True"
+
+
+def test_every_environment_variable_the_settings_read_is_in_the_readme_table():
+    import re
+
+    base = Path(__file__).resolve().parents[2]
+    source = (base / "votesite" / "settings.py").read_text()
+    read = set(re.findall(r'(?:env_\w+|os\.environ\.get)\(\s*"([A-Z0-9_]+)"', source))
+    read.add("DATABASE_URL")  # dj_database_url.config() reads it
+    readme = (base / "README.md").read_text()
+    table = readme[readme.index("## Configuration") :]
+    table = table[: table.index("\n\n", table.index("| variable |"))]
+    missing = sorted(name for name in read if f"`{name}`" not in table)
+    assert len(read) > 20 and not missing, missing

@@ -1,0 +1,33 @@
+# votesite: gunicorn on production settings, as a non-root user (README, "Docker").
+# Build: docker build -t votesite .   Run it with compose.yaml, or give it DJANGO_SECRET_KEY,
+# DJANGO_ALLOWED_HOSTS, REDIS_URL and DATABASE_URL.
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+COPY requirements.txt /tmp/requirements.txt
+# The runtime set only (requirements.txt, pinned); the test tools stay out of the image.
+RUN python -m venv /opt/venv && /opt/venv/bin/pip install -r /tmp/requirements.txt
+
+FROM python:3.11-slim
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    DJANGO_SETTINGS_MODULE=votesite.settings \
+    DJANGO_DEBUG=false \
+    DJANGO_STATIC_MANIFEST=true \
+    VOTESITE_VAR_DIR=/app/var \
+    WEB_CONCURRENCY=2
+RUN useradd --system --uid 10001 --no-create-home --home-dir /app votesite
+COPY --from=build /opt/venv /opt/venv
+WORKDIR /app
+COPY manage.py ./
+COPY votesite ./votesite
+COPY articles ./articles
+COPY templates ./templates
+COPY docker/entrypoint.sh /usr/local/bin/votesite-entrypoint
+# The code stays root's and read-only to the site; only var/ (collected static files) is its.
+RUN mkdir -p /app/var && chown votesite /app/var
+USER votesite
+EXPOSE 8000
+ENTRYPOINT ["votesite-entrypoint"]
+# gunicorn reads WEB_CONCURRENCY for its number of workers.
+CMD ["gunicorn", "votesite.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]

@@ -118,6 +118,13 @@ _REFUSALS = (
 )
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """Redis at maxmemory with noeviction: it refuses writes (StoreFull), reads still work."""
+    if isinstance(exc, redis.OutOfMemoryError):
+        return True
+    return isinstance(exc, redis.ResponseError) and "OOM command not allowed" in str(exc)
+
+
 def refuses_writes(exc: BaseException) -> bool:
     """True for a Redis that is up but refusing writes: as much an outage as a 503."""
     if isinstance(exc, _REFUSING):

@@ -249,6 +249,7 @@ def store_status() -> dict[str, object]:
         "maxmemory_policy": info.get("maxmemory_policy"),
         "cluster_enabled": bool(int(info.get("cluster_enabled", 0))),
         "used_memory": info.get("used_memory"),
+        "maxmemory": info.get("maxmemory"),
         "articles": _article_count(conn),
     }
 
@@ -415,10 +416,13 @@ def store_health() -> dict[str, object]:
         "none" if saves is not None else "unknown"
     )
     role = {"master": "primary", "slave": "replica"}.get(str(info.get("role")), "unknown")
+    # At maxmemory (with noeviction, the store's policy) Redis refuses writes, reads work.
+    limit, used = int(status["maxmemory"] or 0), int(status["used_memory"] or 0)  # type: ignore[call-overload]
     return {
         "reachable": True,
         "role": role,
         "persistence": persistence,
         "aof_enabled": aof,
+        "full": bool(limit) and used >= limit,
         "details": status,
     }

@@ -1,22 +1,29 @@
 """The invariant audit of the store (check_votes) and the repairs of --repair.
 
 Reads in batches with SCAN, never KEYS; each repair is one MULTI/EXEC under WATCH.
+Bad data never stops it: a key of the wrong type is reported ("wrong_type") and neither
+read further nor written; a count or time that is not one is reported, and a repair
+mends it only from what is still known elsewhere (the voter sets, the time: index).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from articles import conf, keys, validation
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
 from articles.selectors import _ids, _s
 from articles.services import _ATTEMPTS, _group_keys
-from articles.types import Article, article_score
+from articles.types import Article, article_score, valid_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,34 +35,76 @@ class Problem:
     entry: str | None = None  # the index entry at fault: a normalised link, submitted:<pk>
 
 
+# The store-wide keys and the type each must hold. One of another type is reported, not
+# read further, and no repair writes to it (a person decides what it should hold).
+INDEX_TYPES = {
+    keys.SCORE: "zset",
+    keys.TIME: "zset",
+    keys.GOOD: "zset",
+    keys.GROUPS: "hash",
+    keys.LINKS: "hash",
+}
+# Problems no repair can mend from what the store still knows: reported and left alone.
+REPORT_ONLY_KINDS = frozenset({"wrong_type", "bad_group_name"})
+
+
 def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Problem]:
-    """Every broken invariant of SPEC §1, plus voter sets without their expiry and
-    indexes that disagree with the article hashes. Reads only; works on book data too.
+    """Every broken invariant of SPEC §1, plus voter sets without their expiry, indexes
+    that disagree with the article hashes, keys of the wrong type and values that are not
+    counts or times. Reads only; works on book data too; never stops at bad data.
     The window is judged by Redis' clock, as the scripts judge it (`now` fixes it)."""
     conn = get_connection()
     now = _redis_now(conn) if now is None else now
-    ids = _indexed_article_ids(conn)
-    registry = {_s(k) for k in conn.hkeys(keys.GROUPS)}
-    memberships, names, bad = _scan_groups(conn)
-    problems = [Problem("bad_group_name", f"group key {key!r}") for key in bad]
+    problems, broken = _index_types(conn)
+    ids = _indexed_article_ids(conn, broken)
+    registry = set() if keys.GROUPS in broken else {_s(k) for k in conn.hkeys(keys.GROUPS)}
     problems += [
-        Problem("unregistered_group", f"group {name} has no registry entry", group=name)
-        for name in sorted(names - registry)
+        Problem(
+            "bad_group_name", f"groups: registers {name!r}, not a group name", entry=keys.GROUPS
+        )
+        for name in sorted(registry)
+        if not keys.GROUP_NAME.fullmatch(name)
     ]
+    memberships, names, bad, wrong = _scan_groups(conn)
+    problems += [Problem("bad_group_name", f"group key {key!r}") for key in bad]
+    problems += [_wrong_type(key, kind, "set") for key, kind in wrong]
+    if keys.GROUPS not in broken:
+        problems += [
+            Problem("unregistered_group", f"group {name} has no registry entry", group=name)
+            for name in sorted(names - registry)
+        ]
     ids.update(memberships)
     ordered = sorted(ids)
     for offset in range(0, len(ordered), batch):
         chunk = ordered[offset : offset + batch]
-        problems.extend(_audit_chunk(conn, chunk, memberships, now))
-    problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch))
+        problems.extend(_audit_chunk(conn, chunk, memberships, now, broken))
+    problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch, broken))
     return problems
 
 
-def _indexed_article_ids(conn: redis.Redis) -> set[int]:
+def _wrong_type(key: str, kind: str, expected: str, article_id: int | None = None) -> Problem:
+    return Problem("wrong_type", f"{key} is a {kind}, not a {expected}", article_id, entry=key)
+
+
+def _index_types(conn: redis.Redis) -> tuple[list[Problem], set[str]]:
+    """The store-wide keys of the wrong type: reported, and skipped by what follows."""
+    pipe = conn.pipeline(transaction=False)
+    for key in INDEX_TYPES:
+        pipe.type(key)
+    problems, broken = [], set()
+    for (key, expected), kind in zip(INDEX_TYPES.items(), pipe.execute(), strict=True):
+        if _s(kind) not in ("none", expected):
+            problems.append(_wrong_type(key, _s(kind), expected))
+            broken.add(key)
+    return problems, broken
+
+
+def _indexed_article_ids(conn: redis.Redis, broken: set[str] = frozenset()) -> set[int]:  # type: ignore[assignment]
     """Every article id with a hash or an entry in score:, time: or good: (SCAN, no KEYS)."""
     ids = set(_ids(conn.scan_iter(match=keys.ARTICLE_SCAN, count=1000)))
     for key in (keys.SCORE, keys.TIME, keys.GOOD):
-        ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
+        if key not in broken:
+            ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
     return ids
 
 
@@ -64,28 +113,45 @@ def group_memberships() -> dict[int, set[str]]:
     return _scan_groups(get_connection())[0]
 
 
-def _scan_groups(conn: redis.Redis) -> tuple[dict[int, set[str]], set[str], list[str]]:
+def _scan_groups(
+    conn: redis.Redis,
+) -> tuple[dict[int, set[str]], set[str], list[str], list[tuple[str, str]]]:
+    """Memberships, the valid names, the keys with a bad name, and (key, type) of the
+    group keys that are not sets."""
     memberships: dict[int, set[str]] = defaultdict(set)
     names: set[str] = set()
     bad: list[str] = []
+    wrong: list[tuple[str, str]] = []
     for key in conn.scan_iter(match=keys.GROUP_SCAN, count=1000):
         name = _s(key).removeprefix("group:")
         if not keys.GROUP_NAME.fullmatch(name):
             bad.append(_s(key))
             continue
+        kind = _s(conn.type(key))
+        if kind != "set":
+            if kind != "none":  # "none": deleted since the SCAN saw it
+                wrong.append((_s(key), kind))
+            continue
         names.add(name)
         for article_id in _ids(conn.sscan_iter(key, count=1000)):
             memberships[article_id].add(name)
-    return memberships, names, bad
+    return memberships, names, bad, wrong
 
 
 def _audit_chunk(
-    conn: redis.Redis, chunk: list[int], memberships: dict[int, set[str]], now: float
+    conn: redis.Redis,
+    chunk: list[int],
+    memberships: dict[int, set[str]],
+    now: float,
+    broken: set[str],
 ) -> list[Problem]:
     pipe = conn.pipeline(transaction=False)
     for article_id in chunk:
         member = keys.article(article_id)
         up, down = keys.voted(article_id), keys.voted_down(article_id)
+        pipe.type(member)
+        pipe.type(up)
+        pipe.type(down)
         pipe.hgetall(member)
         pipe.zscore(keys.SCORE, member)
         pipe.zscore(keys.TIME, member)
@@ -95,19 +161,59 @@ def _audit_chunk(
         pipe.sinter([up, down])
         pipe.ttl(up)
         pipe.ttl(down)
-    replies = pipe.execute()
+    # raise_on_error=False: a reply refused for the wrong type is reported below, and the
+    # audit goes on with the next article.
+    replies = pipe.execute(raise_on_error=False)
     problems: list[Problem] = []
     vote_score, window, good = conf.vote_score(), conf.window(), conf.good_votes()
     for i, article_id in enumerate(chunk):
+        member = keys.article(article_id)
+        up, down = keys.voted(article_id), keys.voted_down(article_id)
+        types = [_s(t) for t in replies[i * 12 : i * 12 + 3]]
         raw, score, posted_idx, good_idx, n_up, n_down, both, ttl_up, ttl_down = replies[
-            i * 9 : i * 9 + 9
+            i * 12 + 3 : i * 12 + 12
         ]
+        # A broken index (its reply an error) was reported once, as wrong_type.
+        score = None if keys.SCORE in broken else score
+        posted_idx = None if keys.TIME in broken else posted_idx
+        good_idx = None if keys.GOOD in broken else good_idx
 
         def report(kind: str, detail: str, article_id: int = article_id) -> None:
             problems.append(Problem(kind, detail, article_id))
 
+        expected_types = ((member, "hash"), (up, "set"), (down, "set"))
+        wrong = [
+            _wrong_type(key, kind, expected, article_id)
+            for (key, expected), kind in zip(expected_types, types, strict=True)
+            if kind not in ("none", expected)
+        ]
+        if wrong:
+            problems.extend(wrong)
+            continue
         if not raw:
             report("missing_hash", "indexed or grouped, but article hash is gone")
+            continue
+        for ttl, key in ((ttl_up, "voted"), (ttl_down, "voted_down")):
+            if ttl == -1:
+                report("no_expiry", f"{key}:{article_id} has no expiry")
+        in_sets = memberships.get(article_id, set())
+        grouped = {g for g in _s(raw.get(b"groups", b"")).split(",") if g}
+        if grouped != in_sets:
+            report("groups_field", f"groups field {sorted(grouped)} != sets {sorted(in_sets)}")
+        posted = _time_or_none(raw.get(b"time"))
+        if posted is None:
+            known = posted_idx if posted_idx is not None and valid_time(posted_idx) else None
+            report(
+                "bad_time",
+                f"time is {_shown(raw.get(b'time'))}, not a post time; "
+                + (f"time: has {known}" if known is not None else "time: has none usable"),
+            )
+            continue
+        counts = {name: raw.get(name.encode(), b"0") for name in ("votes", "downvotes")}
+        bad_counts = {name: v for name, v in counts.items() if not _WHOLE.fullmatch(_s(v))}
+        if bad_counts:
+            shown = ", ".join(f"{name} is {_shown(v)}" for name, v in bad_counts.items())
+            report("bad_count", f"{shown}, not a whole number")
             continue
         article = Article.from_hash(
             article_id, raw, score=None, window=window, vote_score=vote_score
@@ -115,9 +221,12 @@ def _audit_chunk(
         expected = article_score(
             article.time, article.votes, article.downvotes, vote_score=vote_score
         )
-        if score is None or posted_idx is None:
+        unindexed = (score is None and keys.SCORE not in broken) or (
+            posted_idx is None and keys.TIME not in broken
+        )
+        if unindexed:
             report("not_indexed", "missing from score: or time:")
-        elif abs(score - expected) > 1e-3:
+        if score is not None and abs(score - expected) > 1e-3:
             report("score", f"score {score} != {expected} from time and votes")
         if posted_idx is not None and abs(posted_idx - article.time) > 1e-3:
             report("time_index", f"time: has {posted_idx}, hash has {article.time}")
@@ -128,10 +237,7 @@ def _audit_chunk(
                 report("downvotes", f"downvotes {article.downvotes} != {n_down} down-voters")
             if both:
                 report("both_sets", f"{len(both)} user(s) in both voter sets")
-        for ttl, key in ((ttl_up, "voted"), (ttl_down, "voted_down")):
-            if ttl == -1:
-                report("no_expiry", f"{key}:{article_id} has no expiry")
-        if (article.votes >= good) != (good_idx is not None):
+        if keys.GOOD not in broken and (article.votes >= good) != (good_idx is not None):
             report(
                 "good",
                 f"{article.votes} up-votes but good-index membership is {good_idx is not None}",
@@ -140,12 +246,21 @@ def _audit_chunk(
         if last_vote is not None and last_vote >= article.voting_closes_at:
             late = last_vote - article.voting_closes_at
             report("vote_after_close", f"a vote was counted {late:.3f} s after voting closed")
-        in_sets = memberships.get(article_id, set())
-        if set(article.groups) != in_sets:
-            report(
-                "groups_field", f"groups field {sorted(article.groups)} != sets {sorted(in_sets)}"
-            )
     return problems
+
+
+# A count the scripts can HINCRBY (vote.lua's bad_counts()).
+_WHOLE = re.compile(r"-?[0-9]{1,18}")
+
+
+def _time_or_none(value: bytes | str | float | None) -> float | None:
+    """A post time the rules can use, or None (missing, not a number, out of range)."""
+    number = _float(value)
+    return number if number is not None and valid_time(number) else None
+
+
+def _shown(value: bytes | None) -> str:
+    return "missing" if value is None else repr(_s(value))
 
 
 # --- the duplicate-link index (links:) and the posters' indexes (submitted:<pk>) ----------
@@ -162,17 +277,22 @@ class _Indexed:
     norm: str  # the normalised link, or "" for none
     poster_id: int | None  # the pk in `poster` = user:<pk>, else None
     open: bool
+    readable: bool = True  # False: the article key is not a hash (reported as wrong_type)
 
 
 def _audit_link_and_poster_indexes(
-    conn: redis.Redis, ordered: list[int], now: float, batch: int
+    conn: redis.Redis, ordered: list[int], now: float, batch: int, broken: set[str]
 ) -> list[Problem]:
     seen = _indexed_fields(conn, ordered, now, batch)
-    links = {_s(k): _s(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
     problems: list[Problem] = []
+    if keys.LINKS in broken:
+        return problems + _audit_submitted(conn, seen, batch)
+    links = {_s(k): _s(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
     for norm, holder in sorted(links.items()):
         article_id = _article_id_or_none(holder)
         found = seen.get(article_id) if article_id is not None else None
+        if found is not None and not found.readable:
+            continue
         if found is None or found.norm != norm:
             detail = f"links: maps {norm} to {holder}, which does not link there"
             problems.append(Problem("link_stale", detail, article_id, entry=norm))
@@ -201,37 +321,55 @@ def _indexed_fields(
         pipe = conn.pipeline(transaction=False)
         for article_id in chunk:
             pipe.hmget(keys.article(article_id), "link", "poster", "time")
-        for article_id, fields in zip(chunk, pipe.execute(), strict=True):
+        for article_id, fields in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
+            if isinstance(fields, redis.ResponseError):
+                # Not a hash (reported as wrong_type): what indexes it is left as it is.
+                seen[article_id] = _Indexed(norm="", poster_id=None, open=False, readable=False)
+                continue
             if fields == [None, None, None]:
                 continue  # no hash: reported as missing_hash
-            link, poster, posted = (_s(v) if v is not None else "" for v in fields)
+            link, poster, posted = fields
+            closes = (_time_or_none(posted) or 0) + window  # a bad time: bad_time says so
             seen[article_id] = _Indexed(
-                norm=_normalized(link),
-                poster_id=_user_id_or_none(poster),
-                open=now < _float_or_zero(posted) + window,
+                norm=_normalized(_s(link or b"")),
+                poster_id=_user_id_or_none(_s(poster or b"")),
+                open=now < closes,
             )
     return seen
 
 
 def _audit_submitted(conn: redis.Redis, seen: dict[int, _Indexed], batch: int) -> list[Problem]:
     problems: list[Problem] = []
+    wrong: set[str] = set()
     for raw_key in conn.scan_iter(match="submitted:*", count=1000):
         key = _s(raw_key)
+        kind = _s(conn.type(key))
+        if kind not in ("zset", "none"):
+            wrong.add(key)
+            problems.append(_wrong_type(key, kind, "zset"))
+            continue
         user_id = _user_id_or_none("user:" + key.removeprefix("submitted:"))
         for raw, _ in conn.zscan_iter(key, count=1000):
             article_id = _article_id_or_none(_s(raw))
             found = seen.get(article_id) if article_id is not None else None
+            if found is not None and not found.readable:
+                continue
             if found is None or found.poster_id != user_id:
                 detail = f"{key} holds {_s(raw)}, which that user did not post"
                 problems.append(Problem("submitted_stale", detail, article_id, entry=key))
-    posted = [(i, f.poster_id) for i, f in sorted(seen.items()) if f.poster_id is not None]
+    posted = [
+        (i, f.poster_id)
+        for i, f in sorted(seen.items())
+        if f.poster_id is not None and keys.submitted(f.poster_id) not in wrong
+    ]
     for offset in range(0, len(posted), batch):
         chunk = posted[offset : offset + batch]
         pipe = conn.pipeline(transaction=False)
         for article_id, user_id in chunk:
             pipe.zscore(keys.submitted(user_id or 0), keys.article(article_id))
-        for (article_id, user_id), score in zip(chunk, pipe.execute(), strict=True):
-            if score is None:
+        replies = pipe.execute(raise_on_error=False)
+        for (article_id, user_id), score in zip(chunk, replies, strict=True):
+            if score is None:  # (an error: a key made a non-zset since the scan; next run)
                 key = keys.submitted(user_id or 0)
                 problems.append(
                     Problem("unsubmitted", f"missing from {key}", article_id, entry=key)
@@ -246,13 +384,6 @@ def _normalized(link: str) -> str:
         return validation.normalize_link(validation.clean_link(link)) if link else ""
     except InvalidInput:
         return ""
-
-
-def _float_or_zero(value: str) -> float:
-    try:
-        return float(value or 0)
-    except ValueError:
-        return 0.0
 
 
 def _article_id_or_none(member: str) -> int | None:
@@ -293,6 +424,11 @@ def index_entries_repair(problems: Iterable[Problem]) -> None:
                     break
                 except redis.WatchError:
                     continue
+                except redis.ResponseError as exc:
+                    if "WRONGTYPE" not in str(exc):
+                        raise
+                    pipe.reset()  # a key it reads is of the wrong type: left, and reported
+                    break
             else:
                 raise Conflict()
 
@@ -345,28 +481,49 @@ def _submitted_stale_repair(pipe: redis.client.Pipeline, key: str, _: int | None
 def _unsubmitted_repair(pipe: redis.client.Pipeline, key: str, article_id: int | None) -> None:
     member = keys.article(article_id or 0)
     pipe.watch(member)
-    poster, posted = (_s(v) if v is not None else "" for v in pipe.hmget(member, "poster", "time"))
-    if not posted or "submitted:" + poster.removeprefix("user:") != key:
+    poster, raw_time = pipe.hmget(member, "poster", "time")
+    posted = _time_or_none(raw_time)  # None: reported as bad_time, mended by article_repair
+    if posted is None or "submitted:" + _s(poster or b"").removeprefix("user:") != key:
         pipe.reset()
         return
     pipe.multi()
-    pipe.zadd(key, {member: _float_or_zero(posted)})
+    pipe.zadd(key, {member: posted})
     pipe.execute()
+
+
+Repaired = Literal["repaired", "removed", "left"]
 
 
 def article_repair(
     *, article_id: int, groups: Iterable[str] = (), now: float | None = None
-) -> bool:
+) -> Repaired:
     """Make one article satisfy every invariant of SPEC §1 again (check_votes --repair).
 
-    The voter sets are the truth while voting is open, the counts after it closed.
-    One MULTI/EXEC under WATCH, retried if a vote lands meanwhile. Returns False if the
-    article hash is gone: its index entries and its memberships of `groups` are removed.
+    The voter sets are the truth while voting is open, the counts after it closed; the
+    hash's time, else the time: index's (a missing or bad time is taken from there, never
+    made 0). One MULTI/EXEC under WATCH, retried if a vote lands meanwhile.
+
+    Returns "removed" if the article hash is gone (its index entries and its memberships
+    of `groups` are removed), "left" when the store no longer knows what to write (a key of
+    the wrong type, no usable time anywhere, a bad count after the window closed): the
+    audit goes on reporting it for a person. A store-wide index of the wrong type is
+    left alone too; the rest of the article is still repaired.
     """
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
     conn = get_connection()
     now = _redis_now(conn) if now is None else now
+    types = conn.pipeline(transaction=False)
+    for key in (member, up, down, keys.SCORE, keys.TIME, keys.GOOD):
+        types.type(key)
+    member_type, up_type, down_type, *index_types = (_s(t) for t in types.execute())
+    if member_type not in ("hash", "none") or {up_type, down_type} - {"set", "none"}:
+        return "left"
+    writable = {
+        key
+        for key, kind in zip((keys.SCORE, keys.TIME, keys.GOOD), index_types, strict=True)
+        if kind in ("zset", "none")
+    }
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):
             try:
@@ -375,14 +532,21 @@ def article_repair(
                 if not raw:
                     pipe.multi()
                     for key in (keys.SCORE, keys.TIME, keys.GOOD):
-                        pipe.zrem(key, member)
+                        if key in writable:
+                            pipe.zrem(key, member)
                     for name in groups:
                         pipe.srem(keys.group(name), member)
                         pipe.delete(*_group_keys(name)[1:])
                     pipe.delete(up, down)
                     pipe.execute()
-                    return False
-                posted = float(raw.get(b"time", b"0"))
+                    return "removed"
+                posted = _time_or_none(raw.get(b"time"))
+                lost_time = posted is None
+                if lost_time and keys.TIME in writable:
+                    posted = _time_or_none(pipe.zscore(keys.TIME, member))
+                if posted is None:
+                    pipe.reset()
+                    return "left"  # no usable time anywhere: a person must say when
                 closes = posted + conf.window()
                 if now < closes:
                     both = pipe.sinter([up, down])
@@ -390,27 +554,44 @@ def article_repair(
                     downvotes = pipe.scard(down) - len(both)
                 else:
                     both = set()
-                    votes = int(float(raw.get(b"votes", b"0")))
-                    downvotes = int(float(raw.get(b"downvotes", b"0")))
+                    counted = [_whole(raw.get(name, b"0")) for name in (b"votes", b"downvotes")]
+                    if None in counted:
+                        pipe.reset()
+                        return "left"  # the voter sets are gone: nothing to count again
+                    votes, downvotes = counted  # type: ignore[assignment]
                 pipe.multi()
                 if both:
                     pipe.srem(down, *both)
-                pipe.hset(member, mapping={"votes": votes, "downvotes": downvotes})
+                fields: dict[FieldT, EncodableT] = {"votes": votes, "downvotes": downvotes}
+                if lost_time:
+                    fields["time"] = int(posted) if posted.is_integer() else posted
+                pipe.hset(member, mapping=fields)
                 score = article_score(posted, votes, downvotes, vote_score=conf.vote_score())
-                pipe.zadd(keys.SCORE, {member: score})
-                pipe.zadd(keys.TIME, {member: posted})
-                if votes >= conf.good_votes():
-                    pipe.zadd(keys.GOOD, {member: posted})
-                else:
-                    pipe.zrem(keys.GOOD, member)
+                if keys.SCORE in writable:
+                    pipe.zadd(keys.SCORE, {member: score})
+                if keys.TIME in writable:
+                    pipe.zadd(keys.TIME, {member: posted})
+                if keys.GOOD in writable:
+                    if votes >= conf.good_votes():
+                        pipe.zadd(keys.GOOD, {member: posted})
+                    else:
+                        pipe.zrem(keys.GOOD, member)
                 # EXPIREAT in the past deletes the key, as the window says it should be.
                 pipe.expireat(up, int(-(-closes // 1)))
                 pipe.expireat(down, int(-(-closes // 1)))
                 pipe.execute()
-                return True
+                return "repaired"
             except redis.WatchError:
                 continue
     raise Conflict()
+
+
+def _whole(value: bytes | str) -> int | None:
+    """A count that was whole ("3", or "3.0" written by other code), else None."""
+    number = _float(value)
+    if number is None or not math.isfinite(number) or not number.is_integer():
+        return None
+    return int(number)
 
 
 def _redis_now(conn: redis.Redis) -> float:
@@ -419,7 +600,7 @@ def _redis_now(conn: redis.Redis) -> float:
     return seconds + micros / 1_000_000
 
 
-def _float(value: bytes | None) -> float | None:
+def _float(value: bytes | str | float | None) -> float | None:
     try:
         return float(value) if value is not None else None
     except ValueError:

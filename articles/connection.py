@@ -10,17 +10,33 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django_redis import get_redis_connection
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.retry import Retry
+from redis.sentinel import SentinelConnectionPool
 
 from articles import conf
 
 _clients: dict[str, redis.Redis] = {}
+# id(pool) -> (pool, a client on a copy of it whose commands are sent once)
+_unretried: dict[int, tuple[redis.ConnectionPool, redis.Redis]] = {}
 _lock = threading.Lock()
 
 
-def get_connection() -> redis.Redis:
-    """The raw client (bytes in, bytes out); never the cache API, which pickles and prefixes."""
+def get_connection(*, retry: bool = True) -> redis.Redis:
+    """The raw client (bytes in, bytes out); never the cache API, which pickles and prefixes.
+
+    The client retries a command once after a dropped connection or a timeout. That is
+    safe for a write whose repeat changes nothing (a vote sets a state; a post is guarded
+    by its id), and wrong for the others: after a timeout the first attempt may well have
+    run, and a group_create sent again answered "group exists" for the group it had just
+    made. Those writes take `retry=False`, a client on a copy of the same pool whose
+    commands are sent once: a timeout is then a 503 (outcome unknown; read and retry).
+    """
+    client = _client_for_settings()
+    return client if retry else _without_retries(client)
+
+
+def _client_for_settings() -> redis.Redis:
     alias = conf.redis_alias()
     if alias:
         return get_redis_connection(alias)
@@ -38,15 +54,46 @@ def get_connection() -> redis.Redis:
 
 
 def _client(url: str) -> redis.Redis:
-    # One quick retry rides out a dropped connection; every write is safe to repeat.
+    # One quick retry rides out a dropped connection, for the commands safe to repeat
+    # (get_connection(retry=False) is the client of the others).
     options = {"retry": Retry(ExponentialBackoff(cap=0.05, base=0.01), 1), **conf.redis_options()}
     return redis.Redis(connection_pool=redis.ConnectionPool.from_url(url, **options))
+
+
+def _without_retries(client: redis.Redis) -> redis.Redis:
+    pool = client.connection_pool
+    found = _unretried.get(id(pool))
+    if found is None or found[0] is not pool:
+        with _lock:
+            found = (pool, redis.Redis(connection_pool=_pool_copy(pool, Retry(NoBackoff(), 0))))
+            _unretried[id(pool)] = found
+    return found[1]
+
+
+def _pool_copy(pool: redis.ConnectionPool, retry: Retry) -> redis.ConnectionPool:
+    """A new pool to the same server (a Sentinel pool follows the same primary) whose
+    connections use `retry`; the original pool is left as it is."""
+    kwargs = {k: v for k, v in pool.connection_kwargs.items() if k != "connection_pool"}
+    kwargs.update(retry=retry, connection_class=pool.connection_class)
+    kwargs["max_connections"] = pool.max_connections
+    if isinstance(pool, SentinelConnectionPool):
+        return SentinelConnectionPool(
+            pool.service_name,
+            pool.sentinel_manager,
+            is_master=pool.is_master,
+            check_connection=pool.check_connection,
+            **kwargs,
+        )
+    if isinstance(pool, redis.BlockingConnectionPool):
+        kwargs["timeout"] = pool.timeout
+    return type(pool)(**kwargs)
 
 
 @receiver(setting_changed)
 def _forget_clients(*, setting: str, **kwargs: object) -> None:
     if setting.startswith("ARTICLES_REDIS") or setting in ("REDIS_URL", "CACHES"):
         _clients.clear()
+        _unretried.clear()
 
 
 # The server cannot be reached (or is replaying its AOF after a restart).
@@ -69,6 +116,13 @@ _REFUSALS = (
     "LOADING",
     "BUSY ",
 )
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Redis at maxmemory with noeviction: it refuses writes (StoreFull), reads still work."""
+    if isinstance(exc, redis.OutOfMemoryError):
+        return True
+    return isinstance(exc, redis.ResponseError) and "OOM command not allowed" in str(exc)
 
 
 def refuses_writes(exc: BaseException) -> bool:

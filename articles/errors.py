@@ -107,6 +107,19 @@ class StoreUnavailable(ArticlesError):
     retry_after = 5
 
 
+class StoreFull(ArticlesError):
+    """Redis is out of memory (maxmemory reached, noeviction): it refuses every write
+    while reads keep working. Writes wait until an administrator frees or adds memory."""
+
+    status_code = HTTPStatus.SERVICE_UNAVAILABLE
+    code = "store_full"
+    message = (
+        "The article store is full, so it takes no changes for now; reading still works. "
+        "Please try again later."
+    )
+    retry_after = 60
+
+
 class StoreCorrupt(ArticlesError):
     """A key of the store holds the wrong type or a value that is not what it should be
     (written by hand or by other code). The request changed nothing; `check_votes`

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 
-from articles.connection import store_unavailable
+from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
-from articles.errors import DatabaseUnavailable, RequestTooLarge, StoreUnavailable
+from articles.errors import DatabaseUnavailable, RequestTooLarge, StoreFull, StoreUnavailable
 from articles.responses import error_response
 
 logger = logging.getLogger(__name__)
@@ -28,6 +28,9 @@ class RedisUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if out_of_memory(exception):
+            logger.warning("Redis out of memory: %s", exception)
+            return error_response(request, StoreFull())
         if store_unavailable(exception):
             logger.warning("Redis unavailable: %s", exception)
             return error_response(request, StoreUnavailable())

@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+import redis
+
 from articles import clock, conf, keys
 from articles.addresses import client_address
-from articles.connection import get_connection
-from articles.errors import RateLimited
+from articles.connection import get_connection, out_of_memory
+from articles.errors import RateLimited, StoreFull
 from articles.types import RateLimit
 
 Who = Literal["caller", "user", "address"]
@@ -69,7 +71,18 @@ def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit 
             counted.append((action, who, rule))
     if not counted:
         return None
-    states = hits([(action, who, rule.limit, rule.period) for action, who, rule in counted], now)
+    try:
+        states = hits(
+            [(action, who, rule.limit, rule.period) for action, who, rule in counted], now
+        )
+    except redis.ResponseError as exc:
+        if not out_of_memory(exc):
+            raise
+        # Redis is full: it takes no counts. A read goes on uncounted (reads still work);
+        # a write could not be stored anyway.
+        if getattr(request, "method", "GET") in ("GET", "HEAD", "OPTIONS"):
+            return None
+        raise StoreFull() from None
     tightest = functools.reduce(lambda a, b: b if _tighter(b, a) else a, states)
     current = getattr(request, "rate_limit", None)
     if current is None or _tighter(tightest, current):

@@ -4,17 +4,20 @@ per article (the reads of a page go out in one pipeline)."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import redis
 
 from articles import clock, conf, keys, scripts, validation
-from articles.connection import get_connection
-from articles.errors import ArticleNotFound, GroupNotFound
+from articles.connection import get_connection, store_unavailable
+from articles.errors import ArticleNotFound, GroupNotFound, StoreCorrupt
 from articles.scripts import raise_for_status
 from articles.types import (
     Article,
+    BadArticle,
     GoodPage,
     Group,
     GroupPage,
@@ -23,7 +26,10 @@ from articles.types import (
     Page,
     Period,
     Vote,
+    valid_time,
 )
+
+logger = logging.getLogger(__name__)
 
 
 def article_get(*, article_id: int, user_id: int | None = None) -> Article:
@@ -32,7 +38,7 @@ def article_get(*, article_id: int, user_id: int | None = None) -> Article:
         keys.article(article_id)
     except ValueError:
         raise ArticleNotFound() from None
-    found = _fetch(get_connection(), [article_id], user_id)
+    found = _fetch(get_connection(), [article_id], user_id, strict=True)
     if not found:
         raise ArticleNotFound()
     return found[0]
@@ -46,7 +52,7 @@ def article_list(
     pipe = get_connection().pipeline(transaction=False)
     pipe.zcard(order.key)
     pipe.zrevrange(order.key, start, stop)
-    count, members = pipe.execute()
+    count, members = _execute(pipe)
     return _page(members, number, count, user_id)
 
 
@@ -94,6 +100,7 @@ def top_article_list(
         args=["top", conf.group_cache_seconds(), start, stop, earliest, ""],
         client=get_connection(),
     )
+    raise_for_status(reply)
     return _page(reply[4::2], number, int(reply[1]), user_id)
 
 
@@ -107,11 +114,14 @@ def good_article_page(
     size = per_page or conf.per_page()
     conn = get_connection()
     # The good index is scored by post time: the newest 50 with their times, in one read.
-    newest: list[tuple[bytes, float]] = conn.zrevrange(  # type: ignore[assignment]
-        keys.GOOD, 0, conf.home_good() - 1, withscores=True
-    )
+    pipe = conn.pipeline(transaction=False)
+    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+    (newest,) = _execute(pipe)
     shown = newest[(number - 1) * size : number * size]
-    days = sorted({datetime.fromtimestamp(t, tz=UTC).date() for _, t in newest}, reverse=True)
+    # A time no date can hold (an inf written by other code) names no day; its article
+    # is skipped by _fetch when its hash says the same.
+    times = [t for _, t in newest if valid_time(t)]
+    days = sorted({datetime.fromtimestamp(t, tz=UTC).date() for t in times}, reverse=True)
     return GoodPage(
         items=_fetch(conn, _ids(m for m, _ in shown), user_id),
         number=number,
@@ -131,7 +141,7 @@ def good_article_day(
     pipe = get_connection().pipeline(transaction=False)
     pipe.zcount(keys.GOOD, first, last)
     pipe.zrevrangebyscore(keys.GOOD, last, first, start=start, num=conf.per_page())
-    count, members = pipe.execute()
+    count, members = _execute(pipe)
     return _page(members, number, count, user_id)
 
 
@@ -144,19 +154,22 @@ def user_article_list(
     pipe = get_connection().pipeline(transaction=False)
     pipe.zcard(key)
     pipe.zrevrange(key, start, stop)
-    count, members = pipe.execute()
+    count, members = _execute(pipe)
     return _page(members, number, count, user_id)
 
 
 def group_list() -> list[Group]:
     """Every registered group with its description and size, by name. Two round trips."""
     conn = get_connection()
-    registry = {_s(k): _s(v) for k, v in conn.hgetall(keys.GROUPS).items()}
+    pipe = conn.pipeline(transaction=False)
+    pipe.hgetall(keys.GROUPS)
+    (registry,) = _execute(pipe)
+    registry = {_s(k): _s(v) for k, v in registry.items()}
     names = sorted(n for n in registry if keys.GROUP_NAME.fullmatch(n))
     pipe = conn.pipeline(transaction=False)
     for name in names:
         pipe.scard(keys.group(name))
-    sizes = pipe.execute() if names else []
+    sizes = _execute(pipe) if names else []
     return [Group(n, registry[n], int(s)) for n, s in zip(names, sizes, strict=True)]
 
 
@@ -166,7 +179,7 @@ def group_get(*, name: str) -> Group:
     pipe = get_connection().pipeline(transaction=False)
     pipe.hget(keys.GROUPS, name)
     pipe.scard(keys.group(name))
-    description, size = pipe.execute()
+    description, size = _execute(pipe)
     if description is None and not size:
         raise GroupNotFound()
     return Group(name, _s(description or b""), int(size))
@@ -179,26 +192,30 @@ def modlog_page(*, page: int | str = 1, per_page: int = 50) -> Page[ModlogEntry]
     pipe = get_connection().pipeline(transaction=False)
     pipe.llen(keys.MODLOG)
     pipe.lrange(keys.MODLOG, start, start + per_page - 1)
-    count, raw = pipe.execute()
-    entries = []
-    for item in raw:
-        try:
-            data = json.loads(item)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            continue  # not an entry of ours (written by hand or by other code)
-        entries.append(
-            ModlogEntry(
-                time=float(data.get("time", 0)),
-                actor=str(data.get("actor", "")),
-                action=str(data.get("action", "")),
-                target=str(data.get("target", "")),
-                reason=str(data.get("reason", "")),
-                details=dict(data.get("details") or {}),
-            )
-        )
+    count, raw = _execute(pipe)
+    entries = [entry for entry in map(_modlog_entry, raw) if entry is not None]
+    if len(entries) < len(raw):
+        logger.warning("modlog: skipped %d malformed entries", len(raw) - len(entries))
     return Page(items=entries, number=number, count=int(count), per_page=per_page)
+
+
+def _modlog_entry(item: bytes) -> ModlogEntry | None:
+    """One entry of ours, or None for anything else (written by hand or by other code)."""
+    try:
+        data = json.loads(item)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    when, details = data.get("time", 0), data.get("details") or {}
+    if isinstance(when, bool) or not isinstance(when, int | float) or not valid_time(when):
+        return None
+    if not isinstance(details, dict):
+        return None
+    fields = {name: data.get(name, "") for name in ("actor", "action", "target", "reason")}
+    if not all(isinstance(value, str) for value in fields.values()):
+        return None
+    return ModlogEntry(time=float(when), details=details, **fields)
 
 
 def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date, int, int]]:
@@ -209,8 +226,18 @@ def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date,
     pipe = get_connection().pipeline(transaction=False)
     pipe.hmget(keys.STATS_POSTS, fields)
     pipe.hmget(keys.STATS_VOTES, fields)
-    posts, votes = pipe.execute()
-    return [(d, int(p or 0), int(v or 0)) for d, p, v in zip(span, posts, votes, strict=True)]
+    posts, votes = _execute(pipe)
+    return [
+        (d, _count(keys.STATS_POSTS, d, p), _count(keys.STATS_VOTES, d, v))
+        for d, p, v in zip(span, posts, votes, strict=True)
+    ]
+
+
+def _count(key: str, day: date, value: bytes | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        raise StoreCorrupt(key, f"{day} is {value!r}, not a count") from None
 
 
 def store_status() -> dict[str, object]:
@@ -223,8 +250,20 @@ def store_status() -> dict[str, object]:
         "maxmemory_policy": info.get("maxmemory_policy"),
         "cluster_enabled": bool(int(info.get("cluster_enabled", 0))),
         "used_memory": info.get("used_memory"),
-        "articles": int(conn.zcard(keys.TIME)),
+        "maxmemory": info.get("maxmemory"),
+        "articles": _article_count(conn),
     }
+
+
+def _article_count(conn: redis.Redis) -> int | None:
+    """The size of time:, or None when it is not a sorted set (check_votes says why):
+    bad data is no reason for /healthz to call Redis unreachable."""
+    try:
+        return int(conn.zcard(keys.TIME))
+    except redis.ResponseError as exc:
+        if store_unavailable(exc):
+            raise
+        return None
 
 
 # --- the invariant audit (check_votes) ----------------------------------------------
@@ -254,12 +293,19 @@ def _ids(members: Iterable[bytes | str]) -> list[int]:
     return found
 
 
-def _fetch(conn: redis.Redis, ids: list[int], user_id: int | None) -> list[Article]:
+def _fetch(
+    conn: redis.Redis, ids: list[int], user_id: int | None, *, strict: bool = False
+) -> list[Article]:
     """Hashes and the caller's votes of `ids`, in one pipeline.
 
     The score is computed from the hash (time + 432 x net votes), which is what `score:`
     holds while the invariants do (check_votes audits it): reading it again per article
     would cost a third of a page's client time for no new information.
+
+    An article whose keys hold bad data (a hash that is not a hash, a count or time that
+    is not a number, a voter set of the wrong type) is left out and logged once for the
+    call, so one bad article never takes a listing down; `strict` (one article's own
+    page) raises StoreCorrupt naming it instead.
     """
     if not ids:
         return []
@@ -270,24 +316,70 @@ def _fetch(conn: redis.Redis, ids: list[int], user_id: int | None) -> list[Artic
         if user:
             pipe.sismember(keys.voted(article_id), user)
             pipe.sismember(keys.voted_down(article_id), user)
-    replies = pipe.execute()
+    replies = pipe.execute(raise_on_error=False)
     step = 3 if user else 1
     window, vote_score = conf.window(), conf.vote_score()
-    articles = []
+    articles, skipped = [], []
     for i, article_id in enumerate(ids):
-        raw = replies[i * step]
-        if not raw:
-            continue  # deleted between the two round trips
-        my_vote = None
-        if user:
-            up, down = replies[i * step + 1], replies[i * step + 2]
-            my_vote = Vote.UP if up else Vote.DOWN if down else Vote.NONE
-        articles.append(
-            Article.from_hash(
-                article_id, raw, score=None, window=window, vote_score=vote_score, my_vote=my_vote
+        raw, *mine = replies[i * step : i * step + step]
+        try:
+            for key, reply in zip(_article_keys(article_id, step), [raw, *mine], strict=True):
+                if isinstance(reply, redis.ResponseError):
+                    raise _read_error(key, reply)
+            if not raw:
+                continue  # deleted between the two round trips
+            my_vote = None
+            if user:
+                up, down = mine
+                my_vote = Vote.UP if up else Vote.DOWN if down else Vote.NONE
+            articles.append(
+                Article.from_hash(
+                    article_id,
+                    raw,
+                    score=None,
+                    window=window,
+                    vote_score=vote_score,
+                    my_vote=my_vote,
+                )
             )
-        )
+        except BadArticle as exc:
+            if strict:
+                raise StoreCorrupt(keys.article(article_id), str(exc)) from None
+            skipped.append(f"{keys.article(article_id)} ({exc})")
+        except StoreCorrupt as exc:
+            if strict:
+                raise
+            skipped.append(exc.message)
+    if skipped:
+        logger.warning("Left out of a listing for bad data: %s", "; ".join(skipped))
     return articles
+
+
+def _article_keys(article_id: int, step: int) -> list[str]:
+    names = [keys.article(article_id), keys.voted(article_id), keys.voted_down(article_id)]
+    return names[:step]
+
+
+def _execute(pipe: redis.client.Pipeline) -> list[Any]:
+    """Run a pipeline of reads. A reply refused for the wrong type raises StoreCorrupt
+    naming the key (a 503 that says where, not a 500); an outage raises as itself."""
+    commands = [args for args, _ in pipe.command_stack]
+    replies = pipe.execute(raise_on_error=False)
+    for args, reply in zip(commands, replies, strict=True):
+        if isinstance(reply, redis.ResponseError):
+            raise _read_error(_s(args[1]), reply)
+    return replies
+
+
+def _read_error(key: str, error: redis.ResponseError) -> Exception:
+    """StoreCorrupt for a key of the wrong type; any other error as it came."""
+    if store_unavailable(error) or "WRONGTYPE" not in str(error):
+        return error
+    try:
+        kind = _s(get_connection().type(key))
+    except redis.RedisError:
+        kind = "key of another type"
+    return StoreCorrupt(key, f"is a {kind}, which this read cannot use")
 
 
 def _s(value: bytes | str) -> str:
@@ -325,10 +417,13 @@ def store_health() -> dict[str, object]:
         "none" if saves is not None else "unknown"
     )
     role = {"master": "primary", "slave": "replica"}.get(str(info.get("role")), "unknown")
+    # At maxmemory (with noeviction, the store's policy) Redis refuses writes, reads work.
+    limit, used = int(status["maxmemory"] or 0), int(status["used_memory"] or 0)  # type: ignore[call-overload]
     return {
         "reachable": True,
         "role": role,
         "persistence": persistence,
         "aof_enabled": aof,
+        "full": bool(limit) and used >= limit,
         "details": status,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Generic, TypeVar
@@ -85,12 +86,32 @@ def _text(raw: dict[bytes, bytes], name: str, default: str = "") -> str:
     return default if value is None else value.decode("utf-8", "replace")
 
 
+# The post times the store's rules can use (the scripts' bad_time() in _lib.lua): Unix
+# seconds from 1970 to the year 5138, which EXPIREAT and datetime both accept.
+LATEST_TIME = 1e11
+
+
+class BadArticle(ValueError):
+    """An article hash no page can show (a count or time that is not a finite number,
+    a time out of range): its listings skip it, check_votes reports it."""
+
+
 def _number(raw: dict[bytes, bytes], name: str) -> float:
     value = raw.get(name.encode())
-    try:
-        return float(value) if value is not None else 0.0
-    except ValueError:
+    if value is None:
         return 0.0
+    try:
+        number = float(value)
+    except ValueError:
+        raise BadArticle(f"{name} is {value!r}, not a number") from None
+    if not math.isfinite(number):
+        raise BadArticle(f"{name} is {value!r}, not a finite number")
+    return number
+
+
+def valid_time(value: float) -> bool:
+    """A post time the rules, EXPIREAT and datetime all accept."""
+    return math.isfinite(value) and 0 <= value <= LATEST_TIME
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +141,11 @@ class Article:
         vote_score: int,
         my_vote: Vote | None = None,
     ) -> Article:
-        """Decode an article hash; fields the book does not write get their defaults."""
+        """Decode an article hash; fields the book does not write get their defaults.
+        Raises BadArticle for a count or time no page can show."""
         posted = _number(raw, "time")
+        if not valid_time(posted):
+            raise BadArticle(f"time is {posted!r}, not a post time")
         votes = int(_number(raw, "votes"))
         downvotes = int(_number(raw, "downvotes"))
         poster = _text(raw, "poster")

@@ -166,7 +166,8 @@ REDIS_DATA_URL = REDIS_URL or f"unix://{EMBEDDED_REDIS_DIR / 'redis.sock'}?db=0"
 REDIS_CACHE_URL = os.environ.get("REDIS_CACHE_URL") or with_db(REDIS_DATA_URL, 1)
 
 # An outage must fail fast (FACTS: 3.5 s stopped, 59 s hung with redis-py's defaults).
-# One quick retry rides out a dropped connection; every write is safe to repeat.
+# One quick retry rides out a dropped connection; the app sends the writes that are not
+# safe to repeat on a copy of the pool without it (articles.connection.get_connection).
 REDIS_CONNECTION_POOL_KWARGS = {
     "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT", 1.0),
     "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT", 0.5),

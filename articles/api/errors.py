@@ -13,9 +13,9 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from articles.connection import store_unavailable
+from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
-from articles.errors import ArticlesError, DatabaseUnavailable, StoreUnavailable
+from articles.errors import ArticlesError, DatabaseUnavailable, StoreFull, StoreUnavailable
 from articles.responses import error_body
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,10 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     with its messages). An unavailable Redis or database is a 503; anything else
     unexpected is logged and answered with a JSON 500 rather than Django's HTML page.
     """
-    if store_unavailable(exc):
+    if out_of_memory(exc):
+        logger.warning("Redis out of memory: %s", exc)
+        exc = StoreFull()
+    elif store_unavailable(exc):
         # Unreachable, or up but not taking writes (a replica after failover, out of
         # memory, too few replicas): a 503 the client may retry, with or without the
         # project's RedisUnavailableMiddleware installed.

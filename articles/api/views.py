@@ -70,8 +70,9 @@ _ERRORS = {
     409: "Conflict with the store's state (see `code`).",
     415: "The body is not JSON (send `Content-Type: application/json`).",
     429: "Too many requests: see the Retry-After and RateLimit-* headers.",
-    503: "The article store (Redis) or the account database is unreachable (`code` says "
-    "which); retry after Retry-After seconds.",
+    503: "The article store (Redis) or the account database is unreachable, the store is "
+    "full and takes no writes (`store_full`), or it holds bad data (`store_corrupt`, `key` "
+    "names it); `code` says which. Retry after Retry-After seconds.",
 }
 
 

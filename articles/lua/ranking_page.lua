@@ -10,8 +10,14 @@
 -- Returns {S.NO_GROUP, name} (group mode) | {S.OK, count, description, size, member,
 -- score, ...}; description and size are the group's (group mode; "" and 0 in top mode), so
 -- a group's page needs no separate read of the group.
-local bad = bad_types({KEYS[1], 'zset', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'hash'})
-  or bad_types({KEYS[2], ARGV[1] == 'group' and 'set' or 'zset'})
+-- Only the keys this mode reads: a top list never reads groups: (nor a group page the
+-- scratch zset), so a bad groups: leaves the top lists working.
+local bad
+if ARGV[1] == 'group' then
+  bad = bad_types({KEYS[1], 'zset', KEYS[2], 'set', KEYS[3], 'zset', KEYS[5], 'hash'})
+else
+  bad = bad_types({KEYS[1], 'zset', KEYS[2], 'zset', KEYS[3], 'zset', KEYS[4], 'zset'})
+end
 if bad then return bad end
 local description, size = '', 0
 if ARGV[1] == 'group' then

@@ -11,7 +11,7 @@ from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import linebreaks
 
 from articles import conf, selectors
-from articles.errors import ArticlesError
+from articles.errors import GroupNotFound, InvalidInput
 from articles.templatetags.articles_tags import safe_url
 from articles.types import Article, Group, Order
 
@@ -88,8 +88,8 @@ class GroupFeed(ArticleFeed):
     def get_object(self, request: HttpRequest, name: str) -> Group:
         try:
             return selectors.group_get(name=name)
-        except ArticlesError:
-            raise Http404("No such group.") from None
+        except (GroupNotFound, InvalidInput):
+            raise Http404("No such group.") from None  # bad data stays a 503 naming its key
 
     def title(self, obj: Group) -> str:  # type: ignore[override]
         return f"{conf.site_name()}: {obj.name}"

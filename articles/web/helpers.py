@@ -18,9 +18,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf, ratelimits
 from articles.addresses import client_address
-from articles.connection import store_unavailable
+from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
-from articles.errors import ArticlesError, DatabaseUnavailable, InvalidInput, StoreUnavailable
+from articles.errors import (
+    ArticlesError,
+    DatabaseUnavailable,
+    InvalidInput,
+    StoreFull,
+    StoreUnavailable,
+)
 from articles.responses import error_response
 from articles.types import Order, Period
 
@@ -40,7 +46,9 @@ def html_errors(view: View) -> View:
             return error_response(request, exc)
         except Exception as exc:
             error: ArticlesError
-            if store_unavailable(exc):
+            if out_of_memory(exc):
+                error = StoreFull()
+            elif store_unavailable(exc):
                 error = StoreUnavailable()
             elif database_unavailable(exc):
                 error = DatabaseUnavailable()

@@ -19,7 +19,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from articles import conf, selectors, services
 from articles.addresses import user_pk
 from articles.database import database_reachable
-from articles.errors import DatabaseUnavailable, DuplicateLink, InvalidInput, StoreUnavailable
+from articles.errors import (
+    DatabaseUnavailable,
+    DuplicateLink,
+    InvalidInput,
+    StoreFull,
+    StoreUnavailable,
+)
 from articles.responses import wants_json
 from articles.types import Order, Period
 from articles.web import rendering
@@ -74,6 +80,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     body: dict[str, object] = {"status": "ok" if down is None else "unavailable"}
     if down is not None:
         body["detail"] = down.message
+    elif store.get("full"):
+        # Reads work, writes are refused: 200, so a balancer keeps serving the reads.
+        body = {"status": "degraded", "detail": StoreFull.message}
     response = JsonResponse(
         {**body, "redis": store, "database": database},
         status=200 if down is None else down.status_code,

@@ -193,7 +193,7 @@ def counting(redis_server, monkeypatch):
         )
     )
     for module in (selectors, services):
-        monkeypatch.setattr(module, "get_connection", lambda: client)
+        monkeypatch.setattr(module, "get_connection", lambda **_: client)
     client.ping()
 
     def trips(call) -> int:

@@ -62,6 +62,7 @@ def test_healthz_shows_each_dependency_and_keeps_figures_for_staff_and_internal_
             "role": "primary",
             "persistence": "aof+rdb",  # the embedded server's own config
             "aof_enabled": True,
+            "full": False,
         },
         "database": {"reachable": True},
     }

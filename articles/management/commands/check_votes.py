@@ -22,15 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, repair: bool, **options: Any) -> None:
         problems = audit.invariant_audit()
-        for problem in problems:
-            where = (
-                f"article {problem.article_id}"
-                if problem.article_id
-                else f"group {problem.group}"
-                if problem.group
-                else str(problem.entry)
-            )
-            self.stdout.write(f"{problem.kind:<20} {where}: {problem.detail}")
+        self._report(problems)
         kinds = Counter(p.kind for p in problems)
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) or "none"
         self.stdout.write(f"{len(problems)} problem(s): {summary}")
@@ -41,8 +33,23 @@ class Command(BaseCommand):
         self._repair(problems)
         remaining = audit.invariant_audit()
         if remaining:
+            # What the store no longer knows how to mend (a key of the wrong type, a time
+            # or count with nothing left to take it from): left as it is, for a person.
+            self.stdout.write("Left for a person to decide:")
+            self._report(remaining)
             raise CommandError(f"{len(remaining)} problem(s) remain after repair")
         self.stdout.write(self.style.SUCCESS("Repaired; the audit now finds nothing wrong."))
+
+    def _report(self, problems: list[audit.Problem]) -> None:
+        for problem in problems:
+            where = (
+                f"article {problem.article_id}"
+                if problem.article_id
+                else f"group {problem.group}"
+                if problem.group
+                else str(problem.entry)
+            )
+            self.stdout.write(f"{problem.kind:<20} {where}: {problem.detail}")
 
     def _repair(self, problems: list[audit.Problem]) -> None:
         for problem in problems:
@@ -50,12 +57,14 @@ class Command(BaseCommand):
                 audit.group_register(name=problem.group)
         by_article: dict[int, set[str]] = defaultdict(set)
         for problem in problems:
-            if problem.article_id is not None and problem.kind not in audit.INDEX_KINDS:
+            if problem.article_id is not None and problem.kind not in (
+                audit.INDEX_KINDS | audit.REPORT_ONLY_KINDS
+            ):
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
         for article_id, kinds in sorted(by_article.items()):
             groups = memberships.get(article_id, set())
-            alive = audit.article_repair(article_id=article_id, groups=groups)
-            if alive and "groups_field" in kinds:
+            done = audit.article_repair(article_id=article_id, groups=groups)
+            if done != "removed" and "groups_field" in kinds:
                 audit.article_groups_set(article_id=article_id, groups=groups)
         audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)

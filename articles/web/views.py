@@ -48,6 +48,7 @@ from articles.web.helpers import (
     viewer_id,
 )
 from articles.web.pagecache import anonymous_cache
+from articles.web.sessionusers import session_user
 
 
 @never_cache
@@ -87,6 +88,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
@@ -98,6 +100,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def top(request: HttpRequest) -> HttpResponse:
@@ -111,6 +114,7 @@ def top(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def new(request: HttpRequest) -> HttpResponse:
@@ -121,6 +125,7 @@ def new(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def group_list(request: HttpRequest) -> HttpResponse:
@@ -128,6 +133,7 @@ def group_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -141,6 +147,7 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def good_day(request: HttpRequest, day: str) -> HttpResponse:
@@ -159,6 +166,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
@@ -170,6 +178,7 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
@@ -188,6 +197,7 @@ def modlog(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@session_user
 @html_errors
 def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""

@@ -14,7 +14,9 @@
 | ARTICLES_NUM_PROXIES | 0 | trusted reverse proxies in front of the site |
 | ARTICLES_CLOCK_OFFSET | 0 | seconds added to the app's clock (clock.py): a test hook |
 | ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | addresses shown /healthz's figures (and staff) |
+| ARTICLES_TOKEN_CACHE_SECONDS | 5 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
+| ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ DEFAULTS: dict[str, Any] = {
     # client networks that /healthz shows its figures to (staff always see them)
     "HEALTH_DETAIL_NETWORKS": ["127.0.0.0/8", "::1/128"],
     "ANONYMOUS_PAGE_SECONDS": 2,
+    "TOKEN_CACHE_SECONDS": 5,
+    "SESSION_CACHE_SECONDS": 5,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -119,6 +123,14 @@ def good_votes() -> int:
 
 def home_good() -> int:
     return int(get("HOME_GOOD_ARTICLES"))
+
+
+def token_cache_seconds() -> float:
+    return float(get("TOKEN_CACHE_SECONDS"))
+
+
+def session_cache_seconds() -> float:
+    return float(get("SESSION_CACHE_SECONDS"))
 
 
 def anonymous_page_seconds() -> float:

@@ -10,9 +10,9 @@ What differs per request is left as a slot and filled on every page: the CSRF fi
 the posting time's "3 hours ago". The slots are marked with a random per-process nonce, so
 no article text can fake one; what fills them is escaped the way the template escapes.
 
-Bounded to MAX_ROWS rows (oldest first out). Measured against keeping rows in Redis:
-rows in Redis cost one more round trip a page (~0.1-0.3 ms, about the bare view itself),
-rows here cost no I/O.
+Bounded to MAX_ROWS rows (oldest first out). Kept here rather than in Redis with a TTL:
+one MGET of a page's 25 rows (2 KB each) measured ~100 us CPU and ~250 us wall a page,
+about a third of the bare view's CPU; 25 lookups here cost ~3 us.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@
 | ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | addresses shown /healthz's figures (and staff) |
 | ARTICLES_TOKEN_CACHE_SECONDS | 5 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
+| ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "HEALTH_DETAIL_NETWORKS": ["127.0.0.0/8", "::1/128"],
     "ANONYMOUS_PAGE_SECONDS": 2,
     "TOKEN_CACHE_SECONDS": 5,
+    "SESSION_CACHE_SECONDS": 5,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -125,6 +127,10 @@ def home_good() -> int:
 
 def token_cache_seconds() -> float:
     return float(get("TOKEN_CACHE_SECONDS"))
+
+
+def session_cache_seconds() -> float:
+    return float(get("SESSION_CACHE_SECONDS"))
 
 
 def anonymous_page_seconds() -> float:

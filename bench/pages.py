@@ -180,7 +180,8 @@ def run(report: Any, opts: Any, group: str) -> None:
             f"{opts.articles:,} articles; each request's CPU time in this process (median of "
             f"{opts.reps} interleaved batches) beside the bare JSON view's in the same run. "
             "Anonymous listing pages are served from the 2 s anonymous page cache after the "
-            "first request; logged-in pages are rendered every time.",
+            "first request; logged-in pages are rendered every time, from rows kept per "
+            "article version.",
             "",
             *lines,
         ],

@@ -15,7 +15,7 @@ from django.test import override_settings
 from articles.api import tokens
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
-from articles.web import pagecache
+from articles.web import pagecache, rows, sessionusers
 from votesite.settings import redis_cache
 
 
@@ -46,6 +46,8 @@ def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     redis_server.client().flushall()
     pagecache.clear()  # the anonymous pages kept in this process belong to the last test
     tokens.clear()  # and so do the users of the tokens it kept (rolled back, no signal)
+    rows.clear()
+    sessionusers.clear()
 
 
 @pytest.fixture

@@ -40,6 +40,7 @@ from articles.database import database_unavailable
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Vote
 from articles.urlcache import url_for
+from articles.web import rows
 
 
 def render(
@@ -126,7 +127,7 @@ def environment() -> jinja2.Environment:
         isoday=tags.isoday,
     )
     env.tests.update(open=_is_open)
-    env.globals.update(net=_net, voted=_voted)
+    env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
     return env
 
 

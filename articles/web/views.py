@@ -54,6 +54,7 @@ from articles.web.helpers import (
     viewer_id,
 )
 from articles.web.pagecache import anonymous_cache
+from articles.web.sessionusers import session_user
 
 
 @never_cache
@@ -96,6 +97,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
@@ -107,6 +109,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def top(request: HttpRequest) -> HttpResponse:
@@ -120,6 +123,7 @@ def top(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def new(request: HttpRequest) -> HttpResponse:
@@ -130,6 +134,7 @@ def new(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def group_list(request: HttpRequest) -> HttpResponse:
@@ -137,6 +142,7 @@ def group_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def group_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -150,6 +156,7 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def good_day(request: HttpRequest, day: str) -> HttpResponse:
@@ -168,6 +175,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
@@ -179,6 +187,7 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
 
 
 @require_GET
+@session_user
 @anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
@@ -197,6 +206,7 @@ def modlog(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@session_user
 @html_errors
 def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""

@@ -1,0 +1,143 @@
+"""Each listing row rendered once per (article, version, viewer state) and kept in this
+process: rendering 25 rows was most of a logged-in listing's cost (~30x a bare view).
+
+The key is the whole `Article` as read (every field, so any vote, edit or regrouping makes a
+new version), whether voting is open, the viewer's own vote on it, and only two facts about
+the viewer: logged in, and staff. The row is rendered with nothing else about the request
+or the user in its context, so nothing else of one viewer can land in a row another sees.
+What differs per request is left as a slot and filled on every page: the CSRF field
+(`csrf_input`), the page's own path (the vote form's `next`, the login link's `next=`) and
+the posting time's "3 hours ago". The slots are marked with a random per-process nonce, so
+no article text can fake one; what fills them is escaped the way the template escapes.
+
+Bounded to MAX_ROWS rows (oldest first out). Kept here rather than in Redis with a TTL:
+one MGET of a page's 25 rows (2 KB each) measured ~100 us CPU and ~250 us wall a page,
+about a third of the bare view's CPU; 25 lookups here cost ~3 us.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import secrets
+import time
+from typing import Any
+
+import jinja2
+from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.template.defaultfilters import urlencode
+from django.utils import translation
+from markupsafe import Markup
+
+from articles.types import Article
+
+MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most
+MAX_AGES = 8192
+
+_NONCE = secrets.token_hex(8)
+# What the row template sees instead of the per-request values. The path holds a ':' so
+# its two uses come out apart: as is in an attribute, as %3A after |urlencode.
+_CSRF = f"vsrowcsrf{_NONCE}x"
+_AGO = f"vsrowago{_NONCE}x"
+_PATH = f"vsrowpath{_NONCE}:"
+_SLOTS = {
+    _CSRF: "csrf",
+    _AGO: "ago",
+    _PATH: "path",
+    urlencode(_PATH): "path_query",
+}
+_SPLIT = re.compile("(" + "|".join(re.escape(s) for s in _SLOTS) + ")")
+
+# key -> the row's parts: literal text at even indexes, slot names at odd ones.
+_rows: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_ages: dict[tuple[int, int, str | None], str] = {}
+
+
+class _Viewer:
+    """All a cached row may know of the user."""
+
+    __slots__ = ("is_authenticated", "is_staff")
+
+    def __init__(self, is_authenticated: bool, is_staff: bool) -> None:
+        self.is_authenticated, self.is_staff = is_authenticated, is_staff
+
+
+class _Here:
+    """All a cached row may know of the request: a path to be filled in later."""
+
+    @staticmethod
+    def get_full_path() -> str:
+        return _PATH
+
+
+@jinja2.pass_context
+def article_row(context: jinja2.runtime.Context, article: Article, detail: bool = False) -> Markup:
+    """`articles/_article.html` for `article`, from the cache when this version is kept."""
+    user = context.get("user")
+    authenticated = bool(getattr(user, "is_authenticated", False))
+    staff = bool(authenticated and getattr(user, "is_staff", False))
+    now = time.time()
+    is_open = article.voting_open(now)
+    key = (article, is_open, authenticated, staff, bool(detail))
+    parts = _rows.get(key)
+    if parts is None:
+        parts = _render(context.environment, article, is_open, authenticated, staff, detail)
+        if len(_rows) >= MAX_ROWS:
+            del _rows[next(iter(_rows))]
+        _rows[key] = parts
+    if len(parts) == 1:
+        return Markup(parts[0])  # noqa: S704 (rendered by the autoescaping environment)
+    request = context.get("request")
+    path = request.get_full_path() if request is not None else ""
+    values = {
+        "csrf": str(context.get("csrf_input", "")),
+        "ago": html.escape(ago(article, now)),
+        "path": html.escape(path),
+        "path_query": html.escape(urlencode(path)),
+    }
+    filled = [values[part] if i % 2 else part for i, part in enumerate(parts)]
+    return Markup("".join(filled))  # noqa: S704 (template output and escaped values)
+
+
+def ago(article: Article, now: float) -> str:
+    """naturaltime of the posting time (~60 us for "3 days, 1 hour ago", 25 a page), kept:
+    exact to the second under an hour old; older, the text is at most a minute late."""
+    delta = int(now - article.time)
+    key = (
+        int(article.time),
+        delta if delta < 3600 else delta // 60 * 60,
+        translation.get_language(),
+    )
+    text = _ages.get(key)
+    if text is None:
+        text = str(naturaltime(article.posted_at))
+        if len(_ages) >= MAX_AGES:
+            _ages.clear()
+        _ages[key] = text
+    return text
+
+
+def clear() -> None:
+    _rows.clear()
+    _ages.clear()
+
+
+def _render(
+    env: jinja2.Environment,
+    article: Article,
+    is_open: bool,
+    authenticated: bool,
+    staff: bool,
+    detail: bool,
+) -> tuple[str, ...]:
+    html_text = env.get_template("articles/_article.html").render(
+        article=article,
+        voting_open=is_open,
+        detail=detail,
+        user=_Viewer(authenticated, staff),
+        request=_Here(),
+        csrf_input=Markup(_CSRF),  # noqa: S704 (a constant of ours)
+        row_ago=Markup(_AGO),  # noqa: S704 (a constant of ours)
+    )
+    pieces = _SPLIT.split(html_text)
+    return tuple(_SLOTS[p] if i % 2 else p for i, p in enumerate(pieces))

@@ -41,6 +41,7 @@ EDIT = _load("edit")
 GROUP_SAVE = _load("group_save")
 GROUP_DELETE = _load("group_delete")
 RANKING_PAGE = _load("ranking_page")
+ARTICLE_ROWS = _load("article_rows")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -69,13 +69,20 @@ def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
                     tried += 1
                     slowest = max(slowest, took)
                     assert response.status_code != 500, (who, route)
-                    assert took < 1.0, (who, route, took)
+                    assert took < ANSWER_AT_ONCE, (who, route, took)
                     if response.status_code == 503:
                         assert b"Traceback" not in response.content
     log.info(
         f"outage: {tried} GETs over {len(routes)} routes with Redis stopped, "
         f"none 500, slowest {slowest:.3f} s"
     )
+
+
+# A stopped Redis refuses connections at once, so no request may wait on a socket timeout
+# (0.5 s to connect, 1 s to read, once retried: 1-2 s and more). Idle, the slowest answer
+# is ~0.3 s; on 2 cores busy with other work a plain page has taken 1.07 s, so the bound
+# that tells "waited on Redis" from "answered at once" is set between the two.
+ANSWER_AT_ONCE = 1.5
 
 
 # Routes that never read the store: the accounts pages, the schema and its viewers, the
@@ -166,7 +173,7 @@ def test_every_route_with_real_ids_and_every_write_answers_503_while_redis_is_st
         # before the store is read.
         refused_first = response.status_code in (405, 406)
         expected_503 = name not in NO_STORE and not to_login and not refused_first
-        if response.status_code == 500 or took >= 1.0:
+        if response.status_code == 500 or took >= ANSWER_AT_ONCE:
             wrong.append((label, response.status_code, round(took, 3)))
         elif expected_503 and response.status_code != 503:
             wrong.append((label, response.status_code, "expected 503"))

@@ -69,6 +69,8 @@ _ERRORS = {
     404: "No such article, group or user.",
     409: "Conflict with the store's state (see `code`).",
     415: "The body is not JSON (send `Content-Type: application/json`).",
+    422: "The Idempotency-Key was already used for a different request "
+    "(`idempotency_key_reused`, with the `article_id` it made): use a new key.",
     429: "Too many requests: see the Retry-After and RateLimit-* headers.",
     503: "The article store (Redis) or the account database is unreachable, the store is "
     "full and takes no writes (`store_full`), or it holds bad data (`store_corrupt`, `key` "
@@ -110,8 +112,10 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
     {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"},
     OpenApiParameter.HEADER,
-    description="Retrying a submission with the same key returns the first article "
-    "instead of posting it twice (kept for 24 hours).",
+    description="A retry with the same key and the same body gets what the first request "
+    "got (201, the article as it was created, even if since deleted or past the posting "
+    "limit) instead of posting it twice; the same key with a different body is a 422 "
+    "(`idempotency_key_reused`). Kept for 24 hours, per user.",
 )
 LOCATION = OpenApiParameter(
     "Location",
@@ -254,23 +258,27 @@ class ArticleViewSet(ApiViewSet):
         summary="Post an article (counts the poster's own up-vote)",
         parameters=[IDEMPOTENCY_KEY, LOCATION],
         request=ArticleCreateSerializer,
-        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415, 422)},
         description="404 when a named group does not exist; 409 (`duplicate_link`, with "
         "`article_id`) when the link was already posted and is still open for voting; "
         "429 past the posting limit shared with the web pages (10 an hour by default).",
     )
     def create(self, request: Request) -> Response:
         data = _valid(ArticleCreateSerializer, request.data)
-        ratelimits.consume(request, "post")
-        article = services.article_post(
-            user_id=user_pk(request),
-            poster_name=request.user.get_username(),
-            title=data["title"],
-            link=data["link"],
-            text=data["text"],
-            groups=data["groups"],
-            idempotency_key=request.headers.get("Idempotency-Key"),
-        )
+        key = request.headers.get("Idempotency-Key")
+        post = {
+            "user_id": user_pk(request),
+            "poster_name": request.user.get_username(),
+            "title": data["title"],
+            "link": data["link"],
+            "text": data["text"],
+            "groups": data["groups"],
+        }
+        # A retry gets what the first request got, before the posting limit counts it.
+        article = selectors.article_post_replay(idempotency_key=key, **post) if key else None
+        if article is None:
+            ratelimits.consume(request, "post")
+            article = services.article_post(idempotency_key=key, **post)
         response = _article(article, request, status.HTTP_201_CREATED)
         response["Location"] = article_url(article.id, request)
         return response

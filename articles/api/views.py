@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 
 from articles import conf, ratelimits, selectors, services
 from articles.addresses import user_pk
+from articles.api import tokens
 from articles.api.errors import api_exception_handler
 from articles.api.renderers import fast_renderers
 from articles.api.schema import documented
@@ -171,7 +172,12 @@ class ApiMixin:
         return fast_renderers(super().get_renderers())  # type: ignore[misc]
 
     def perform_authentication(self, request: Request) -> None:
-        super().perform_authentication(request)  # type: ignore[misc]
+        try:
+            super().perform_authentication(request)  # type: ignore[misc]
+        except exceptions.AuthenticationFailed:
+            # A bad token counts against its address, so guessing tokens meets the 429.
+            ratelimits.consume(request, "api")
+            raise
         folded = self.folded_limits.get(getattr(self, "action", None) or "", ())
         if not request.user.is_authenticated:
             folded = ()
@@ -540,8 +546,15 @@ class StatsViewSet(ApiViewSet):
 class TokenView(ApiMixin, ObtainAuthToken):
     """POST username and password, get the token to send as `Authorization: Token <token>`."""
 
-    authentication_classes = []
     parser_classes = [JSONParser, FormParser]  # no multipart: nothing to upload here
+
+    def get_authenticators(self) -> list[BaseAuthentication]:
+        # Getting a token takes a password, not a credential (an old token sent along must
+        # not make it a 401); revoking takes the caller's token or session.
+        request = getattr(self, "request", None)  # None while the schema is generated
+        if request is None or request.method == "DELETE":
+            return [auth() for auth in ApiMixin.authentication_classes]
+        return []
 
     @documented(
         summary="Get your API token",
@@ -556,6 +569,20 @@ class TokenView(ApiMixin, ObtainAuthToken):
         serializer.is_valid(raise_exception=True)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})
+
+    @documented(
+        summary="Revoke your API tokens",
+        request=None,
+        responses={204: None, **_errors(401, 403)},
+        description="Deletes the caller's token: it stops working at once in the server "
+        "process that answered and within ARTICLES_TOKEN_CACHE_SECONDS (5 s by default) "
+        "in the others. A password change or reset revokes it too. POST again for a new one.",
+    )
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not request.user.is_authenticated:
+            raise exceptions.NotAuthenticated()
+        tokens.user_tokens_revoke(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class NotFoundView(ApiMixin, APIView):

@@ -1,5 +1,5 @@
-"""The app's own account pages (log in, log out, sign up, password change), so a host
-project needs no auth URLs or templates of its own to run the site."""
+"""The app's own account pages (log in, log out, sign up, password change, API tokens), so
+a host project needs no auth URLs or templates of its own to run the site."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_http_methods
 
+from articles.addresses import user_pk
+from articles.api import tokens
 from articles.web.forms import SignUpForm
 from articles.web.helpers import form_status, html_errors, rate_limit, safe_next
 from articles.web.rendering import JinjaTemplateMixin, render
@@ -63,3 +65,19 @@ def signup(request: HttpRequest) -> HttpResponse:
         {"form": form, "next": safe_next(request, "")},
         status=form_status(form),
     )
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "POST"])
+@html_errors
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """Whether the user has an API token, and a button that revokes it."""
+    if request.method == "POST":
+        revoked = tokens.user_tokens_revoke(user=request.user)
+        messages.success(
+            request,
+            "Your API token is revoked." if revoked else "You had no API token to revoke.",
+        )
+        return redirect("articles:api-tokens")
+    has_token = tokens.Token.objects.filter(user_id=user_pk(request)).exists()
+    return render(request, "articles/accounts/api_tokens.html", {"has_token": has_token})

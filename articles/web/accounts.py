@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
@@ -55,10 +56,17 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         rate_limit("signup", request)
         if form.is_valid():
-            user = form.save()
-            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
-            return redirect(safe_next(request, reverse("articles:home")))
+            try:
+                # The form checked the name was free; another sign-up may have taken it
+                # since. The database's UNIQUE constraint decides; the loser is told so.
+                with transaction.atomic():
+                    user = form.save()
+            except IntegrityError:
+                form.add_error("username", "A user with that username already exists.")
+            else:
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+                messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
+                return redirect(safe_next(request, reverse("articles:home")))
     return render(
         request,
         "articles/accounts/signup.html",

@@ -2,73 +2,131 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 import redis
 from redis.typing import EncodableT, FieldT
 
 from articles import clock, keys, validation
-from articles.audit import _indexed_article_ids, group_memberships
+from articles.audit import _index_types, _indexed_article_ids, _scan_groups
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
-from articles.services import _ATTEMPTS, _decode, _member_key
+from articles.services import _member_key
 
 EXPORT_VERSION = 1
 
 
+class StoreNotEmpty(Exception):
+    """import_articles without --force into a store that holds data."""
+
+
 def store_is_empty() -> bool:
     """True when the store holds no article, no id counter and no group (import target)."""
-    pipe = get_connection().pipeline(transaction=False)
-    pipe.exists(keys.ARTICLE_IDS)
-    pipe.zcard(keys.TIME)
-    pipe.hlen(keys.GROUPS)
-    pipe.scan(0, match=keys.ARTICLE_SCAN, count=100)
-    counter, articles, groups, (_, found) = pipe.execute()
-    return not (counter or articles or groups or found)
+    return _is_empty(get_connection())
 
 
-def store_export(*, now: float | None = None) -> Iterable[dict[str, object]]:
+def _is_empty(conn: redis.Redis | redis.client.Pipeline) -> bool:
+    counter = conn.exists(keys.ARTICLE_IDS)
+    found = conn.scan(0, match=keys.ARTICLE_SCAN, count=100)[1]
+    return not (counter or conn.exists(keys.TIME, keys.GROUPS) or found)
+
+
+def store_export(
+    *, now: float | None = None, skipped: Callable[[str], None] | None = None
+) -> Iterable[dict[str, object]]:
     """Every record of the store as JSON-ready dicts: a header, the group registry, each
     article with its vote state (up and down voter sets and their expiry), its indexes and
-    groups, the link index, the daily stats, the moderation log and the id counter.
+    groups, the link index, the daily stats, the moderation log and the id counter (last:
+    a file without it is incomplete, and import refuses it).
 
     Each article is read in one MULTI/EXEC, so its record is consistent (counts agree with
     its voter sets); the export as a whole is not a point-in-time snapshot of the store
     (writes made while it runs may or may not be in it; use the AOF for that).
+
+    What import would refuse or cannot be read (a group name that is not a slug, an index
+    or article of the wrong type, a counter that is not a count) is left out and named to
+    `skipped`, so every file export writes can be restored.
     """
+    report = skipped or (lambda _: None)
     conn = get_connection()
     exported_ms = int(clock.now(now) * 1000)
     yield {"type": "header", "version": EXPORT_VERSION, "exported_at_ms": exported_ms}
-    for name, description in sorted(conn.hgetall(keys.GROUPS).items()):
-        yield {"type": "group", "name": _x(name), "description": _x(description)}
-    memberships = group_memberships()
-    ids = _indexed_article_ids(conn)
+    problems, broken = _index_types(conn)
+    for problem in problems:
+        report(f"{problem.detail}: not exported")
+    if keys.GROUPS not in broken:
+        for name, description in sorted(conn.hgetall(keys.GROUPS).items()):
+            if not keys.GROUP_NAME.fullmatch(_x(name)):
+                report(f"groups: registers {_x(name)!r}, not a group name: not exported")
+                continue
+            yield {"type": "group", "name": _x(name), "description": _x(description)}
+    memberships, _, bad, wrong = _scan_groups(conn)
+    for key in bad:
+        report(f"group key {key!r} has no valid group name: not exported")
+    for key, kind in wrong:
+        report(f"{key} is a {kind}, not a set: not exported")
+    ids = _indexed_article_ids(conn, broken)
+    highest = 0
     for article_id in sorted(ids):
-        record = _article_record(conn, article_id, memberships.get(article_id, set()))
+        try:
+            record = _article_record(conn, article_id, memberships.get(article_id, set()), broken)
+        except redis.ResponseError as exc:  # e.g. article:<id> or voted:<id> of another type
+            report(f"article {article_id}: {exc}: not exported")
+            continue
         if record is not None:
+            highest = article_id
             yield record
-    for norm, member in sorted(conn.hgetall(keys.LINKS).items()):
-        yield {"type": "link", "link": _x(norm), "member": _x(member)}
+    if keys.LINKS not in broken:
+        for norm, member in sorted(conn.hgetall(keys.LINKS).items()):
+            if not _member_key(_x(member)):
+                report(f"links: maps {_x(norm)!r} to {_x(member)!r}, not an article: not exported")
+                continue
+            yield {"type": "link", "link": _x(norm), "member": _x(member)}
     for key in (keys.STATS_POSTS, keys.STATS_VOTES):
-        values = {_x(k): int(v) for k, v in conn.hgetall(key).items()}
-        yield {"type": "stats", "key": key, "days": dict(sorted(values.items()))}
-    yield {"type": "modlog", "entries": [_x(e) for e in conn.lrange(keys.MODLOG, 0, -1)]}
+        try:
+            raw = conn.hgetall(key)
+        except redis.ResponseError as exc:
+            report(f"{key}: {exc}: not exported")
+            continue
+        days: dict[str, int] = {}
+        for day, count in raw.items():
+            try:
+                days[_x(day)] = int(count)
+            except ValueError:
+                report(f"{key} {_x(day)}: {_x(count)!r} is not a count: not exported")
+        yield {"type": "stats", "key": key, "days": dict(sorted(days.items()))}
+    try:
+        entries = [_x(e) for e in conn.lrange(keys.MODLOG, 0, -1)]
+    except redis.ResponseError as exc:
+        report(f"{keys.MODLOG}: {exc}: not exported")
+        entries = []
+    yield {"type": "modlog", "entries": entries}
     # Read last: a post takes its id (INCR) before it writes its hash, so this is at least
     # every id above, and a restored store never hands out an id it already holds.
-    yield {"type": "counter", "article_counter": int(conn.get(keys.ARTICLE_IDS) or 0)}
+    try:
+        counter = int(conn.get(keys.ARTICLE_IDS) or 0)
+    except (ValueError, redis.ResponseError) as exc:
+        report(f"{keys.ARTICLE_IDS} is not a count ({exc}): exported as the highest id")
+        counter = 0
+    yield {"type": "counter", "article_counter": max(counter, highest)}
 
 
 def _article_record(
-    conn: redis.Redis, article_id: int, groups: set[str]
+    conn: redis.Redis, article_id: int, groups: set[str], broken: set[str]
 ) -> dict[str, object] | None:
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
     pipe = conn.pipeline(transaction=True)
     pipe.time()
     pipe.hgetall(member)
-    pipe.zscore(keys.SCORE, member)
-    pipe.zscore(keys.TIME, member)
-    pipe.zscore(keys.GOOD, member)
+    for index in (keys.SCORE, keys.TIME, keys.GOOD):
+        if index in broken:
+            pipe.echo(b"")  # keeps the reply's shape; the index was reported already
+        else:
+            pipe.zscore(index, member)
     pipe.smembers(up)
     pipe.pttl(up)
     pipe.smembers(down)
@@ -84,14 +142,17 @@ def _article_record(
     def expiry(ttl: int) -> int | None:
         return server_ms + ttl if ttl >= 0 else None
 
+    def finite(value: object) -> float | None:
+        return value if isinstance(value, float) and math.isfinite(value) else None
+
     return {
         "type": "article",
         "id": article_id,
         "hash": {_x(k): _x(v) for k, v in sorted(raw.items())},
-        "score": score,
-        "time": posted,
-        "good": good,
-        "submitted": submitted_at,
+        "score": finite(score),
+        "time": finite(posted),
+        "good": finite(good),
+        "submitted": finite(submitted_at),
         "up": sorted(_x(m) for m in ups),
         "up_expire_at_ms": expiry(up_ttl),
         "down": sorted(_x(m) for m in downs),
@@ -105,125 +166,183 @@ def _x(value: bytes | str) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
-def store_import_record(*, record: dict[str, object]) -> str:
-    """Write one record of `backup.store_export()` back; returns its type.
+# --- import: the whole file is checked first, then written in one MULTI/EXEC -------------
 
-    An article is restored in one MULTI/EXEC (all of it or none of it), replacing any
-    article with its id. Every key name is formed here from validated ids and group
-    names, never taken from the file. Raises InvalidInput for a malformed record.
+
+@dataclass
+class _Restore:
+    """A backup file, validated: every key name formed from checked ids and names."""
+
+    counter: int | None = None
+    header: bool = False
+    groups: dict[str, bytes] = field(default_factory=dict)
+    articles: list[dict[str, object]] = field(default_factory=list)
+    links: dict[bytes, str] = field(default_factory=dict)
+    stats: dict[str, dict[FieldT, EncodableT]] = field(default_factory=dict)
+    modlog: list[bytes] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+def store_restore(*, records: Iterable[tuple[int, object]], replace: bool) -> Counter[str]:
+    """Restore a backup of `store_export()`, given as (line number, decoded record) pairs.
+
+    All or nothing: the whole file is validated before anything is written (a malformed
+    record, a file without its header or cut before its final counter record raises
+    InvalidInput naming the line), then it is written in one MULTI/EXEC, the id counter
+    first, so no post can take an id between the restore and its counter.
+
+    Into an empty store, or with `replace`, which replaces the whole store database
+    (FLUSHDB in the same transaction: the articles, links, submissions, moderation log,
+    rate-limit and idempotency keys that were there are gone; afterwards the store holds
+    exactly the backup). Raises StoreNotEmpty without `replace` into a store with data,
+    Conflict if a write arrived while it was checked (nothing was written: run it again).
     """
-    kind = record.get("type") if isinstance(record, dict) else None
-    try:
-        if kind == "header":
-            if record.get("version") != EXPORT_VERSION:
-                raise InvalidInput("version", f"Unknown export version {record.get('version')!r}.")
-        elif kind == "counter":
-            _import_counter(int(record["article_counter"]))  # type: ignore[call-overload]
-        elif kind == "group":
-            name = validation.clean_group_name(record["name"], "name")
-            get_connection().hset(keys.GROUPS, name, str(record.get("description") or ""))
-        elif kind == "article":
-            _import_article(record)
-        elif kind == "link":
-            member = _member_key(str(record["member"]))
-            if not member:
-                raise InvalidInput("member", "A link must map to article:<id>.")
-            get_connection().hset(keys.LINKS, _raw(record["link"]), member)
-        elif kind == "stats":
-            if record["key"] not in (keys.STATS_POSTS, keys.STATS_VOTES):
-                raise InvalidInput("key", "Only stats:posts and stats:votes can be restored.")
-            raw_days: dict[str, object] = dict(record["days"])  # type: ignore[call-overload]
-            days: dict[FieldT, EncodableT] = {str(k): int(str(v)) for k, v in raw_days.items()}
-            if days:
-                get_connection().hset(str(record["key"]), mapping=days)
-        elif kind == "modlog":
-            entries = [_raw(e) for e in list(record["entries"])]  # type: ignore[call-overload]
-            pipe = get_connection().pipeline(transaction=True)
-            pipe.delete(keys.MODLOG)
-            if entries:
-                pipe.rpush(keys.MODLOG, *entries)
-            pipe.execute()
-        else:
-            raise InvalidInput("type", f"Unknown record type {kind!r}.")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InvalidInput("record", f"Malformed {kind} record: {exc!r}") from None
-    return str(kind)
-
-
-def _import_counter(value: int) -> None:
-    """The id counter never moves back: a new post must not reuse a restored id."""
+    plan = _Restore()
+    for number, record in records:
+        try:
+            _validate(plan, record)
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {number}", f"line {number}: {exc.message}") from None
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            kind = record.get("type") if isinstance(record, dict) else None
+            raise InvalidInput(
+                f"line {number}", f"line {number}: malformed {kind} record: {exc!r}"
+            ) from None
+    if not plan.header:
+        raise InvalidInput("header", "The file has no header record: not an export.")
+    if plan.counter is None:
+        raise InvalidInput(
+            "counter", "The file ends before its counter record (the last one): truncated?"
+        )
+    highest = max((int(str(a["id"])) for a in plan.articles), default=0)
+    counter = max(plan.counter, highest)
     with get_connection().pipeline(transaction=True) as pipe:
-        for _ in range(_ATTEMPTS):
-            try:
-                pipe.watch(keys.ARTICLE_IDS)
-                current = int(pipe.get(keys.ARTICLE_IDS) or 0)
-                pipe.multi()
-                pipe.set(keys.ARTICLE_IDS, max(current, value))
-                pipe.execute()
-                return
-            except redis.WatchError:
-                continue
-    raise Conflict()
+        try:
+            # A post INCRs article: before anything else, and a group create writes groups:.
+            pipe.watch(keys.ARTICLE_IDS, keys.TIME, keys.GROUPS)
+            if not replace and not _is_empty(pipe):
+                raise StoreNotEmpty()
+            pipe.multi()
+            if replace:
+                pipe.flushdb()
+            pipe.set(keys.ARTICLE_IDS, counter)
+            _write(pipe, plan)
+            pipe.execute()
+        except redis.WatchError:
+            raise Conflict(
+                "The store changed while the backup was checked; nothing was "
+                "written. Run the import again."
+            ) from None
+    return plan.counts
 
 
-def _import_article(record: dict[str, object]) -> None:
+def _validate(plan: _Restore, record: object) -> None:
+    if not isinstance(record, dict):
+        raise TypeError(f"a record is an object, not {type(record).__name__}")
+    kind = record.get("type")
+    if not plan.header and kind != "header":
+        raise InvalidInput("type", "The first record must be the header.")
+    if plan.counter is not None:
+        raise InvalidInput("type", "Nothing may follow the counter record.")
+    if kind == "header":
+        if plan.header:
+            raise InvalidInput("type", "A second header.")
+        if record.get("version") != EXPORT_VERSION:
+            raise InvalidInput("version", f"Unknown export version {record.get('version')!r}.")
+        plan.header = True
+    elif kind == "counter":
+        plan.counter = _count(record["article_counter"])
+    elif kind == "group":
+        name = validation.clean_group_name(record["name"], "name")
+        plan.groups[name] = _raw(record.get("description") or "")
+    elif kind == "article":
+        plan.articles.append(_article(record))
+    elif kind == "link":
+        member = _member_key(str(record["member"]))
+        if not member:
+            raise InvalidInput("member", "A link must map to article:<id>.")
+        plan.links[_raw(record["link"])] = member
+    elif kind == "stats":
+        if record["key"] not in (keys.STATS_POSTS, keys.STATS_VOTES):
+            raise InvalidInput("key", "Only stats:posts and stats:votes can be restored.")
+        raw_days: dict[str, object] = dict(record["days"])
+        plan.stats[str(record["key"])] = {_text(k): _count(v) for k, v in raw_days.items()}
+    elif kind == "modlog":
+        plan.modlog = [_raw(e) for e in _list(record["entries"])]
+    else:
+        raise InvalidInput("type", f"Unknown record type {kind!r}.")
+    plan.counts[str(kind)] += 1
+
+
+def _article(record: dict[str, object]) -> dict[str, object]:
     article_id = record["id"]
-    if not isinstance(article_id, int):
-        raise ValueError("id must be an integer")
-    member = keys.article(article_id)
-    up, down = keys.voted(article_id), keys.voted_down(article_id)
-    raw_hash: dict[str, object] = dict(record["hash"])  # type: ignore[call-overload]
-    decoded = {_raw(k): _raw(v) for k, v in raw_hash.items()}
-    fields: dict[FieldT, EncodableT] = {k: v for k, v in decoded.items()}  # noqa: C416
-    if not fields:
+    keys.article(article_id)  # type: ignore[arg-type]  # ValueError unless a positive int
+    raw_hash = record["hash"]
+    if not isinstance(raw_hash, dict) or not raw_hash:
         raise ValueError("an article needs its hash")
-    groups = validation.clean_group_names(list(record.get("groups") or []))  # type: ignore[call-overload]
-    ups = [_raw(m) for m in _list(record.get("up"))]
-    downs = [_raw(m) for m in _list(record.get("down"))]
-    poster = decoded.get(b"poster", b"").decode("utf-8", "replace")
-    conn = get_connection()
-    with conn.pipeline(transaction=True) as pipe:
-        for _ in range(_ATTEMPTS):
-            try:
-                pipe.watch(member)
-                # Replacing an article: leave the groups it was in before.
-                before = _decode(pipe.hget(member, "groups"))
-                old = [g for g in before.split(",") if keys.GROUP_NAME.fullmatch(g)]
-                pipe.multi()
-                pipe.delete(member, up, down)
-                for name in old:
-                    pipe.srem(keys.group(name), member)
-                pipe.hset(member, mapping=fields)
-                for index, key in (("score", keys.SCORE), ("time", keys.TIME)):
-                    if record.get(index) is not None:
-                        pipe.zadd(key, {member: float(record[index])})  # type: ignore[arg-type]
-                if record.get("good") is not None:
-                    pipe.zadd(keys.GOOD, {member: float(record["good"])})  # type: ignore[arg-type]
-                else:
-                    pipe.zrem(keys.GOOD, member)
-                submitted = record.get("submitted")
-                poster_pk = _user_pk(poster)
-                if submitted is not None and poster_pk:
-                    pipe.zadd(keys.submitted(poster_pk), {member: float(submitted)})  # type: ignore[arg-type]
-                for key, members, expire in (
-                    (up, ups, record.get("up_expire_at_ms")),
-                    (down, downs, record.get("down_expire_at_ms")),
-                ):
-                    if members:
-                        pipe.sadd(key, *members)
-                        if expire is not None:
-                            # Past expiry deletes the set, as Redis would have by now.
-                            pipe.pexpireat(key, int(expire))  # type: ignore[call-overload]
-                for name in set(old) | set(groups):
-                    pipe.delete(keys.group_order(keys.SCORE, name))
-                    pipe.delete(keys.group_order(keys.TIME, name))
-                for name in groups:
-                    pipe.sadd(keys.group(name), member)
-                pipe.execute()
-                return
-            except redis.WatchError:
-                continue
-    raise Conflict()
+    fields = {_raw(k): _raw(v) for k, v in raw_hash.items()}
+    out: dict[str, object] = {"id": article_id, "hash": fields}
+    for name in ("score", "time", "good", "submitted"):
+        out[name] = _time(record.get(name))
+    out["groups"] = sorted(
+        {validation.clean_group_name(g, "groups") for g in _list(record.get("groups"))}
+    )
+    for name in ("up", "down"):
+        out[name] = [_raw(m) for m in _list(record.get(name))]
+        expire = record.get(f"{name}_expire_at_ms")
+        out[f"{name}_expire_at_ms"] = None if expire is None else _count(expire)
+    out["poster_pk"] = _user_pk(fields.get(b"poster", b"").decode("utf-8", "replace"))
+    return out
+
+
+def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
+    if plan.groups:
+        pipe.hset(keys.GROUPS, mapping=dict(plan.groups.items()))
+    for a in plan.articles:
+        article_id = int(str(a["id"]))
+        member = keys.article(article_id)
+        up, down = keys.voted(article_id), keys.voted_down(article_id)
+        pipe.delete(member, up, down)
+        pipe.hset(member, mapping=a["hash"])  # type: ignore[arg-type]
+        for name, index in (("score", keys.SCORE), ("time", keys.TIME), ("good", keys.GOOD)):
+            if a[name] is not None:
+                pipe.zadd(index, {member: a[name]})  # type: ignore[dict-item]
+        if a["submitted"] is not None and a["poster_pk"]:
+            pipe.zadd(keys.submitted(a["poster_pk"]), {member: a["submitted"]})  # type: ignore[arg-type, dict-item]
+        for key, name in ((up, "up"), (down, "down")):
+            members: list[bytes] = a[name]  # type: ignore[assignment]
+            if members:
+                pipe.sadd(key, *members)
+                expire = a[f"{name}_expire_at_ms"]
+                if expire is not None:
+                    # Past expiry deletes the set, as Redis would have by now.
+                    pipe.pexpireat(key, expire)  # type: ignore[arg-type]
+        for name in a["groups"]:  # type: ignore[attr-defined]
+            pipe.sadd(keys.group(name), member)
+    for name in plan.groups:
+        pipe.delete(keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name))
+    if plan.links:
+        pipe.hset(keys.LINKS, mapping=dict(plan.links.items()))
+    for key, days in plan.stats.items():
+        if days:
+            pipe.hset(key, mapping=days)
+    pipe.delete(keys.MODLOG)
+    if plan.modlog:
+        pipe.rpush(keys.MODLOG, *plan.modlog)
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"not a count: {value!r}")
+    return value
+
+
+def _time(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"not a finite number: {value!r}")
+    return float(value)
 
 
 def _list(value: object) -> list[object]:
@@ -241,8 +360,12 @@ def _user_pk(member: str) -> int | None:
         return None
 
 
-def _raw(value: object) -> bytes:
-    """The bytes a str of the export stands for (non-UTF-8 bytes came as surrogates)."""
+def _text(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected text, got {type(value).__name__}")
-    return value.encode("utf-8", "surrogateescape")
+    return value
+
+
+def _raw(value: object) -> bytes:
+    """The bytes a str of the export stands for (non-UTF-8 bytes came as surrogates)."""
+    return _text(value).encode("utf-8", "surrogateescape")

@@ -84,6 +84,25 @@ class DuplicateLink(ArticlesError):
         return {**super().body(), "article_id": self.article_id}
 
 
+class IdempotencyKeyReused(ArticlesError):
+    """The Idempotency-Key of an earlier request, sent with a different body (IETF
+    draft-ietf-httpapi-idempotency-key-header: 422)."""
+
+    status_code = HTTPStatus.UNPROCESSABLE_ENTITY
+    code = "idempotency_key_reused"
+    message = (
+        "This Idempotency-Key was already used for a different request; "
+        "use a new key for a new article."
+    )
+
+    def __init__(self, article_id: int | None = None) -> None:
+        super().__init__()
+        self.article_id = article_id
+
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "article_id": self.article_id}
+
+
 class NotAllowed(ArticlesError):
     status_code = HTTPStatus.FORBIDDEN
     code = "not_allowed"

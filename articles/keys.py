@@ -86,7 +86,7 @@ def top_scratch(period: str) -> str:
 
 
 def idempotency(user_id: int, token: str) -> str:
-    """string: the article id a retried submission with this key already created (24 h)."""
+    """string `<id>:<post time>:<fingerprint>` of the submission made with this key (24 h)."""
     if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", token):
         raise ValueError("idempotency key must be 1-128 characters of A-Z a-z 0-9 _ . : -")
     return f"idempotency:{_positive(user_id)}:{token}"

@@ -15,6 +15,7 @@ from articles.errors import (
     DuplicateLink,
     GroupExists,
     GroupNotFound,
+    IdempotencyKeyReused,
     StoreCorrupt,
     VotingClosed,
 )
@@ -56,6 +57,7 @@ _ERRORS: dict[Status, Callable[[str], ArticlesError]] = {
     Status.ID_TAKEN: lambda detail: Conflict(),
     Status.DUPLICATE_LINK: lambda detail: DuplicateLink(keys.article_id_of(detail)),
     Status.BAD_DATA: lambda detail: StoreCorrupt(detail),
+    Status.KEY_REUSED: lambda detail: IdempotencyKeyReused(int(detail) if detail else None),
 }
 
 

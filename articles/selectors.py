@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -13,7 +14,13 @@ import redis
 
 from articles import clock, conf, keys, scripts, validation
 from articles.connection import get_connection, store_unavailable
-from articles.errors import ArticleNotFound, GroupNotFound, StoreCorrupt
+from articles.errors import (
+    ArticleNotFound,
+    GroupNotFound,
+    IdempotencyKeyReused,
+    InvalidInput,
+    StoreCorrupt,
+)
 from articles.scripts import raise_for_status
 from articles.types import (
     Article,
@@ -30,6 +37,51 @@ from articles.types import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+def article_post_replay(
+    *,
+    user_id: int,
+    poster_name: str,
+    idempotency_key: str,
+    title: str,
+    link: str,
+    text: str,
+    groups: Iterable[str],
+) -> Article | None:
+    """What an earlier post with this Idempotency-Key got (the article as it was created,
+    even if deleted since), or None when there was none; one GET. Lets a retry be answered
+    before the posting limit counts it. Raises InvalidInput, IdempotencyKeyReused (the key
+    was used for a different request)."""
+    title, link, text = validation.clean_post(title, link, text)
+    names = validation.clean_group_names(list(groups))
+    try:
+        key = keys.idempotency(user_id, idempotency_key)
+    except ValueError as exc:
+        raise InvalidInput("idempotency_key", str(exc)) from None
+    raw = get_connection().get(key)
+    match = _IDEMPOTENT.fullmatch(raw) if isinstance(raw, bytes) else None
+    if match is None:
+        return None  # none, or kept before fingerprints: article_post answers it
+    article_id, posted, fingerprint = match.groups()
+    if fingerprint.decode() != validation.post_fingerprint(title, link, text, names):
+        raise IdempotencyKeyReused(int(article_id))
+    return Article.new_post(
+        article_id=int(article_id),
+        user_id=user_id,
+        poster_name=poster_name,
+        title=title,
+        link=link,
+        text=text,
+        groups=tuple(names),
+        posted=int(posted),
+        window=conf.window(),
+        vote_score=conf.vote_score(),
+    )
+
+
+# idempotency:<pk>:<key> as post.lua writes it: <article id>:<post time>:<fingerprint>
+_IDEMPOTENT = re.compile(rb"([1-9][0-9]*):(-?[0-9]+):([0-9a-f]+)")
 
 
 def article_get(*, article_id: int, user_id: int | None = None) -> Article:

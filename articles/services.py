@@ -18,7 +18,7 @@ from articles.errors import (
 )
 from articles.replication import replicated
 from articles.scripts import raise_for_status
-from articles.types import Article, Status, Vote, article_score
+from articles.types import Article, Status, Vote
 
 # A script that finds its inputs changed since the caller read them answers "retry";
 # a few rounds always suffice unless something rewrites the same article in a loop.
@@ -40,7 +40,9 @@ def article_post(
     """Post an article with its poster's own up-vote (1 vote, score time + 432).
 
     Raises InvalidInput, GroupNotFound, DuplicateLink (the link is already posted and
-    still open for voting). With `idempotency_key`, a repeat returns the first article.
+    still open for voting). With `idempotency_key`, a repeat of the same request gets what
+    the first one got: the article as it was created, even if it was deleted since;
+    the key with a different request raises IdempotencyKeyReused.
     The post time is Redis' clock (see _given); `now` fixes it, for tests and tools.
     """
     title, link, text = validation.clean_post(title, link, text)
@@ -86,28 +88,27 @@ def article_post(
                 ",".join(names),
                 article_id,
                 seen,
+                validation.post_fingerprint(title, link, text, names),
             ],
             client=conn,
         )
         status = raise_for_status(result, allow=(Status.RETRY, Status.ID_TAKEN))
-        if status is Status.OK:
-            posted = int(result[1])
-            return Article(
-                id=article_id,
+        if status is Status.OK or (status is Status.REPEATED and len(result) > 2):
+            first = article_id if status is Status.OK else int(result[1])
+            posted = int(result[2] if status is Status.REPEATED else result[1])
+            return Article.new_post(
+                article_id=first,
+                user_id=user_id,
+                poster_name=poster_name,
                 title=title,
                 link=link,
                 text=text,
-                poster=keys.user(user_id),
-                poster_name=poster_name,
-                time=posted,
-                votes=1,
-                downvotes=0,
-                score=article_score(posted, 1, 0, vote_score=conf.vote_score()),
                 groups=tuple(names),
-                voting_closes_at=posted + conf.window(),
-                my_vote=Vote.UP,
+                posted=posted,
+                window=conf.window(),
+                vote_score=conf.vote_score(),
             )
-        if status is Status.REPEATED:
+        if status is Status.REPEATED:  # a key kept before fingerprints: the article now
             return selectors.article_get(article_id=int(result[1]), user_id=user_id)
         if status is Status.ID_TAKEN:
             if _decode(result[1]) == keys.user(user_id):

@@ -27,6 +27,7 @@ class Status(enum.IntEnum):
     DUPLICATE_LINK = -7  # the link is posted and still open (detail: article:<id>)
     BAD_DATA = -8  # a key the script would write holds the wrong type or value
     #                (detail: the key, then what is wrong); nothing was written
+    KEY_REUSED = -9  # the idempotency key was used for a different request (detail: its id)
 
 
 def article_score(posted: float, votes: int, downvotes: int, *, vote_score: int) -> float:
@@ -129,6 +130,38 @@ class Article:
     groups: tuple[str, ...]
     voting_closes_at: float
     my_vote: Vote | None = None  # None when nobody is asking
+
+    @classmethod
+    def new_post(
+        cls,
+        *,
+        article_id: int,
+        user_id: int,
+        poster_name: str,
+        title: str,
+        link: str,
+        text: str,
+        groups: tuple[str, ...],
+        posted: int,
+        window: int,
+        vote_score: int,
+    ) -> Article:
+        """The article as its post created it: the poster's own up-vote, nothing else."""
+        return cls(
+            id=article_id,
+            title=title,
+            link=link,
+            text=text,
+            poster=keys.user(user_id),
+            poster_name=poster_name,
+            time=posted,
+            votes=1,
+            downvotes=0,
+            score=article_score(posted, 1, 0, vote_score=vote_score),
+            groups=groups,
+            voting_closes_at=posted + window,
+            my_vote=Vote.UP,
+        )
 
     @classmethod
     def from_hash(

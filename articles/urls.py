@@ -23,6 +23,7 @@ urlpatterns = [
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("accounts/password/", accounts.password_change, name="password-change"),
     path("accounts/password/done/", accounts.password_change_done, name="password-change-done"),
+    path("accounts/tokens/", accounts.api_tokens, name="api-tokens"),
     path("modlog/", views.modlog, name="modlog"),
     path("staff/", views.staff_dashboard, name="staff-dashboard"),
     path("staff/groups/", views.staff_groups, name="staff-groups"),

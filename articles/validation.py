@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 from urllib.parse import SplitResult, urlsplit, urlunsplit
@@ -57,6 +59,14 @@ def clean_link(value: object) -> str:
     except ValueError:
         raise InvalidInput("link", "A link has a bad port number.") from None
     return link
+
+
+def post_fingerprint(title: str, link: str, text: str, groups: list[str]) -> str:
+    """What makes two submissions the same request, for their Idempotency-Key: the cleaned
+    title, link, text and groups (so a retry that differs only in spacing or group order
+    is still the same request)."""
+    canonical = json.dumps([title, link, text, sorted(groups)], ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 def clean_post(title: object, link: object, text: object) -> tuple[str, str, str]:

@@ -4,8 +4,10 @@ settings, so a host project needs no SPECTACULAR_SETTINGS of its own."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import patched_settings
@@ -34,15 +36,30 @@ def documented(**kwargs: Any) -> Callable[[_F], _F]:
 
 
 class SchemaView(SpectacularAPIView):
-    schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
-    """The schema; `manage.py spectacular --custom-settings
-    articles.api.schema.SCHEMA_SETTINGS` writes the same."""
+    """The schema, as `manage.py spectacular` writes it (the host's SPECTACULAR_SETTINGS
+    may be SCHEMA_SETTINGS). Generated once per process and URL: it depends only on the
+    code and the URLconf, and generating it takes over a second."""
 
+    schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
     custom_settings = SCHEMA_SETTINGS
+    _generated: ClassVar[dict[str, tuple[Any, str]]] = {}
 
     @documented(exclude=True)  # the schema does not describe itself
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
+
+    def _get_schema_response(self, request: Request) -> Response:
+        key = f"{request.path}|{self.urlconf}"
+        if key not in self._generated:
+            fresh = super()._get_schema_response(request)
+            self._generated[key] = (fresh.data, fresh["Content-Disposition"])
+        data, disposition = self._generated[key]
+        return Response(data=data, headers={"Content-Disposition": disposition})
+
+
+@receiver(setting_changed)
+def _forget_schemas(**kwargs: Any) -> None:
+    SchemaView._generated.clear()  # tests switch URLconfs and settings
 
 
 def _page_options(view: APIView) -> HttpResponse:

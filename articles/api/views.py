@@ -26,6 +26,7 @@ from rest_framework.views import APIView
 
 from articles import conf, ratelimits, selectors, services
 from articles.addresses import user_pk
+from articles.api import tokens
 from articles.api.errors import api_exception_handler
 from articles.api.renderers import fast_renderers
 from articles.api.schema import documented
@@ -69,6 +70,8 @@ _ERRORS = {
     404: "No such article, group or user.",
     409: "Conflict with the store's state (see `code`).",
     415: "The body is not JSON (send `Content-Type: application/json`).",
+    422: "The Idempotency-Key was already used for a different request "
+    "(`idempotency_key_reused`, with the `article_id` it made): use a new key.",
     429: "Too many requests: see the Retry-After and RateLimit-* headers.",
     503: "The article store (Redis) or the account database is unreachable, the store is "
     "full and takes no writes (`store_full`), or it holds bad data (`store_corrupt`, `key` "
@@ -110,8 +113,10 @@ IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
     {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"},
     OpenApiParameter.HEADER,
-    description="Retrying a submission with the same key returns the first article "
-    "instead of posting it twice (kept for 24 hours).",
+    description="A retry with the same key and the same body gets what the first request "
+    "got (201, the article as it was created, even if since deleted or past the posting "
+    "limit) instead of posting it twice; the same key with a different body is a 422 "
+    "(`idempotency_key_reused`). Kept for 24 hours, per user.",
 )
 LOCATION = OpenApiParameter(
     "Location",
@@ -167,7 +172,12 @@ class ApiMixin:
         return fast_renderers(super().get_renderers())  # type: ignore[misc]
 
     def perform_authentication(self, request: Request) -> None:
-        super().perform_authentication(request)  # type: ignore[misc]
+        try:
+            super().perform_authentication(request)  # type: ignore[misc]
+        except exceptions.AuthenticationFailed:
+            # A bad token counts against its address, so guessing tokens meets the 429.
+            ratelimits.consume(request, "api")
+            raise
         folded = self.folded_limits.get(getattr(self, "action", None) or "", ())
         if not request.user.is_authenticated:
             folded = ()
@@ -254,23 +264,27 @@ class ArticleViewSet(ApiViewSet):
         summary="Post an article (counts the poster's own up-vote)",
         parameters=[IDEMPOTENCY_KEY, LOCATION],
         request=ArticleCreateSerializer,
-        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415, 422)},
         description="404 when a named group does not exist; 409 (`duplicate_link`, with "
         "`article_id`) when the link was already posted and is still open for voting; "
         "429 past the posting limit shared with the web pages (10 an hour by default).",
     )
     def create(self, request: Request) -> Response:
         data = _valid(ArticleCreateSerializer, request.data)
-        ratelimits.consume(request, "post")
-        article = services.article_post(
-            user_id=user_pk(request),
-            poster_name=request.user.get_username(),
-            title=data["title"],
-            link=data["link"],
-            text=data["text"],
-            groups=data["groups"],
-            idempotency_key=request.headers.get("Idempotency-Key"),
-        )
+        key = request.headers.get("Idempotency-Key")
+        post = {
+            "user_id": user_pk(request),
+            "poster_name": request.user.get_username(),
+            "title": data["title"],
+            "link": data["link"],
+            "text": data["text"],
+            "groups": data["groups"],
+        }
+        # A retry gets what the first request got, before the posting limit counts it.
+        article = selectors.article_post_replay(idempotency_key=key, **post) if key else None
+        if article is None:
+            ratelimits.consume(request, "post")
+            article = services.article_post(idempotency_key=key, **post)
         response = _article(article, request, status.HTTP_201_CREATED)
         response["Location"] = article_url(article.id, request)
         return response
@@ -532,8 +546,15 @@ class StatsViewSet(ApiViewSet):
 class TokenView(ApiMixin, ObtainAuthToken):
     """POST username and password, get the token to send as `Authorization: Token <token>`."""
 
-    authentication_classes = []
     parser_classes = [JSONParser, FormParser]  # no multipart: nothing to upload here
+
+    def get_authenticators(self) -> list[BaseAuthentication]:
+        # Getting a token takes a password, not a credential (an old token sent along must
+        # not make it a 401); revoking takes the caller's token or session.
+        request = getattr(self, "request", None)  # None while the schema is generated
+        if request is None or request.method == "DELETE":
+            return [auth() for auth in ApiMixin.authentication_classes]
+        return []
 
     @documented(
         summary="Get your API token",
@@ -548,6 +569,20 @@ class TokenView(ApiMixin, ObtainAuthToken):
         serializer.is_valid(raise_exception=True)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})
+
+    @documented(
+        summary="Revoke your API tokens",
+        request=None,
+        responses={204: None, **_errors(401, 403)},
+        description="Deletes the caller's token: it stops working at once in the server "
+        "process that answered and within ARTICLES_TOKEN_CACHE_SECONDS (5 s by default) "
+        "in the others. A password change or reset revokes it too. POST again for a new one.",
+    )
+    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not request.user.is_authenticated:
+            raise exceptions.NotAuthenticated()
+        tokens.user_tokens_revoke(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class NotFoundView(ApiMixin, APIView):

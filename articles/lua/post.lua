@@ -9,7 +9,11 @@
 -- ARGV[9] window (s)  ARGV[10] good-article votes  ARGV[11] normalised link or ""
 -- ARGV[12] idempotency ttl (0: none)  ARGV[13] groups "a,b"  ARGV[14] article id
 -- ARGV[15] the member links:[ARGV[11]] held when the caller looked ("" for none)
--- Returns {S.OK, post time} posted | {S.REPEATED, id} already posted with this idempotency key
+-- ARGV[16] fingerprint of the request (validation.post_fingerprint), kept with the key
+-- Returns {S.OK, post time} posted
+--   | {S.REPEATED, id, post time} the same request was already posted with this key
+--     (post time absent for a key written before fingerprints were kept)
+--   | {S.KEY_REUSED, id} the key was used for a different request
 --   | {S.ID_TAKEN, poster} this id exists | {S.NO_GROUP, name}
 --   | {S.DUPLICATE_LINK, member} the link is posted and open
 --   | {S.RETRY} the link index changed since the caller looked: read again and retry
@@ -31,7 +35,12 @@ if bad then return bad end
 
 if idem_ttl > 0 then
   local prior = redis.call('GET', KEYS[11])
-  if prior then return {S.REPEATED, prior} end
+  if prior then
+    local id, posted, print = string.match(prior, '^(%d+):(%-?%d+):(%x+)$')
+    if not id then return {S.REPEATED, prior} end
+    if print ~= ARGV[16] then return {S.KEY_REUSED, id} end
+    return {S.REPEATED, id, posted}
+  end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {S.ID_TAKEN, redis.call('HGET', KEYS[1], 'poster') or ''}
@@ -68,5 +77,8 @@ for i = 1, #groups do
   redis.call('SADD', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
-if idem_ttl > 0 then redis.call('SET', KEYS[11], ARGV[14], 'EX', idem_ttl) end
+if idem_ttl > 0 then
+  redis.call('SET', KEYS[11], ARGV[14] .. ':' .. string.format('%d', now) .. ':' .. ARGV[16],
+    'EX', idem_ttl)
+end
 return {S.OK, now}

@@ -185,6 +185,48 @@ def test_a_retried_post_with_the_same_idempotency_key_returns_the_first_article(
     assert selectors.article_list().count == 1
 
 
+def test_the_same_idempotency_key_with_another_body_is_422_and_posts_nothing(as_user):
+    """Ensure a reused key is refused (IETF idempotency-key draft), not answered with the
+    article of the first request."""
+    first = as_user.post(
+        "/api/articles/", {"title": "One", "text": "a"}, format="json", HTTP_IDEMPOTENCY_KEY="k"
+    )
+    other = as_user.post(
+        "/api/articles/", {"title": "Two", "text": "b"}, format="json", HTTP_IDEMPOTENCY_KEY="k"
+    )
+    assert other.status_code == 422, other.content
+    body = other.json()
+    assert body["code"] == "idempotency_key_reused"
+    assert body["article_id"] == first.json()["id"]
+    assert [a.title for a in selectors.article_list().items] == ["One"]
+    # Differences the cleaning removes (spaces around the title) are the same request.
+    again = as_user.post(
+        "/api/articles/", {"title": " One ", "text": "a"}, format="json", HTTP_IDEMPOTENCY_KEY="k"
+    )
+    assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
+
+
+def test_a_retry_gets_what_the_first_post_got_past_the_limit_and_after_a_delete(as_user, settings):  # type: ignore[no-untyped-def]
+    """Ensure a retried post is answered with the first response (201, the article as
+    created), not a 429 because the first one used up the limit, nor a 404 because the
+    article was deleted since."""
+    settings.ARTICLES_RATE_LIMITS = {"post": (1, 3600)}
+    data = {"title": "Once", "link": "https://example.org/once"}
+    first = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    assert first.status_code == 201
+    limited = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="r-2")
+    assert limited.status_code == 429  # a new request is limited
+    retry = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    assert retry.status_code == 201, retry.content
+    assert retry.json() == first.json()
+    assert retry["Location"] == first["Location"]
+    services.article_delete(article_id=first.json()["id"], actor_id=0, actor="mod", is_staff=True)
+    after = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    assert after.status_code == 201, after.content
+    assert after.json() == first.json()
+    assert selectors.article_list().count == 0
+
+
 def test_a_malformed_idempotency_key_is_400_naming_it(as_user):
     response = as_user.post(
         "/api/articles/",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.test import override_settings
+from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -330,3 +330,77 @@ def test_a_disallowed_host_under_the_api_is_a_json_400_and_a_page_elsewhere(anon
     assert response.json() == {"detail": "This host is not served here.", "code": "bad_request"}
     page = client.get("/new/", HTTP_HOST="evil.example")
     assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
+
+
+# --- revoking tokens ---------------------------------------------------------------------
+
+
+def _token_client(user) -> tuple[APIClient, str]:  # type: ignore[no-untyped-def]
+    key = Token.objects.get_or_create(user=user)[0].key
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return client, key
+
+
+def test_delete_auth_token_revokes_it_at_once_in_this_process(make_user):
+    """Ensure a user can revoke their token from the API, and the token cache of the
+    process that answered forgets it at once (not ARTICLES_TOKEN_CACHE_SECONDS later)."""
+    client, _ = _token_client(make_user("erin"))
+    assert client.get("/api/articles/").status_code == 200  # now kept in the token cache
+    assert client.delete("/api/auth/token/").status_code == 204
+    assert not Token.objects.exists()
+    assert client.get("/api/articles/").status_code == 401
+    assert APIClient().delete("/api/auth/token/").status_code == 401
+
+
+@pytest.mark.parametrize("route", ["page", "set_password"])
+def test_a_password_change_or_reset_revokes_the_users_api_tokens(make_user, route):
+    """Ensure a token made with the old password stops working: by the password page, or
+    any other route that saves a new password (a reset, the admin, changepassword)."""
+    user = make_user("fran", password="pw-Secret-123")
+    client, _ = _token_client(user)
+    other, _ = _token_client(make_user("gus"))
+    assert client.get("/api/articles/").status_code == 200
+    if route == "page":
+        browser = Client()
+        browser.force_login(user)
+        response = browser.post(
+            "/accounts/password/",
+            {
+                "old_password": "pw-Secret-123",
+                "new_password1": "new-Secret-456",
+                "new_password2": "new-Secret-456",
+            },
+        )
+        assert response.status_code == 302, response.content
+    else:
+        user.set_password("new-Secret-456")
+        user.save()
+    assert client.get("/api/articles/").status_code == 401
+    assert other.get("/api/articles/").status_code == 200  # another user's token stays
+    user.save()  # a save without a new password revokes nothing more
+    assert Token.objects.filter(user__username="gus").exists()
+
+
+def test_the_token_page_shows_and_revokes_the_users_token(make_user):
+    user = make_user("hal")
+    client, _ = _token_client(user)
+    assert client.get("/api/articles/").status_code == 200
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    page = browser.get("/accounts/tokens/")
+    assert page.status_code == 200 and "Revoke my API token" in page.content.decode()
+    csrf = browser.cookies["csrftoken"].value
+    response = browser.post("/accounts/tokens/", {"csrfmiddlewaretoken": csrf})
+    assert response.status_code == 302
+    assert client.get("/api/articles/").status_code == 401
+    assert "You have no API token" in browser.get("/accounts/tokens/").content.decode()
+
+
+def test_requests_with_bad_tokens_count_against_the_address_limit(anon, settings):
+    """Ensure guessing tokens meets the per-address limit (a 429), not endless 401s."""
+    settings.ARTICLES_API_RATE_LIMITS = {"address": (5, 60)}
+    anon.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    statuses = [anon.get("/api/articles/").status_code for _ in range(7)]
+    assert statuses == [401] * 5 + [429, 429]
+    assert APIClient().get("/api/articles/").status_code == 429  # same address

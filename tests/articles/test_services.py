@@ -13,6 +13,7 @@ from articles.errors import (
     DuplicateLink,
     GroupExists,
     GroupNotFound,
+    IdempotencyKeyReused,
     InvalidInput,
     NotAllowed,
     VotingClosed,
@@ -137,6 +138,16 @@ def test_idempotency_key_returns_the_first_article(conn, now):
         user_id=1, poster_name="a", title="T", link="https://e.org/", now=now, idempotency_key="k1"
     )
     assert again.id == first.id
+    assert conn.zcard("time:") == 1
+
+
+def test_the_post_script_refuses_an_idempotency_key_kept_for_another_request(conn, now):
+    """Ensure the fingerprint is checked in post.lua itself, in the same step as the key
+    is read, so two different requests racing with one key cannot both be answered."""
+    first = post(now, idempotency_key="k1", link="https://e.org/1")
+    with pytest.raises(IdempotencyKeyReused) as caught:
+        post(now, idempotency_key="k1", link="https://e.org/2")
+    assert caught.value.article_id == first
     assert conn.zcard("time:") == 1
 
 

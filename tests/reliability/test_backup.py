@@ -139,23 +139,99 @@ def test_import_refuses_a_store_that_is_not_empty_unless_forced(tmp_path: Path):
     assert audit.invariant_audit() == []
 
 
-def test_a_malformed_record_stops_the_import_and_leaves_no_half_written_article(tmp_path: Path):
+def test_force_replaces_the_whole_store_and_leaves_nothing_of_it_behind(tmp_path: Path):
+    """Ensure --force means "the store afterwards is exactly the backup": the old store's
+    moderation log, links and submissions go with it, and the audit finds nothing stale."""
+    services.group_create(name="books", actor="mod-of-backup")
+    services.article_post(user_id=1, poster_name="a", title="A", link="https://a.example/")
+    backup_records = _export(tmp_path / "b.jsonl")
+    get_connection().flushdb()
+    # Another store: more articles (ids 1-3), by other users, other links, its own modlog.
+    services.group_create(name="cats", actor="mod-of-store")
+    for i in range(3):
+        services.article_post(
+            user_id=5, poster_name="e", title=f"E{i}", link=f"https://e.example/{i}"
+        )
+    call_command("import_articles", str(tmp_path / "b.jsonl"), force=True, stdout=io.StringIO())
+    conn = get_connection()
+    assert audit.invariant_audit() == []
+    assert not conn.exists(keys.submitted(5), keys.group("cats"), keys.article(2))
+    assert conn.hkeys(keys.LINKS) == [
+        r["link"].encode() for r in backup_records if r["type"] == "link"
+    ]
+    assert [e.actor for e in selectors.modlog_page().items] == ["mod-of-backup"]
+    assert _comparable(_export(tmp_path / "again.jsonl")) == _comparable(backup_records)
+    assert services.article_post(user_id=1, poster_name="a", title="n", text="t").id == 2
+
+
+def _bad_file(tmp_path: Path, records: list[dict[str, object]], name: str, tail: str = "") -> str:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
+    return str(path)
+
+
+def test_a_malformed_record_anywhere_stops_the_import_before_anything_is_written(tmp_path: Path):
     services.group_create(name="books")
     services.article_post(user_id=1, poster_name="a", title="A", text="t", groups=["books"])
     services.article_post(user_id=1, poster_name="a", title="B", text="t", groups=["books"])
     records = _export(tmp_path / "b.jsonl")
     arts = [r for r in records if r["type"] == "article"]
     arts[1]["groups"] = ["books", "../etc"]  # a hostile or damaged file
-    lines = [json.dumps(r) for r in records]
-    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
     get_connection().flushdb()
-    with pytest.raises(CommandError, match="line"):
-        call_command("import_articles", str(tmp_path / "bad.jsonl"), stdout=io.StringIO())
+    with pytest.raises(CommandError, match="line 4"):
+        call_command("import_articles", _bad_file(tmp_path, records, "bad.jsonl"))
     conn = get_connection()
-    assert conn.exists(keys.article(arts[0]["id"]))  # type: ignore[arg-type]
-    assert not conn.exists(keys.article(arts[1]["id"]))  # type: ignore[arg-type]
-    assert not [k for k in conn.scan_iter() if b".." in k]
-    assert audit.invariant_audit() == []
+    assert conn.dbsize() == 0  # not even the records before the bad one
+    assert backup.store_is_empty()
+
+
+@pytest.mark.parametrize("cut", ["before-counter", "mid-line", "no-header"])
+def test_a_truncated_file_changes_nothing_and_the_next_post_gets_a_new_id(tmp_path: Path, cut: str):
+    """Ensure a file cut short restores nothing (no store without its id counter), and the
+    whole file then restores with its counter, so the next post is a new article."""
+    for i in range(3):
+        services.article_post(user_id=1, poster_name="a", title=f"A{i}", text="t")
+    records = _export(tmp_path / "b.jsonl")
+    get_connection().flushdb()
+    if cut == "before-counter":
+        path = _bad_file(tmp_path, records[:-1], "cut.jsonl")
+    elif cut == "mid-line":
+        path = _bad_file(tmp_path, records[:-2], "cut.jsonl", tail=json.dumps(records[-2])[:9])
+    else:
+        path = _bad_file(tmp_path, records[1:], "cut.jsonl")
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        call_command("import_articles", path, stdout=io.StringIO())
+    assert get_connection().dbsize() == 0
+    call_command("import_articles", str(tmp_path / "b.jsonl"), stdout=io.StringIO())
+    new = services.article_post(user_id=2, poster_name="b", title="new", text="t")
+    assert (new.id, new.title) == (4, "new")
+    assert selectors.article_list(order=Order.TIME, page=1).items[0].title == "new"
+
+
+def test_export_skips_and_names_what_import_would_refuse_and_its_file_restores(tmp_path: Path):
+    """Ensure a bad group name or broken index in the store neither crashes the export nor
+    makes its file impossible to restore: export leaves it out and says so."""
+    services.group_create(name="books")
+    for i in range(3):
+        services.article_post(user_id=1, poster_name="a", title=f"A{i}", text="t", groups=["books"])
+    conn = get_connection()
+    conn.hset(keys.GROUPS, "Not A Slug", "registered by hand")
+    conn.sadd("group:../etc", keys.article(1))
+    conn.delete(keys.LINKS)
+    conn.rpush(keys.LINKS, "a list, not a hash")
+    conn.delete(keys.article(2))
+    conn.set(keys.article(2), "a string, not a hash")
+    conn.set(keys.STATS_VOTES, "not a hash")
+    err = io.StringIO()
+    call_command("export_articles", output=str(tmp_path / "b.jsonl"), stderr=err)
+    for named in ("Not A Slug", "group:../etc", "links:", "article 2", "stats:votes"):
+        assert named in err.getvalue()
+    conn.flushdb()
+    out = io.StringIO()
+    call_command("import_articles", str(tmp_path / "b.jsonl"), stdout=out)
+    assert "2 article" in out.getvalue()
+    assert conn.hkeys(keys.GROUPS) == [b"books"]
+    assert services.article_post(user_id=1, poster_name="a", title="n", text="t").id == 4
 
 
 def _vote_for_a_while(seconds: float) -> None:

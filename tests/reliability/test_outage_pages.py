@@ -85,13 +85,14 @@ def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
 ANSWER_AT_ONCE = 1.5
 
 
-# Routes that never read the store: the accounts pages, the schema and its viewers, the
-# API's index, and the sign-up form before it is posted.
+# Routes that never read the store: the accounts pages (API tokens included), the schema
+# and its viewers, the API's index, and the sign-up form before it is posted.
 NO_STORE = {
     "login",
     "logout",
     "password-change",
     "password-change-done",
+    "api-tokens",
     "schema",
     "docs",
     "redoc",

@@ -25,12 +25,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, output: str, **options: Any) -> None:
         counts: Counter[str] = Counter()
+        skipped: list[str] = []
         with contextlib.ExitStack() as stack:
             target = sys.stdout
             if output != "-":
                 target = stack.enter_context(Path(output).open("w", encoding="utf-8"))
-            for record in backup.store_export():
+            for record in backup.store_export(skipped=skipped.append):
                 target.write(json.dumps(record, sort_keys=True) + "\n")
                 counts[str(record["type"])] += 1
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
-        self.stderr.write(f"Exported {summary}.")
+        for problem in skipped:
+            self.stderr.write(self.style.WARNING(f"Skipped: {problem}"))
+        self.stderr.write(f"Exported {summary}." + (f" Skipped {len(skipped)}." if skipped else ""))

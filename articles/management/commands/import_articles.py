@@ -1,24 +1,25 @@
-"""Restore a backup written by export_articles into an empty store."""
+"""Restore a backup written by export_articles: all of it or nothing."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
-from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles import backup
-from articles.errors import InvalidInput
+from articles.errors import ArticlesError
 
 
 class Command(BaseCommand):
     help = (
-        "Import a JSON-lines backup of export_articles. Each article is restored atomically. "
-        "Refuses a store that already holds data unless --force is given."
+        "Import a JSON-lines backup of export_articles. The whole file is checked first and "
+        "then written in one atomic step, id counter included: a bad or truncated file "
+        "changes nothing. Refuses a store that already holds data unless --force is given."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -26,27 +27,33 @@ class Command(BaseCommand):
         parser.add_argument(
             "--force",
             action="store_true",
-            help="import into a store that is not empty (articles with the same id are replaced)",
+            help="replace the whole store with the backup: everything the store held before "
+            "(articles, links, submissions, moderation log) is deleted in the same step",
         )
 
     def handle(self, *args: Any, input: str, force: bool, **options: Any) -> None:
-        if not force and not backup.store_is_empty():
-            raise CommandError(
-                "The store is not empty; import only into an empty store, or pass --force "
-                "to replace articles with the same ids."
-            )
-        counts: Counter[str] = Counter()
         with contextlib.ExitStack() as stack:
-            source = sys.stdin
+            source: IO[str] = sys.stdin
             if input != "-":
                 source = stack.enter_context(Path(input).open(encoding="utf-8"))
-            for number, line in enumerate(source, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    kind = backup.store_import_record(record=json.loads(line))
-                except (ValueError, InvalidInput) as exc:
-                    raise CommandError(f"line {number}: {exc}") from None
-                counts[kind] += 1
+            try:
+                counts = backup.store_restore(records=_records(source), replace=force)
+            except backup.StoreNotEmpty:
+                raise CommandError(
+                    "The store is not empty; import only into an empty store, or pass --force "
+                    "to replace everything in it with the backup."
+                ) from None
+            except ArticlesError as exc:
+                raise CommandError(f"{exc.message} Nothing was imported.") from None
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
         self.stdout.write(self.style.SUCCESS(f"Imported {summary}."))
+
+
+def _records(source: IO[str]) -> Iterator[tuple[int, object]]:
+    for number, line in enumerate(source, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            raise CommandError(f"line {number}: not JSON ({exc}). Nothing was imported.") from None

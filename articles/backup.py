@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import clock, keys, validation
+from articles import clock, keys, search, validation
 from articles.audit import _indexed_article_ids, group_memberships
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
@@ -181,6 +182,12 @@ def _import_article(record: dict[str, object]) -> None:
     ups = [_raw(m) for m in _list(record.get("up"))]
     downs = [_raw(m) for m in _list(record.get("down"))]
     poster = decoded.get(b"poster", b"").decode("utf-8", "replace")
+    # The search index is not exported: the restored article is indexed by the same
+    # transaction, from its own title, text and link.
+    words = search.article_words(
+        *(decoded.get(f, b"").decode("utf-8", "replace") for f in (b"title", b"text", b"link"))
+    )
+    fields[b"words"] = " ".join(words)
     conn = get_connection()
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):
@@ -189,8 +196,14 @@ def _import_article(record: dict[str, object]) -> None:
                 # Replacing an article: leave the groups it was in before.
                 before = _decode(pipe.hget(member, "groups"))
                 old = [g for g in before.split(",") if keys.GROUP_NAME.fullmatch(g)]
+                was_words = _decode(pipe.hget(member, "words")).split()
                 pipe.multi()
                 pipe.delete(member, up, down)
+                for word in was_words:
+                    with contextlib.suppress(ValueError):
+                        pipe.srem(keys.idx(word), member)
+                for word in words:
+                    pipe.sadd(keys.idx(word), member)
                 for name in old:
                     pipe.srem(keys.group(name), member)
                 pipe.hset(member, mapping=fields)

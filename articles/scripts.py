@@ -41,6 +41,9 @@ EDIT = _load("edit")
 GROUP_SAVE = _load("group_save")
 GROUP_DELETE = _load("group_delete")
 RANKING_PAGE = _load("ranking_page")
+SEARCH = _load("search")
+REINDEX = _load("reindex")
+UNINDEX = _load("unindex")
 
 
 # --- script replies ------------------------------------------------------------------

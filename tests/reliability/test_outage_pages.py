@@ -81,6 +81,7 @@ def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
 # Routes that never read the store: the accounts pages, the schema and its viewers, the
 # API's index, and the sign-up form before it is posted.
 NO_STORE = {
+    "search",  # with no q, the search form alone: nothing to read
     "login",
     "logout",
     "password-change",

@@ -18,9 +18,9 @@ from typing import Literal
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import conf, keys, validation
+from articles import conf, keys, search, services, validation
 from articles.connection import get_connection
-from articles.errors import Conflict, InvalidInput
+from articles.errors import ArticleNotFound, Conflict, InvalidInput, StoreCorrupt
 from articles.selectors import _ids, _s
 from articles.services import _ATTEMPTS, _group_keys
 from articles.types import Article, article_score, valid_time
@@ -79,6 +79,7 @@ def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Probl
         chunk = ordered[offset : offset + batch]
         problems.extend(_audit_chunk(conn, chunk, memberships, now, broken))
     problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch, broken))
+    problems.extend(search_index_audit(conn, ordered, batch))
     return problems
 
 
@@ -629,3 +630,86 @@ def article_groups_set(*, article_id: int, groups: Iterable[str]) -> None:
 def group_register(*, name: str, description: str = "") -> None:
     """Add a group that exists only as a set (made by the book's code) to the registry."""
     get_connection().hsetnx(keys.GROUPS, validation.clean_group_name(name), description)
+
+
+# --- the search index (idx:<word>) ------------------------------------------------------
+# Both ways, as for links: every article is in the sets of the words its title, text and
+# link give (and its `words` field says so), and every entry names an article that has
+# the word. Articles the book's code wrote have no `words`: reported as unindexed.
+SEARCH_KINDS = frozenset({"search_unindexed", "search_stale"})
+
+
+def search_index_audit(conn: redis.Redis, ordered: list[int], batch: int = 500) -> list[Problem]:
+    """Problems of the search index, for the article ids `ordered` (all of them)."""
+    problems: list[Problem] = []
+    has: dict[int, frozenset[str]] = {}
+    unreadable: set[int] = set()  # not a hash (wrong_type): its entries are left alone
+    for offset in range(0, len(ordered), batch):
+        chunk = ordered[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for article_id in chunk:
+            pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
+        rows = pipe.execute(raise_on_error=False)
+        pipe = conn.pipeline(transaction=False)
+        checked = []
+        for article_id, row in zip(chunk, rows, strict=True):
+            if isinstance(row, redis.ResponseError):
+                unreadable.add(article_id)
+                continue
+            if row == [None] * 4:
+                continue  # no hash: its entries are stale
+            stored, title, text, link = (_s(v or b"") for v in row)
+            expected = search.article_words(title, text, link)
+            has[article_id] = frozenset(stored.split())
+            if row[0] is None or stored.split() != expected:
+                detail = "not indexed" if row[0] is None else "indexed under other words"
+                problems.append(Problem("search_unindexed", detail, article_id))
+                continue
+            for word in expected:
+                pipe.sismember(keys.idx(word), keys.article(article_id))
+            checked.append((article_id, expected))
+        replies = iter(pipe.execute(raise_on_error=False))
+        for article_id, expected in checked:
+            missing = [w for w in expected if not next(replies)]
+            if missing:
+                detail = f"missing from idx:{missing[0]}"
+                problems.append(Problem("search_unindexed", detail, article_id))
+    for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=1000):
+        key = _s(raw_key)
+        try:
+            word = keys.word_of(key)
+        except ValueError:
+            problems.append(Problem("search_stale", f"{key} names no search word", entry=key))
+            continue
+        kind = _s(conn.type(key))
+        if kind != "set":
+            if kind != "none":
+                problems.append(_wrong_type(key, kind, "set"))
+            continue
+        for member in conn.sscan_iter(key, count=1000):
+            entry_id = _article_id_or_none(_s(member))
+            if entry_id in unreadable:
+                continue
+            if entry_id is None or word not in has.get(entry_id, ()):
+                detail = f"{key} holds {_s(member)!r}, which does not have the word"
+                problems.append(Problem("search_stale", detail, entry_id, entry=key))
+    return problems
+
+
+def search_index_repair(problems: Iterable[Problem]) -> None:
+    """Index the unindexed articles from their hashes and drop the stale entries, each
+    by one script that checks what it read (check_votes --repair). An entry that names no
+    article is left for a person."""
+    for problem in problems:
+        if problem.kind == "search_unindexed" and problem.article_id is not None:
+            try:
+                services.article_reindex(article_id=problem.article_id)
+            except (ArticleNotFound, StoreCorrupt):
+                continue
+        elif problem.kind == "search_stale" and problem.article_id and problem.entry:
+            try:
+                services.search_entry_drop(
+                    word=keys.word_of(problem.entry), article_id=problem.article_id
+                )
+            except StoreCorrupt:
+                continue  # a key of the wrong type: reported as such, left for a person

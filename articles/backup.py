@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import clock, keys, validation
+from articles import clock, keys, search, validation
 from articles.audit import _index_types, _indexed_article_ids, _scan_groups
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
@@ -292,6 +292,13 @@ def _article(record: dict[str, object]) -> dict[str, object]:
         expire = record.get(f"{name}_expire_at_ms")
         out[f"{name}_expire_at_ms"] = None if expire is None else _count(expire)
     out["poster_pk"] = _user_pk(fields.get(b"poster", b"").decode("utf-8", "replace"))
+    # The search index is not exported: each article is indexed by the restoring
+    # transaction, from its own title, text and link.
+    words = search.article_words(
+        *(fields.get(f, b"").decode("utf-8", "replace") for f in (b"title", b"text", b"link"))
+    )
+    fields[b"words"] = " ".join(words).encode()
+    out["words"] = words
     return out
 
 
@@ -304,6 +311,8 @@ def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
         up, down = keys.voted(article_id), keys.voted_down(article_id)
         pipe.delete(member, up, down)
         pipe.hset(member, mapping=a["hash"])  # type: ignore[arg-type]
+        for word in a["words"]:  # type: ignore[attr-defined]
+            pipe.sadd(keys.idx(word), member)
         for name, index in (("score", keys.SCORE), ("time", keys.TIME), ("good", keys.GOOD)):
             if a[name] is not None:
                 pipe.zadd(index, {member: a[name]})  # type: ignore[dict-item]

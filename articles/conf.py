@@ -17,6 +17,8 @@
 | ARTICLES_TOKEN_CACHE_SECONDS | 5 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
+| ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
+| ARTICLES_SEARCH_CACHE_SLOTS | 256 | how many searches can be cached at once |
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ DEFAULTS: dict[str, Any] = {
     "ANONYMOUS_PAGE_SECONDS": 2,
     "TOKEN_CACHE_SECONDS": 5,
     "SESSION_CACHE_SECONDS": 5,
+    # a search's ordered results are kept this long (at most 300 s), in one of this many
+    # slots (search:<slot>): the number of cache keys is bounded, whatever people type
+    "SEARCH_CACHE_SECONDS": 30,
+    "SEARCH_CACHE_SLOTS": 256,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -139,6 +145,14 @@ def anonymous_page_seconds() -> float:
 
 def group_cache_seconds() -> int:
     return int(get("GROUP_CACHE_SECONDS"))
+
+
+def search_cache_seconds() -> int:
+    return min(300, max(1, int(get("SEARCH_CACHE_SECONDS"))))
+
+
+def search_cache_slots() -> int:
+    return min(100_000, max(1, int(get("SEARCH_CACHE_SLOTS"))))
 
 
 def idempotency_seconds() -> int:

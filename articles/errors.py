@@ -71,6 +71,16 @@ class InvalidInput(ArticlesError):
         return {**super().body(), "field": self.field, "errors": {self.field: [self.message]}}
 
 
+class EmptySearch(InvalidInput):
+    """A search with nothing to look for (empty, only stop words or punctuation, only
+    excluded words): the search page says so; the API answers 400 naming `q`."""
+
+    code = "empty_search"
+
+    def __init__(self, message: str) -> None:
+        super().__init__("q", message)
+
+
 class DuplicateLink(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "duplicate_link"

@@ -28,12 +28,14 @@ REPLICATION_BARRIER = "votesite:replication-barrier"
 # below refuse), every group set.
 ARTICLE_SCAN = "article:*"
 GROUP_SCAN = "group:*"
+SEARCH_INDEX_SCAN = "idx:*"
 
 GROUP_NAME = re.compile(r"[a-z0-9-]{1,64}")
 # ASCII digits only ([0-9], not \d, which also matches "١٢"), no leading zero, no 0:
 # exactly the strings article() and user() form.
 _ARTICLE_MEMBER = re.compile(r"article:([1-9][0-9]{0,17})")
 _USER_MEMBER = re.compile(r"user:([1-9][0-9]{0,17})")
+_WORD = re.compile(r"[^\W_]{1,32}")
 
 
 def article(article_id: int) -> str:
@@ -97,6 +99,41 @@ def rate_limit(scope: str, ident: str, window: int) -> str:
     if not re.fullmatch(r"[a-z_]{1,32}", scope) or not re.fullmatch(r"[\w.:-]{1,64}", ident):
         raise ValueError("bad rate-limit scope or identity")
     return f"ratelimit:{scope}:{ident}:{window}"
+
+
+def idx(word: str) -> str:
+    """set of article:<id> whose title, text or link host holds `word` (search.py
+    normalises it: letters and digits only, at most 32)."""
+    if not isinstance(word, str) or not _WORD.fullmatch(word):
+        raise ValueError(f"not a search word: {word!r}")
+    return f"idx:{word}"
+
+
+def word_of(key: str) -> str:
+    """The word of an `idx:<word>` key; ValueError for anything else."""
+    if not isinstance(key, str) or not key.startswith("idx:"):
+        raise ValueError(f"not a search index key: {key!r}")
+    idx(key[4:])
+    return key[4:]
+
+
+def search_cache(slot: int) -> str:
+    """zset cache (short TTL) of one search's results in the order asked: one of a fixed
+    number of slots, so the cache keys are bounded in number."""
+    if isinstance(slot, bool) or not isinstance(slot, int) or not 0 <= slot < 1_000_000:
+        raise ValueError(f"not a search cache slot: {slot!r}")
+    return f"search:{slot}"
+
+
+def search_cache_query(slot: int) -> str:
+    """string: which search search:<slot> holds now (its canonical query, order and
+    restrictions); it expires with the slot."""
+    return f"{search_cache(slot)}:q"
+
+
+def search_scratch(slot: int) -> str:
+    """set scratch space while building search:<slot>; deleted by the same script."""
+    return f"{search_cache(slot)}:tmp"
 
 
 def group_name(name: str) -> str:

@@ -43,6 +43,9 @@ GROUP_SAVE = _load("group_save")
 GROUP_DELETE = _load("group_delete")
 RANKING_PAGE = _load("ranking_page")
 ARTICLE_ROWS = _load("article_rows")
+SEARCH = _load("search")
+REINDEX = _load("reindex")
+UNINDEX = _load("unindex")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -3,6 +3,7 @@ per article (the reads of a page go out in one pipeline or one script call)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -12,10 +13,11 @@ from typing import Any
 
 import redis
 
-from articles import clock, conf, keys, scripts, validation
+from articles import clock, conf, keys, scripts, search, validation
 from articles.connection import get_connection, store_unavailable
 from articles.errors import (
     ArticleNotFound,
+    EmptySearch,
     GroupNotFound,
     IdempotencyKeyReused,
     InvalidInput,
@@ -32,6 +34,8 @@ from articles.types import (
     Order,
     Page,
     Period,
+    SearchOrder,
+    SearchPage,
     Vote,
     valid_time,
 )
@@ -154,6 +158,77 @@ def top_article_list(
     )
     raise_for_status(reply)
     return _page(reply[4::2], number, int(reply[1]), user_id)
+
+
+_SEARCH_ORDER = {SearchOrder.SCORE: "score", SearchOrder.NEWEST: "time", SearchOrder.VOTES: "votes"}
+
+
+def article_search(
+    *,
+    q: str,
+    order: SearchOrder = SearchOrder.SCORE,
+    group: str | None = None,
+    period: Period = Period.ALL,
+    page: int | str = 1,
+    user_id: int | None = None,
+    now: float | None = None,
+) -> SearchPage:
+    """Articles holding every word of `q` and none of its `-words`, 25 a page, by score,
+    newest or net votes, optionally in a group and posted in the last day/week/month/year.
+    Two round trips: one script (which builds the cached intersection when it is not
+    there) and one pipeline of the page's hashes. An unknown group finds nothing.
+    Raises EmptySearch (nothing to look for), InvalidInput (q too long, too many words,
+    a bad group name or page)."""
+    if not isinstance(q, str):
+        raise InvalidInput("q", "A search is text.")
+    try:
+        query = search.parse_query(q)
+    except search.QueryError as exc:
+        if exc.empty:
+            raise EmptySearch(str(exc)) from None
+        raise InvalidInput("q", str(exc)) from None
+    name = validation.clean_group_name(group, "group") if group else ""
+    number, start, stop = _bounds(page)
+    earliest = "" if period.seconds is None else str(int(clock.now(now)) - period.seconds)
+    # The slot's content names the period, not its start: like top:<period>, a cached
+    # result's window is at most the cache's lifetime old.
+    spelled = f"{order.value}|{name}|{period.value}|{query.canonical}"
+    digest = hashlib.blake2b(spelled.encode(), digest_size=8).digest()
+    slot = int.from_bytes(digest, "big") % conf.search_cache_slots()
+    cache = keys.search_cache(slot)
+    scratch = keys.search_scratch(slot)
+    reply = scripts.SEARCH(
+        keys=[
+            cache,
+            keys.search_cache_query(slot),
+            scratch,
+            keys.SCORE,
+            keys.TIME,
+            keys.group(name) if name else scratch,
+            *map(keys.idx, query.include),
+            *map(keys.idx, query.exclude),
+        ],
+        args=[
+            spelled,
+            conf.search_cache_seconds(),
+            start,
+            stop,
+            _SEARCH_ORDER[order],
+            len(query.include),
+            earliest,
+        ],
+        client=get_connection(),
+    )
+    raise_for_status(reply)
+    found = _page(reply[2:], number, int(reply[1]), user_id)
+    return SearchPage(
+        found.items,
+        found.number,
+        found.count,
+        found.per_page,
+        words=query.include,
+        excluded=query.exclude,
+    )
 
 
 def good_article_page(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import redis
 
-from articles import clock, conf, keys, scripts, selectors, validation
+from articles import clock, conf, keys, scripts, search, selectors, validation
 from articles.connection import get_connection
 from articles.errors import (
     ArticleNotFound,
@@ -55,6 +55,9 @@ def article_post(
     article_id = int(conn.incr(keys.ARTICLE_IDS))
     member = keys.article(article_id)
     group_keys = [key for name in names for key in _group_keys(name)]
+    # The search words go in the same script as the article: no moment, crash or not,
+    # when the article exists unfound or the index names an article not yet written.
+    words = search.article_words(title, text, link)
     for _ in range(_ATTEMPTS):
         seen = _link_owner(conn, norm)
         result = scripts.POST(
@@ -71,6 +74,7 @@ def article_post(
                 _member_key(seen) or member,
                 idem_key or member,
                 *group_keys,
+                *map(keys.idx, words),
             ],
             args=[
                 member,
@@ -89,6 +93,7 @@ def article_post(
                 article_id,
                 seen,
                 validation.post_fingerprint(title, link, text, names),
+                " ".join(words),
             ],
             client=conn,
         )
@@ -219,6 +224,7 @@ def article_delete(
             raise refused
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
+        words = _indexed_words(article_id)
         entry = _log(actor, "delete", member, reason, now, title=article.title) if is_staff else ""
         result = scripts.DELETE(
             keys=[
@@ -232,6 +238,7 @@ def article_delete(
                 keys.LINKS,
                 keys.MODLOG,
                 *[key for name in article.groups for key in _group_keys(name)],
+                *map(keys.idx, words),
             ],
             args=[
                 member,
@@ -244,6 +251,7 @@ def article_delete(
                 "" if is_staff else "open",  # the poster: only while voting is open
                 _given(now),
                 conf.window(),
+                " ".join(words),
             ],
             client=get_connection(retry=False),  # sent once: a repeat would answer 404
         )
@@ -281,8 +289,17 @@ def article_edit(
             raise InvalidInput("link", "An article without a text needs a link.")
         seen = _link_owner(conn, norm)
         entry = _log(actor, "edit", member, reason, now, title=title, link=link)
+        was_words = _indexed_words(article_id)
+        new_words = search.article_words(title, before.text, link)
         result = scripts.EDIT(
-            keys=[member, keys.LINKS, keys.MODLOG, _member_key(seen) or member],
+            keys=[
+                member,
+                keys.LINKS,
+                keys.MODLOG,
+                _member_key(seen) or member,
+                *map(keys.idx, was_words),
+                *map(keys.idx, new_words),
+            ],
             args=[
                 member,
                 title,
@@ -295,6 +312,8 @@ def article_edit(
                 seen,
                 _given(now),
                 conf.window(),
+                " ".join(was_words),
+                " ".join(new_words),
             ],
             client=get_connection(retry=False),  # sent once: a repeat would log twice
         )
@@ -355,7 +374,160 @@ def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
     raise Conflict()
 
 
+def article_reindex(*, article_id: int) -> bool:
+    """Put one article's search words in step with its title, text and link (for
+    articles the book's code wrote, or after the rules of search.py change). Returns
+    whether anything changed; a second run changes nothing. Raises ArticleNotFound."""
+    member = _article_member(article_id)
+    conn = get_connection()
+    for _ in range(_ATTEMPTS):
+        fields = conn.hmget(member, "words", "title", "text", "link")
+        was, title, text, link = (_decode(v) for v in fields)
+        was_words = [w for w in was.split() if _word_key(w)]
+        new_words = search.article_words(title, text, link)
+        result = scripts.REINDEX(
+            keys=[member, *map(keys.idx, was_words), *map(keys.idx, new_words)],
+            args=[member, " ".join(was_words), " ".join(new_words), title, text, link],
+            client=conn,
+        )
+        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
+            return bool(int(result[1]))
+    raise Conflict()
+
+
+def search_reindex_batch(*, article_ids: list[int]) -> tuple[int, int]:
+    """article_reindex for many articles in two round trips (one pipeline of reads, one
+    of scripts); the few that changed in between are done again one by one. Returns
+    (articles whose index changed, articles not found)."""
+    conn = get_connection()
+    members = [keys.article(article_id) for article_id in article_ids]
+    pipe = conn.pipeline(transaction=False)
+    for member in members:
+        pipe.hmget(member, "words", "title", "text", "link")
+    rows = pipe.execute(raise_on_error=False)
+    pipe = conn.pipeline(transaction=False)
+    sent = []
+    for article_id, member, row in zip(article_ids, members, rows, strict=True):
+        if isinstance(row, redis.ResponseError) or row == [None] * 4:
+            continue  # not a hash (check_votes reports it), or gone
+        was, title, text, link = (_decode(v) for v in row)
+        was_words = was.split()
+        if not all(map(_word_key, was_words)):
+            continue  # a `words` no script of ours wrote: check_votes reports it
+        new_words = search.article_words(title, text, link)
+        scripts.REINDEX(
+            keys=[member, *map(keys.idx, was_words), *map(keys.idx, new_words)],
+            args=[member, was, " ".join(new_words), title, text, link],
+            client=pipe,
+        )
+        sent.append(article_id)
+    changed, missing = 0, len(article_ids) - len(sent)
+    for article_id, reply in zip(sent, pipe.execute(raise_on_error=False), strict=True):
+        if isinstance(reply, redis.ResponseError):
+            raise reply
+        status = Status(int(reply[0]))
+        if status is Status.OK:
+            changed += int(reply[1])
+        elif status is Status.RETRY:
+            try:
+                changed += article_reindex(article_id=article_id)
+            except ArticleNotFound:
+                missing += 1
+        elif status is Status.NOT_FOUND:
+            missing += 1
+        else:
+            raise_for_status(reply)
+    return changed, missing
+
+
+def search_index_rebuild(
+    *, batch: int = 500, progress: Callable[[int, int], None] | None = None
+) -> tuple[int, int, int]:
+    """Bring the whole search index in step (manage.py reindex_search): every article's
+    words from its hash, then every entry whose article is gone or lost the word dropped.
+    Batches of `batch` articles, each one pipeline of reads and one of small scripts, so
+    the site's own requests run between them. Safe to run twice or beside the site: each
+    script checks what was read. `progress(done, total)` is called after each batch.
+    Returns (articles seen, articles whose index changed, stale entries dropped)."""
+    conn = get_connection()
+    total = int(conn.zcard(keys.TIME)) if conn.type(keys.TIME) == b"zset" else 0
+    seen = changed = 0
+    ids: list[int] = []
+    for member in conn.scan_iter(match=keys.ARTICLE_SCAN, count=batch):
+        ids.extend(selectors._ids([member]))
+        if len(ids) >= batch:
+            changed += search_reindex_batch(article_ids=ids)[0]
+            seen += len(ids)
+            ids = []
+            if progress:
+                progress(seen, max(total, seen))
+    if ids:
+        changed += search_reindex_batch(article_ids=ids)[0]
+        seen += len(ids)
+    if progress:
+        progress(seen, seen)
+    dropped = 0
+    for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=batch):
+        try:
+            word = keys.word_of(_decode(raw_key))
+        except ValueError:
+            continue  # not ours (check_votes reports it)
+        if conn.type(raw_key) != b"set":
+            continue
+        members = [_decode(m) for m in conn.sscan_iter(raw_key, count=batch)]
+        for offset in range(0, len(members), batch):
+            chunk = [(m, i) for m in members[offset : offset + batch] if (i := _id_or_none(m))]
+            pipe = conn.pipeline(transaction=False)
+            for member, _ in chunk:
+                pipe.hget(member, "words")
+            for (_, article_id), words in zip(
+                chunk, pipe.execute(raise_on_error=False), strict=True
+            ):
+                if isinstance(words, redis.ResponseError):
+                    continue  # not a hash: check_votes reports it
+                if word not in _decode(words).split():
+                    dropped += search_entry_drop(word=word, article_id=article_id)
+    return seen, changed, dropped
+
+
+def search_entry_drop(*, word: str, article_id: int) -> bool:
+    """Remove article_id from idx:<word> unless the article (still) has the word.
+    Returns whether it was removed."""
+    result = scripts.UNINDEX(
+        keys=[keys.idx(word), keys.article(article_id)],
+        args=[keys.article(article_id), word],
+        client=get_connection(),
+    )
+    raise_for_status(result)
+    return bool(int(result[1]))
+
+
 # --- helpers -----------------------------------------------------------------------
+
+
+def _indexed_words(article_id: int) -> list[str]:
+    """The `words` of an article hash: the idx:<w> sets that hold it. The scripts check
+    that it has not changed since."""
+    key = keys.article(article_id)
+    words = _decode(get_connection().hget(key, "words")).split()
+    bad = [w for w in words if not _word_key(w)]
+    if bad:
+        raise StoreCorrupt(key, f"words holds {bad[0]!r}, not a search word")
+    return words
+
+
+def _id_or_none(member: str) -> int | None:
+    try:
+        return keys.article_id_of(member)
+    except ValueError:
+        return None
+
+
+def _word_key(word: str) -> str:
+    try:
+        return keys.idx(word)
+    except ValueError:
+        return ""
 
 
 def _link_owner(conn: redis.Redis, norm: str) -> str:

@@ -65,6 +65,15 @@ class Order(enum.Enum):
         return keys.SCORE if self is Order.SCORE else keys.TIME
 
 
+class SearchOrder(enum.Enum):
+    """How search results are ordered: by score (the default), newest first, or by net
+    votes (up - down, which score: - time: holds x 432: no index of its own)."""
+
+    SCORE = "score"
+    NEWEST = "newest"
+    VOTES = "votes"
+
+
 class Period(enum.Enum):
     """Top-of-period listings; ALL is the plain `score:` ranking."""
 
@@ -266,6 +275,15 @@ class GoodPage(Page[Article]):
     each day's archive)."""
 
     days: tuple[date, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage(Page[Article]):
+    """A page of search results, with the words looked for (to highlight them) and
+    those left out."""
+
+    words: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

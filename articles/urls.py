@@ -11,6 +11,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("top/", views.top, name="top"),
     path("new/", views.new, name="new"),
+    path("search/", views.search, name="search"),
     path("groups/", views.group_list, name="group-list"),
     path("g/<slug:name>/", views.group_detail, name="group-detail"),
     re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from articles import keys, validation
+from articles import keys, search, validation
 from articles.embedded import REDIS_CLI
 
 DAY = 86_400
@@ -158,8 +158,12 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
     score, posted, good, grouped, links = [], [], [], [], []
     posts_by_day: Counter[str] = Counter()
     votes_by_day: Counter[str] = Counter()
+    indexed: dict[str, list[str]] = {}  # the search index, as post.lua writes it
     for row in chunk:
         member = keys.article(row.id)
+        words = search.article_words(row.title, "", row.link)
+        for word in words:
+            indexed.setdefault(word, []).append(member)
         day = datetime.fromtimestamp(row.time, tz=UTC).date().isoformat()
         up, down = len(row.ups), len(row.downs)
         out.append(
@@ -167,7 +171,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
                 "HSET", member, "title", row.title, "link", row.link, "text", "",
                 "poster", keys.user(row.poster), "poster_name", f"user{row.poster}",
                 "time", row.time, "votes", up, "downvotes", down,
-                "groups", spec.groups if row.grouped else "",
+                "groups", spec.groups if row.grouped else "", "words", " ".join(words),
             )
         )  # fmt: skip
         expire_at = row.time + WEEK
@@ -188,6 +192,8 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
         votes_by_day[day] += up + down - 1
         totals["votes"] += up + down
         totals["good"] += up >= GOOD_VOTES
+    for word, members in indexed.items():
+        out.append(_resp("SADD", keys.idx(word), *members))
     out.append(_resp("ZADD", keys.SCORE, *score))
     out.append(_resp("ZADD", keys.TIME, *posted))
     out.append(_resp("HSET", keys.LINKS, *links))

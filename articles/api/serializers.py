@@ -15,7 +15,7 @@ from rest_framework.utils.urls import replace_query_param
 
 from articles import conf, validation
 from articles.errors import InvalidInput
-from articles.types import Article, Group, Order, Page, Period, Vote
+from articles.types import Article, Group, Order, Page, Period, SearchOrder, SearchPage, Vote
 from articles.urlcache import url_for
 
 VOTE_CHOICES = [v.label for v in (Vote.UP, Vote.DOWN, Vote.NONE)]
@@ -79,6 +79,19 @@ class ArticlePageSerializer(serializers.Serializer):
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)
     results = ArticleSerializer(many=True)
+
+
+class SearchPageSerializer(ArticlePageSerializer):
+    words = serializers.ListField(
+        child=serializers.CharField(), help_text="The words looked for, as normalised."
+    )
+    excluded = serializers.ListField(
+        child=serializers.CharField(), help_text="The words left out (`-word`), normalised."
+    )
+
+
+def search_page_data(page: SearchPage, request: HttpRequest) -> dict[str, Any]:
+    return {**page_data(page, request), "words": list(page.words), "excluded": list(page.excluded)}
 
 
 def article_data(
@@ -421,6 +434,24 @@ class ListQuerySerializer(PageQuerySerializer):
 
     def validate_order(self, value: str) -> Order:
         return Order(value)
+
+
+class SearchQuerySerializer(PageQuerySerializer):
+    # Blank and over-long queries reach the store's own rules, which answer 400 naming q.
+    q = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    order = serializers.ChoiceField(
+        choices=[o.value for o in SearchOrder], required=False, default=SearchOrder.SCORE.value
+    )
+    period = serializers.ChoiceField(
+        choices=[p.value for p in Period], required=False, default=Period.ALL.value
+    )
+    group = serializers.CharField(required=False, default="")
+
+    def validate_order(self, value: str) -> SearchOrder:
+        return SearchOrder(value)
+
+    def validate_period(self, value: str) -> Period:
+        return Period(value)
 
 
 class TopQuerySerializer(PageQuerySerializer):

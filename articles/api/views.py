@@ -47,6 +47,8 @@ from articles.api.serializers import (
     ModlogPageSerializer,
     PageQuerySerializer,
     ReasonQuerySerializer,
+    SearchPageSerializer,
+    SearchQuerySerializer,
     StatsQuerySerializer,
     StatsSerializer,
     TokenRequestSerializer,
@@ -57,9 +59,10 @@ from articles.api.serializers import (
     article_url,
     page_data,
     paged,
+    search_page_data,
 )
 from articles.api.tokens import CachedTokenAuthentication
-from articles.types import Article, Page
+from articles.types import Article, Page, SearchOrder
 
 # --- schema pieces -------------------------------------------------------------------------
 
@@ -386,6 +389,48 @@ class ArticleViewSet(ApiViewSet):
             page=query["page"], per_page=conf.home_good(), user_id=_viewer(request)
         )
         return _page(page, request)
+
+    @documented(
+        summary="Search articles by words",
+        parameters=[
+            OpenApiParameter(
+                "q",
+                {"type": "string", "maxLength": 400},
+                required=True,
+                description="Words, all of which must match; `-word` leaves out articles "
+                "with that word. At most 8 words. Case and accents do not matter; very "
+                "short and very common words are not indexed.",
+            ),
+            OpenApiParameter(
+                "order",
+                str,
+                enum=[o.value for o in SearchOrder],
+                default="score",
+                description="`votes`: by net votes (up - down).",
+            ),
+            PERIOD,
+            OpenApiParameter(
+                "group", {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}, required=False
+            ),
+            PAGE,
+        ],
+        responses={200: SearchPageSerializer, **_errors(400)},
+        description="400 (`empty_search`, field `q`) when the query has no word to look "
+        "for; 400 (`invalid`, field `q`) when it is longer than 400 characters or names more "
+        "than 8 words. Results are cached for a short time (30 s by default).",
+    )
+    @action(detail=False, methods=["get"])
+    def search(self, request: Request) -> Response:
+        query = _valid(SearchQuerySerializer, request.query_params)
+        page = selectors.article_search(
+            q=query["q"],
+            order=query["order"],
+            group=query["group"] or None,
+            period=query["period"],
+            page=query["page"],
+            user_id=_viewer(request),
+        )
+        return Response(search_page_data(page, request))
 
     @documented(
         summary="Top articles of the last day, week, month, year or of all time",

@@ -77,3 +77,20 @@ local function bad_time(key, value)
     return {S.BAD_DATA, key, 'time is "' .. tostring(value) .. '", not a post time'}
   end
 end
+
+-- Search words (search.py): an ARGV of words "w1 w2 ..." as a list. Their idx:<w> keys
+-- come in KEYS in the same order, where each script says.
+local function split_words(s)
+  local words = {}
+  for w in string.gmatch(s or '', '%S+') do words[#words + 1] = w end
+  return words
+end
+
+-- Add {key, 'set'} for KEYS[first + 1 .. first + n] to a bad_types spec list.
+local function word_specs(specs, first, n)
+  for i = 1, n do
+    specs[#specs + 1] = KEYS[first + i]
+    specs[#specs + 1] = 'set'
+  end
+  return specs
+end

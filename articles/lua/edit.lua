@@ -6,12 +6,17 @@
 -- ARGV[7] log entry  ARGV[8] log length kept
 -- ARGV[9] the member links:[ARGV[6]] held when the caller looked ("" for none)
 -- ARGV[10] now ("" for Redis' own clock)  ARGV[11] window (s)
+-- ARGV[12] the hash's `words` as read  ARGV[13] the new search words ("w1 w2 ...")
+-- KEYS[5..] idx:<w> of each word of ARGV[12], then of each word of ARGV[13], in order
 -- Returns {S.NOT_FOUND} | {S.RETRY} the link or the index changed since read
 --   | {S.DUPLICATE_LINK, member} the new link belongs to another open article | {S.OK}
-local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list', KEYS[4], 'hash'})
+local was_words, new_words = split_words(ARGV[12]), split_words(ARGV[13])
+local bad = bad_types(word_specs({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list',
+  KEYS[4], 'hash'}, 4, #was_words + #new_words))
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
+if (redis.call('HGET', KEYS[1], 'words') or '') ~= ARGV[12] then return {S.RETRY} end
 local member, old, new = ARGV[1], ARGV[5], ARGV[6]
 if old ~= new and new ~= '' then
   -- As post.lua: a link maps to one open article; a closed one gives it up.
@@ -31,5 +36,8 @@ if old ~= new then
   end
   if new ~= '' then redis.call('HSET', KEYS[2], new, member) end
 end
+for i = 1, #was_words do redis.call('SREM', KEYS[4 + i], ARGV[1]) end
+for i = 1, #new_words do redis.call('SADD', KEYS[4 + #was_words + i], ARGV[1]) end
+redis.call('HSET', KEYS[1], 'words', ARGV[13])
 log_action(KEYS[3], ARGV[7], ARGV[8])
 return {S.OK}

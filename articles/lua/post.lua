@@ -4,12 +4,14 @@
 -- KEYS[10] the article the link already maps to (KEYS[1] when none)
 -- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
 -- KEYS[12..] per group: group:<g>, score:<g>, time:<g>
+-- KEYS[last #words] idx:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
 -- ARGV[9] window (s)  ARGV[10] good-article votes  ARGV[11] normalised link or ""
 -- ARGV[12] idempotency ttl (0: none)  ARGV[13] groups "a,b"  ARGV[14] article id
 -- ARGV[15] the member links:[ARGV[11]] held when the caller looked ("" for none)
 -- ARGV[16] fingerprint of the request (validation.post_fingerprint), kept with the key
+-- ARGV[17] the search words "w1 w2 ..." (search.article_words), kept in the hash's `words`
 -- Returns {S.OK, post time} posted
 --   | {S.REPEATED, id, post time} the same request was already posted with this key
 --     (post time absent for a key written before fingerprints were kept)
@@ -21,11 +23,14 @@ local member, user = ARGV[1], ARGV[2]
 local now = math.floor(clock(ARGV[7]))
 local vote_score, window = tonumber(ARGV[8]), tonumber(ARGV[9])
 local norm, idem_ttl = ARGV[11], tonumber(ARGV[12])
+local words = split_words(ARGV[17])
+local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
 
 local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset',
   KEYS[6], 'zset', KEYS[7], 'hash', KEYS[8], 'hash', KEYS[9], 'hash', KEYS[10], 'hash',
   KEYS[11], 'string'}
-for k = 12, #KEYS, 3 do
+word_specs(specs, wk, #words)
+for k = 12, wk, 3 do
   for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
     specs[#specs + 1] = spec
   end
@@ -77,6 +82,8 @@ for i = 1, #groups do
   redis.call('SADD', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
+redis.call('HSET', KEYS[1], 'words', ARGV[17])
+for i = 1, #words do redis.call('SADD', KEYS[wk + i], member) end
 if idem_ttl > 0 then
   redis.call('SET', KEYS[11], ARGV[14] .. ':' .. string.format('%d', now) .. ':' .. ARGV[16],
     'EX', idem_ttl)

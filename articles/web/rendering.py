@@ -35,7 +35,7 @@ from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
 
-from articles import clock, conf
+from articles import clock, conf, search
 from articles.database import database_unavailable
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Vote
@@ -125,6 +125,7 @@ def environment() -> jinja2.Environment:
         ranks_like=tags.ranks_like,
         article_number=tags.article_number,
         isoday=tags.isoday,
+        marked=marked,
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
@@ -168,6 +169,18 @@ class _Once:
         return str(self._value)
 
     __str__ = __html__
+
+
+def marked(title: str, words: Any = ()) -> Markup:
+    """`title` escaped, with the words a search looked for (in any spelling) in <mark>."""
+    if not words:
+        return Markup(html.escape(title))  # noqa: S704 (escaped right here)
+    return Markup(  # noqa: S704 (every piece escaped right here)
+        "".join(
+            f"<mark>{html.escape(piece)}</mark>" if hit else html.escape(piece)
+            for piece, hit in search.highlight(title, tuple(words))
+        )
+    )
 
 
 def utc(timestamp: float, fmt: str = "%Y-%m-%d %H:%M") -> str:

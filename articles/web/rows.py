@@ -78,10 +78,12 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
     staff = bool(authenticated and getattr(user, "is_staff", False))
     now = time.time()
     is_open = article.voting_open(now)
-    key = (article, is_open, authenticated, staff, bool(detail))
+    # The words a search marks in titles (none elsewhere) are part of the row.
+    marks = tuple(context.get("marks") or ())
+    key = (article, is_open, authenticated, staff, bool(detail), marks)
     parts = _rows.get(key)
     if parts is None:
-        parts = _render(context.environment, article, is_open, authenticated, staff, detail)
+        parts = _render(context.environment, article, is_open, authenticated, staff, detail, marks)
         if len(_rows) >= MAX_ROWS:
             del _rows[next(iter(_rows))]
         _rows[key] = parts
@@ -129,9 +131,11 @@ def _render(
     authenticated: bool,
     staff: bool,
     detail: bool,
+    marks: tuple[str, ...] = (),
 ) -> tuple[str, ...]:
     html_text = env.get_template("articles/_article.html").render(
         article=article,
+        marks=marks,
         voting_open=is_open,
         detail=detail,
         user=_Viewer(authenticated, staff),

@@ -22,12 +22,13 @@ from articles.database import database_reachable
 from articles.errors import (
     DatabaseUnavailable,
     DuplicateLink,
+    EmptySearch,
     InvalidInput,
     StoreFull,
     StoreUnavailable,
 )
 from articles.responses import wants_json
-from articles.types import Order, Period
+from articles.types import Order, Period, SearchOrder
 from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
@@ -131,6 +132,43 @@ def new(request: HttpRequest) -> HttpResponse:
         order=Order.TIME, page=page_param(request), user_id=viewer_id(request)
     )
     return rendering.render(request, "articles/new.html", {"page": page})
+
+
+@require_GET
+@html_errors
+def search(request: HttpRequest) -> HttpResponse:
+    """/search/?q=words -excluded&order=score|newest|votes&group=&period=: a form and its
+    results, no JavaScript needed. Nothing to look for is a message on the page (200);
+    a query too long or with too many words is the 400 page naming `q`."""
+    q = request.GET.get("q", "")
+    raw_order = request.GET.get("order", SearchOrder.SCORE.value)
+    try:
+        order = SearchOrder(raw_order)
+    except ValueError:
+        raise InvalidInput("order", "Order must be 'score', 'newest' or 'votes'.") from None
+    period, group = period_param(request), request.GET.get("group", "")
+    context: dict[str, object] = {
+        "q": q,
+        "order": order,
+        "orders": list(SearchOrder),
+        "period": period,
+        "periods": list(Period),
+        "group": group,
+    }
+    try:
+        page = selectors.article_search(
+            q=q,
+            order=order,
+            group=group or None,
+            period=period,
+            page=page_param(request),
+            user_id=viewer_id(request),
+        )
+    except EmptySearch as exc:
+        context["message"] = exc.message if "q" in request.GET else ""
+        return rendering.render(request, "articles/search.html", context)
+    context.update(page=page, marks=page.words)
+    return rendering.render(request, "articles/search.html", context)
 
 
 @require_GET

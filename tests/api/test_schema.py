@@ -42,6 +42,7 @@ def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
         "/api/articles/{id}/groups/",
         "/api/articles/{id}/vote/",
         "/api/articles/good/",
+        "/api/articles/search/",
         "/api/articles/top/",
         "/api/auth/token/",
         "/api/groups/",
@@ -134,6 +135,7 @@ CROSS_FIELD_RULES = {
     ("PUT", "/api/articles/{id}/"): "an article without a text needs a link",
     ("POST", "/api/articles/{id}/groups/"): "no group may be both added and removed",
     ("POST", "/api/auth/token/"): "made-up credentials are refused",
+    ("GET", "/api/articles/search/"): "a query needs a word that is not a stop word, 8 at most",
 }
 
 # The committed file, which the tests above prove equal to what /api/schema/ serves.

@@ -55,8 +55,15 @@ def test_the_store_votes_on_a_book_article_without_double_counting(conn, book_da
 def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
     kinds = {p.kind for p in audit.invariant_audit()}
     # The book keeps no `groups` field, no registry, no duplicate-link index and no list of
-    # each poster's articles; everything else it writes holds.
-    assert kinds == {"groups_field", "unregistered_group", "link_unindexed", "unsubmitted"}
+    # each poster's articles, and does not index words for search; everything else it
+    # writes holds.
+    assert kinds == {
+        "groups_field",
+        "unregistered_group",
+        "link_unindexed",
+        "unsubmitted",
+        "search_unindexed",
+    }
     from django.core.management import call_command
 
     call_command("check_votes", "--repair")
@@ -65,6 +72,9 @@ def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
     assert selectors.article_get(article_id=book_data[1]).groups == ("programming", "redis")
     assert conn.hget("links:", "http://example.com/1") == b"article:1"
     assert conn.zrange("submitted:2", 0, -1) == [b"article:2"]
+    title = selectors.article_get(article_id=book_data[1]).title
+    found = selectors.article_search(q=title.split()[-1])
+    assert book_data[1] in [a.id for a in found.items]
 
 
 # --- store writes, book reads ----------------------------------------------------------

@@ -84,3 +84,12 @@ def test_the_three_readers_of_a_poster_agree():
 def test_scan_patterns_are_named_here():
     assert keys.ARTICLE_SCAN == "article:*"
     assert keys.GROUP_SCAN == "group:*"
+
+
+def test_search_keys():
+    assert keys.idx("redis") == "idx:redis"
+    assert keys.word_of("idx:redis") == "redis"
+    assert keys.SEARCH_INDEX_SCAN == "idx:*"
+    assert keys.search_cache(7) == "search:7"
+    assert keys.search_cache_query(7) == "search:7:q"
+    assert keys.search_scratch(7) == "search:7:tmp"

@@ -91,6 +91,7 @@ ANSWER_AT_ONCE = 1.5
 # Routes that never read the store: the accounts pages (API tokens included), the schema
 # and its viewers, the API's index, and the sign-up form before it is posted.
 NO_STORE = {
+    "search",  # with no q, the search form alone: nothing to read
     "login",
     "logout",
     "password-change",

@@ -70,6 +70,7 @@ def site(make_user, conn, settings):  # type: ignore[no-untyped-def]
     # Those raw writes leave the link and poster indexes behind; mend them as
     # `check_votes --repair` would, so the audit after each test holds as before.
     audit.index_entries_repair(audit.invariant_audit())
+    audit.search_index_repair(audit.invariant_audit())
     for article_id in ids[:3]:  # good articles: the home page, the day page, the good feed
         for voter in range(1000, 1200):
             services.article_vote(article_id=article_id, user_id=voter, direction=Vote.UP)

@@ -13,7 +13,8 @@ from articles import audit
 class Command(BaseCommand):
     help = (
         "Check score, vote counts, voter sets, their expiry, the good-article index, "
-        "group fields, the duplicate-link index and the posters' indexes of every article; "
+        "group fields, the duplicate-link index, the posters' indexes and the search index "
+        "of every article; "
         "--repair fixes what is wrong."
     )
 
@@ -58,7 +59,7 @@ class Command(BaseCommand):
         by_article: dict[int, set[str]] = defaultdict(set)
         for problem in problems:
             if problem.article_id is not None and problem.kind not in (
-                audit.INDEX_KINDS | audit.REPORT_ONLY_KINDS
+                audit.INDEX_KINDS | audit.REPORT_ONLY_KINDS | audit.SEARCH_KINDS
             ):
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
@@ -68,3 +69,4 @@ class Command(BaseCommand):
             if done != "removed" and "groups_field" in kinds:
                 audit.article_groups_set(article_id=article_id, groups=groups)
         audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)
+        audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)

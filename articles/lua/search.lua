@@ -1,0 +1,63 @@
+-- search.lua: one page of a search (Redis in Action ch. 7): the articles holding every
+-- included word and none of the excluded ones, optionally in a group and posted since a
+-- time, ordered by score, time or net votes. The ordered result is cached in one of a
+-- fixed number of slots for a short time; Redis runs scripts one at a time, so however
+-- many requests for one search arrive together, it is computed once.
+-- KEYS[1] search:<slot>  KEYS[2] search:<slot>:q (which search the slot holds)
+-- KEYS[3] search:<slot>:tmp scratch  KEYS[4] score:  KEYS[5] time:
+-- KEYS[6] group:<g> (KEYS[3] when no group)  KEYS[7..] idx:<w> included, then excluded
+-- ARGV[1] the search, spelled one way (order, group, period, words)  ARGV[2] ttl (s)
+-- ARGV[3] start  ARGV[4] stop  ARGV[5] "score" | "time" | "votes"
+-- ARGV[6] how many of KEYS[7..] are included words  ARGV[7] earliest post time or ""
+-- Returns {S.OK, count, member, ...}
+-- Net votes need no index of their own: score: - time: = 432 x (up - down) for every
+-- article (SPEC §1), so "votes" orders by ZINTERSTORE score: time: WEIGHTS 1 -1.
+local cache, query, scratch = KEYS[1], KEYS[2], KEYS[3]
+local grouped = KEYS[6] ~= KEYS[3]
+local specs = {cache, 'zset', query, 'string', KEYS[4], 'zset', KEYS[5], 'zset'}
+if grouped then specs[#specs + 1] = KEYS[6]; specs[#specs + 1] = 'set' end
+local bad = bad_types(word_specs(specs, 6, #KEYS - 6))
+if bad then return bad end
+
+if redis.call('GET', query) ~= ARGV[1] then
+  redis.call('DEL', cache, scratch)
+  local n = tonumber(ARGV[6])
+  local sets = {}
+  for i = 7, 6 + n do sets[#sets + 1] = KEYS[i] end
+  if grouped then sets[#sets + 1] = KEYS[6] end
+  if #KEYS > 6 + n then
+    -- SDIFF walks its first set: the (small) intersection, not the excluded words' sets.
+    redis.call('SINTERSTORE', scratch, unpack(sets))
+    redis.call('SDIFFSTORE', scratch, scratch, unpack(KEYS, 7 + n))
+    sets = {scratch}
+  end
+  local function into(dest, order_keys, order_weights)
+    local args = {'ZINTERSTORE', dest, #sets + #order_keys}
+    for _, k in ipairs(sets) do args[#args + 1] = k end
+    for _, k in ipairs(order_keys) do args[#args + 1] = k end
+    args[#args + 1] = 'WEIGHTS'
+    for _ = 1, #sets do args[#args + 1] = 0 end
+    for _, w in ipairs(order_weights) do args[#args + 1] = w end
+    redis.call(unpack(args))
+  end
+  if ARGV[7] ~= '' then
+    into(scratch, {KEYS[5]}, {1})
+    redis.call('ZREMRANGEBYSCORE', scratch, '-inf', '(' .. ARGV[7])
+    sets = {scratch}
+  end
+  if ARGV[5] == 'time' then
+    into(cache, {KEYS[5]}, {1})
+  elseif ARGV[5] == 'votes' then
+    into(cache, {KEYS[4], KEYS[5]}, {1, -1})
+  else
+    into(cache, {KEYS[4]}, {1})
+  end
+  redis.call('DEL', scratch)
+  local ttl = tonumber(ARGV[2])
+  redis.call('EXPIRE', cache, ttl)
+  redis.call('SET', query, ARGV[1], 'EX', ttl)
+end
+local reply = {S.OK, redis.call('ZCARD', cache)}
+local page = redis.call('ZREVRANGE', cache, ARGV[3], ARGV[4])
+for i = 1, #page do reply[#reply + 1] = page[i] end
+return reply

@@ -1,0 +1,239 @@
+"""Search words: how titles, texts, links and queries become the words of the index.
+
+Pure functions (no I/O, no Django): what is indexed and what is looked for go through
+the same normalisation, so a word found on the page is the word searched. The words are
+the only user input that names keys (idx:<word>, in keys.py), so they hold letters and
+digits only: no `*`, `:`, `{`, space or control character ever reaches a key name.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+MIN_WORD = 2  # shorter words ("a", "x") match too much to be worth a set each
+MAX_WORD = 32  # longer "words" are hashes, ids and noise; cut, not dropped
+MAX_TERMS = 8  # words a query may name, excluded ones included
+MAX_QUERY = 400  # characters of a query
+
+# A small English list: the words nearly every title holds (Redis in Action's STOPWORDS,
+# trimmed to those that are whole words after normalisation).
+STOP_WORDS = frozenset(
+    [
+        "able",
+        "about",
+        "across",
+        "after",
+        "all",
+        "almost",
+        "also",
+        "am",
+        "among",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "dear",
+        "did",
+        "do",
+        "does",
+        "either",
+        "else",
+        "ever",
+        "every",
+        "for",
+        "from",
+        "get",
+        "got",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "however",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "least",
+        "let",
+        "like",
+        "likely",
+        "may",
+        "me",
+        "might",
+        "most",
+        "must",
+        "my",
+        "neither",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "often",
+        "on",
+        "only",
+        "or",
+        "other",
+        "our",
+        "own",
+        "rather",
+        "said",
+        "say",
+        "says",
+        "she",
+        "should",
+        "since",
+        "so",
+        "some",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "tis",
+        "to",
+        "too",
+        "twas",
+        "us",
+        "wants",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yet",
+        "you",
+        "your",
+    ]
+)
+
+# Letters and digits of any script; "_" is \w but joins no word here.
+_WORD = re.compile(r"[^\W_]+")
+# Host labels that say nothing about an article.
+_HOST_NOISE = frozenset({"www", "com", "org", "net", "io", "html", "http", "https"})
+
+
+def fold(text: str) -> str:
+    """Case-folded (ß -> ss), compatibility-decomposed (ﬁ -> fi), accents removed."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def tokens(text: str) -> list[str]:
+    """The normalised words of `text` in order, stop words and short words left out,
+    long words cut to MAX_WORD."""
+    found = []
+    for raw in _WORD.findall(fold(text)):
+        word = raw[:MAX_WORD]
+        if len(word) >= MIN_WORD and word not in STOP_WORDS:
+            found.append(word)
+    return found
+
+
+def host_words(link: str) -> list[str]:
+    """The words of a link's host (news.ycombinator.com -> news, ycombinator)."""
+    try:
+        host = urlsplit(link).hostname or ""
+    except ValueError:
+        return []
+    return [w for w in tokens(host.replace(".", " ")) if w not in _HOST_NOISE]
+
+
+def article_words(title: str, text: str = "", link: str = "") -> list[str]:
+    """Every word an article is found by, sorted and without repeats."""
+    return sorted({*tokens(title), *tokens(text), *host_words(link)})
+
+
+class QueryError(ValueError):
+    """A query that cannot be run; the message says why, for the person who typed it."""
+
+    def __init__(self, message: str, *, empty: bool = False) -> None:
+        super().__init__(message)
+        self.empty = empty  # nothing to look for: a message, not an error
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    include: tuple[str, ...]  # every one must match (sorted, no repeats)
+    exclude: tuple[str, ...]  # none may match (sorted, no repeats, none also included)
+
+    @property
+    def canonical(self) -> str:
+        """One spelling per meaning: the cache key's content."""
+        return " ".join([*self.include, *(f"-{w}" for w in self.exclude)])
+
+
+def parse_query(q: str) -> Query:
+    """Words ANDed, `-word` excluded. Raises QueryError: too long, too many words, or
+    (with `empty` set) nothing left to look for."""
+    if len(q) > MAX_QUERY:
+        raise QueryError(f"A search is at most {MAX_QUERY} characters.")
+    include: set[str] = set()
+    exclude: set[str] = set()
+    for part in q.split():
+        negated = part.startswith("-") and len(part) > 1
+        words = tokens(part[1:] if negated else part)
+        (exclude if negated else include).update(words)
+    exclude -= include  # "a -a" looks for a: the plain word wins
+    if len(include) + len(exclude) > MAX_TERMS:
+        raise QueryError(f"A search names at most {MAX_TERMS} words.")
+    if not include:
+        message = (
+            "Say what to look for: a word to find, not only words to leave out."
+            if exclude
+            else "Type a word to look for (very short and very common words are not indexed)."
+        )
+        raise QueryError(message, empty=True)
+    return Query(tuple(sorted(include)), tuple(sorted(exclude)))
+
+
+def highlight(title: str, words: tuple[str, ...] | frozenset[str]) -> list[tuple[str, bool]]:
+    """`title` cut into (piece, matched) pieces: matched pieces are the words of the
+    title whose normalised form is among `words`. Escaping is the caller's (templates)."""
+    wanted = set(words)
+    pieces: list[tuple[str, bool]] = []
+    last = 0
+    for match in re.finditer(r"[^\W_]+", title):
+        normal = tokens(match.group())
+        if normal and normal[0] in wanted:
+            if match.start() > last:
+                pieces.append((title[last : match.start()], False))
+            pieces.append((match.group(), True))
+            last = match.end()
+    if last < len(title):
+        pieces.append((title[last:], False))
+    return pieces

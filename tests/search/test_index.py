@@ -1,0 +1,214 @@
+"""The search index (idx:<word>) is written by the same script as each article write,
+and the audit, check_votes --repair and reindex_search bring book-written data into it."""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import random
+import threading
+import time
+
+import pytest
+from django.core.management import call_command
+
+from articles import audit, keys, selectors, services
+from articles.connection import get_connection
+
+WEEK = 604_800
+
+
+@pytest.fixture
+def now() -> int:
+    return int(time.time())
+
+
+def post(now: int, title: str, link: str = "", text: str = "", user_id: int = 1) -> int:
+    return services.article_post(
+        user_id=user_id, poster_name="u", title=title, link=link, text=text or "body", now=now
+    ).id
+
+
+def members(conn, word: str) -> set[bytes]:
+    return conn.smembers(keys.idx(word))
+
+
+def search_problems() -> list[audit.Problem]:
+    return [p for p in audit.invariant_audit() if p.kind in audit.SEARCH_KINDS]
+
+
+def test_posting_indexes_title_text_and_link_host_and_records_the_words(conn, now):
+    article_id = post(now, "Redis Streams", "https://antirez.com/x", "Consumer groups")
+    assert conn.hget("article:1", "words") == b"antirez consumer groups redis streams"
+    for word in ("antirez", "consumer", "groups", "redis", "streams"):
+        assert members(conn, word) == {keys.article(article_id).encode()}
+
+
+def test_editing_moves_the_article_between_word_sets(conn, now):
+    post(now, "Redis Streams", "https://antirez.com/x")
+    services.article_edit(article_id=1, title="Valkey streams", link="https://e.org/", actor="s")
+    assert members(conn, "redis") == set() and members(conn, "antirez") == set()
+    assert members(conn, "valkey") == {b"article:1"} and members(conn, "streams") == {b"article:1"}
+    assert not conn.exists("idx:redis")  # an emptied set is gone, not left behind
+    assert search_problems() == []
+
+
+def test_deleting_removes_every_entry(conn, now):
+    post(now, "Redis Streams", "https://antirez.com/x")
+    post(now, "Redis lists", "https://e.org/2")
+    services.article_delete(article_id=1, actor_id=1, actor="", is_staff=False, now=now)
+    assert members(conn, "redis") == {b"article:2"}
+    assert conn.keys("idx:*") and not conn.exists("idx:streams", "idx:antirez")
+    assert search_problems() == []
+
+
+def test_each_write_sends_one_script_so_no_crash_can_split_article_and_index(conn, now):
+    """Ensure the article and its index entries are written by one EVALSHA: between any two
+    commands the app sends, both are written or neither (MONITOR shows what ran where)."""
+    # Load the scripts first, so the calls watched are not NOSCRIPT retries.
+    post(now, "Warm up", "https://e.org/warm")
+    services.article_edit(article_id=1, title="Warm", link="https://e.org/w", actor="s")
+    services.article_delete(article_id=1, actor_id=1, actor="s", is_staff=True)
+    seen: list[dict] = []
+    ready = threading.Event()
+
+    def watch() -> None:
+        with get_connection().monitor() as monitor:
+            ready.set()
+            for command in monitor.listen():
+                seen.append(command)
+                if command["command"].startswith("ECHO done"):
+                    return
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    ready.wait(5)
+    time.sleep(0.1)
+    post(now, "Redis streams", "https://antirez.com/x")
+    services.article_edit(article_id=2, title="Valkey streams", link="https://e.org/", actor="s")
+    services.article_delete(article_id=2, actor_id=1, actor="s", is_staff=True)
+    conn.echo("done")
+    watcher.join(10)
+    index_writes = [c for c in seen if c["command"].split()[0] in ("SADD", "SREM")]
+    assert {c["command"].split()[1] for c in index_writes} >= {"idx:redis", "idx:valkey"}
+    assert all(c["client_type"] == "lua" for c in index_writes)
+    article_writes = [c for c in seen if c["command"].split()[0] in ("HSET", "DEL")]
+    assert article_writes and all(c["client_type"] == "lua" for c in article_writes)
+    sent = [c["command"].split()[0] for c in seen if c["client_type"] != "lua"]
+    # What the app itself sends: reads, the id INCRBY, and one script per write; no
+    # write of the article or of the index outside a script.
+    writes = {"SADD", "SREM", "HSET", "HDEL", "DEL", "ZADD", "ZREM", "SET", "EXPIREAT"}
+    assert not writes & set(sent), sent
+    assert sent.count("EVALSHA") + sent.count("EVAL") == 3
+
+
+def test_an_edit_racing_a_changed_index_retries_instead_of_leaving_stale_words(conn, now):
+    """Ensure the scripts check the `words` they were given: a stale read is refused."""
+    from articles import scripts
+    from articles.types import Status
+
+    post(now, "Redis streams")
+    reply = scripts.EDIT(
+        keys=["article:1", "links:", "modlog:", "article:1", "idx:nothing", "idx:other"],
+        args=["article:1", "Other", "", "", "", "", "", 10, "", "", WEEK, "nothing", "other"],
+        client=conn,
+    )
+    assert Status(int(reply[0])) is Status.RETRY
+    assert conn.hget("article:1", "title") == b"Redis streams"
+
+
+def test_the_audit_reports_and_repair_fixes_unindexed_and_stale_entries(conn, now):
+    post(now, "Redis streams", "https://e.org/1")
+    post(now, "Python lists", "https://e.org/2")
+    # As the book's code would leave it: a hash with no words, and an entry of a gone article.
+    conn.hset(
+        "article:3",
+        mapping={
+            "title": "Redis hashes",
+            "link": "http://e.org/3",
+            "poster": "user:1",
+            "time": now,
+            "votes": 1,
+        },
+    )
+    conn.zadd("score:", {"article:3": now + 432})
+    conn.zadd("time:", {"article:3": now})
+    conn.sadd("voted:3", "user:1")
+    conn.expireat("voted:3", now + WEEK)
+    conn.sadd("idx:ghost", "article:99")
+    conn.sadd("idx:python", "article:1")
+    found = {(p.kind, p.article_id) for p in search_problems()}
+    assert found == {("search_unindexed", 3), ("search_stale", 99), ("search_stale", 1)}
+    with pytest.raises(Exception, match="invariants broken"):
+        call_command("check_votes", stdout=io.StringIO())
+    call_command("check_votes", "--repair", stdout=io.StringIO())
+    assert audit.invariant_audit() == []
+    assert members(conn, "redis") == {b"article:1", b"article:3"}
+    assert not conn.exists("idx:ghost") and members(conn, "python") == {b"article:2"}
+
+
+def test_reindex_search_rebuilds_everything_and_a_second_run_changes_nothing(conn, now):
+    for n in range(30):
+        post(now, f"Article number{n} about redis", f"https://e.org/{n}")
+    conn.delete(*conn.keys("idx:*"))
+    for n in range(1, 31):
+        conn.hdel(f"article:{n}", "words")
+    conn.sadd("idx:ghost", "article:77")
+    out = io.StringIO()
+    call_command("reindex_search", "--batch", "7", stdout=out)
+    text = out.getvalue()
+    assert "30/30" in text and "30 reindexed, 1 stale entries dropped" in text
+    assert "#" * 40 in text  # the progress bar, filled
+    assert search_problems() == []
+    assert len(members(conn, "redis")) == 30
+    out = io.StringIO()
+    call_command("reindex_search", "--no-progress", stdout=out)
+    assert "30 article(s) read, 0 reindexed, 0 stale entries dropped" in out.getvalue()
+
+
+# --- several processes at once -------------------------------------------------------
+
+WORDS = ["alpha", "beta", "gamma", "delta", "omega"]
+
+
+def _worker(seed: int, barrier) -> None:
+    rng = random.Random(seed)
+    barrier.wait()
+    mine: list[int] = []
+    for _ in range(60):
+        title = " ".join(rng.sample(WORDS, 2))
+        action = rng.random()
+        if action < 0.5 or not mine:
+            mine.append(post(int(time.time()), title, user_id=seed + 1))
+        elif action < 0.8:
+            target = rng.randint(1, max(mine))
+            try:
+                services.article_edit(article_id=target, title=title, link="", actor="s")
+            except Exception as exc:  # gone meanwhile
+                assert type(exc).__name__ in ("ArticleNotFound", "Conflict"), exc
+        else:
+            target = rng.randint(1, max(mine))
+            try:
+                services.article_delete(article_id=target, actor_id=0, actor="s", is_staff=True)
+            except Exception as exc:
+                assert type(exc).__name__ in ("ArticleNotFound", "Conflict"), exc
+
+
+def test_concurrent_posts_edits_and_deletes_keep_the_index_exact(conn):
+    context = multiprocessing.get_context("fork")
+    barrier = context.Barrier(4)
+    workers = [context.Process(target=_worker, args=(seed, barrier)) for seed in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [w.exitcode for w in workers] == [0] * 4
+    assert search_problems() == []
+    for word in WORDS:
+        expected = set()
+        for member in conn.zrange("time:", 0, -1):
+            if word in conn.hget(member, "title").decode().split():
+                expected.add(member)
+        assert members(conn, word) == expected
+    found = selectors.article_search(q="alpha beta")
+    assert found.count == len(members(conn, "alpha") & members(conn, "beta"))

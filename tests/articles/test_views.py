@@ -339,7 +339,14 @@ def test_submit_errors_name_the_field(csrf_client, make_user, data, label):
     login(csrf_client, make_user("ann"))
     response = post(csrf_client, "/submit/", data)
     assert response.status_code == 400
-    assert re.search(rf'<p class="error" id="id_\w+-error">{label}: ', text_of(response))
+    text = text_of(response)
+    error = re.search(rf'<div id="(id_\w+_error)"><p class="error">{label}: ', text)
+    assert error, "the error is not shown by its field"
+    # The field points at its error (and any help) by ids that exist on the page.
+    field = re.search(rf'<[^>]* aria-describedby="([^"]*{error.group(1)}[^"]*)"[^>]*>', text)
+    assert field, "no field is described by the error"
+    for described in field.group(1).split():
+        assert f'id="{described}"' in text
     assert selectors.article_list().count == 0
 
 

@@ -84,7 +84,7 @@ def test_sign_up_submit_vote_in_page_moderate_and_see_it_on_the_group_and_home_p
     page.fill("#id_text", "Posted by Playwright.")
     shot(page, "submit")
     page.click("form.panel button[type=submit]")
-    expect(page.locator("h2.title")).to_contain_text("My first post from a real browser")
+    expect(page.locator("h1.title")).to_contain_text("My first post from a real browser")
     article_url = page.url
     article_id = int(re.search(r"/a/(\d+)/", article_url).group(1))
     item = page.locator(f"#a{article_id}")

@@ -10,6 +10,7 @@ BASE = Path(__file__).resolve().parents[2]
 TOOLS = {
     "pytest", "pytest-django", "pytest-xdist", "hypothesis", "schemathesis", "playwright",
     "ruff", "mypy", "django-stubs", "djangorestframework-stubs", "openapi-python-client",
+    "axe-playwright-python",
 }  # fmt: skip
 
 

@@ -166,6 +166,15 @@ def _import_counter(value: int) -> None:
     raise Conflict()
 
 
+def _count(value: bytes | None) -> int:
+    """A count of the hash as written (absent is 0); a bad one counts 0 here and is
+    reported by check_votes like any other."""
+    try:
+        return int(float(value or 0))
+    except (ValueError, OverflowError):
+        return 0
+
+
 def _import_article(record: dict[str, object]) -> None:
     article_id = record["id"]
     if not isinstance(article_id, int):
@@ -197,6 +206,10 @@ def _import_article(record: dict[str, object]) -> None:
                 for index, key in (("score", keys.SCORE), ("time", keys.TIME)):
                     if record.get(index) is not None:
                         pipe.zadd(key, {member: float(record[index])})  # type: ignore[arg-type]
+                # votes: is derived from the counts, so backups made before it existed
+                # restore into it too.
+                net = _count(decoded.get(b"votes")) - _count(decoded.get(b"downvotes"))
+                pipe.zadd(keys.VOTES, {member: net})
                 if record.get("good") is not None:
                     pipe.zadd(keys.GOOD, {member: float(record["good"])})  # type: ignore[arg-type]
                 else:

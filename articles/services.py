@@ -68,6 +68,7 @@ def article_post(
                 keys.STATS_POSTS,
                 _member_key(seen) or member,
                 idem_key or member,
+                keys.VOTES,
                 *group_keys,
             ],
             args=[
@@ -135,6 +136,7 @@ def article_vote(
             keys.SCORE,
             keys.GOOD,
             keys.STATS_VOTES,
+            keys.VOTES,
         ],
         args=[
             member,
@@ -230,6 +232,7 @@ def article_delete(
                 keys.submitted(poster_id) if poster_id else member,
                 keys.LINKS,
                 keys.MODLOG,
+                keys.VOTES,
                 *[key for name in article.groups for key in _group_keys(name)],
             ],
             args=[

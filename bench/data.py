@@ -155,7 +155,7 @@ def load_redis(
 
 def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]:
     out = []
-    score, posted, good, grouped, links = [], [], [], [], []
+    score, posted, good, grouped, links, net = [], [], [], [], [], []
     posts_by_day: Counter[str] = Counter()
     votes_by_day: Counter[str] = Counter()
     for row in chunk:
@@ -179,6 +179,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
         out.append(_resp("ZADD", keys.submitted(row.poster), row.time, member))
         links += [validation.normalize_link(row.link), member]
         score += [row.time + VOTE_SCORE * (up - down), member]
+        net += [up - down, member]
         posted += [row.time, member]
         if up >= GOOD_VOTES:
             good += [row.time, member]
@@ -190,6 +191,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
         totals["good"] += up >= GOOD_VOTES
     out.append(_resp("ZADD", keys.SCORE, *score))
     out.append(_resp("ZADD", keys.TIME, *posted))
+    out.append(_resp("ZADD", keys.VOTES, *net))
     out.append(_resp("HSET", keys.LINKS, *links))
     if good:
         out.append(_resp("ZADD", keys.GOOD, *good))

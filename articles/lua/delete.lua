@@ -4,16 +4,17 @@
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
 -- KEYS[5] time:  KEYS[6] good:  KEYS[7] submitted:<pk> (KEYS[1] when the poster is not
 -- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
--- KEYS[10..] per group of the article: group:<g>, score:<g>, time:<g>
+-- KEYS[10] votes:
+-- KEYS[11..] per group of the article: group:<g>, score:<g>, time:<g>
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
 -- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.VOTING_CLOSED} | {S.OK} deleted
 local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
-  KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list'}
+  KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list', KEYS[10], 'zset'}
 if KEYS[7] ~= KEYS[1] then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'zset' end
-for k = 10, #KEYS, 3 do
+for k = 11, #KEYS, 3 do
   for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
     specs[#specs + 1] = spec
   end
@@ -34,11 +35,12 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], member)
 redis.call('ZREM', KEYS[5], member)
 redis.call('ZREM', KEYS[6], member)
+redis.call('ZREM', KEYS[10], member)
 if KEYS[7] ~= KEYS[1] then redis.call('ZREM', KEYS[7], member) end
 if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
   redis.call('HDEL', KEYS[8], ARGV[5])
 end
-for k = 10, #KEYS, 3 do
+for k = 11, #KEYS, 3 do
   redis.call('SREM', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end

@@ -41,6 +41,7 @@ INDEX_TYPES = {
     keys.SCORE: "zset",
     keys.TIME: "zset",
     keys.GOOD: "zset",
+    keys.VOTES: "zset",
     keys.GROUPS: "hash",
     keys.LINKS: "hash",
 }
@@ -101,9 +102,10 @@ def _index_types(conn: redis.Redis) -> tuple[list[Problem], set[str]]:
 
 
 def _indexed_article_ids(conn: redis.Redis, broken: set[str] = frozenset()) -> set[int]:  # type: ignore[assignment]
-    """Every article id with a hash or an entry in score:, time: or good: (SCAN, no KEYS)."""
+    """Every article id with a hash or an entry in score:, time:, good: or votes: (SCAN,
+    no KEYS)."""
     ids = set(_ids(conn.scan_iter(match=keys.ARTICLE_SCAN, count=1000)))
-    for key in (keys.SCORE, keys.TIME, keys.GOOD):
+    for key in (keys.SCORE, keys.TIME, keys.GOOD, keys.VOTES):
         if key not in broken:
             ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
     return ids
@@ -157,6 +159,7 @@ def _audit_chunk(
         pipe.zscore(keys.SCORE, member)
         pipe.zscore(keys.TIME, member)
         pipe.zscore(keys.GOOD, member)
+        pipe.zscore(keys.VOTES, member)
         pipe.scard(up)
         pipe.scard(down)
         pipe.sinter([up, down])
@@ -170,14 +173,15 @@ def _audit_chunk(
     for i, article_id in enumerate(chunk):
         member = keys.article(article_id)
         up, down = keys.voted(article_id), keys.voted_down(article_id)
-        types = [_s(t) for t in replies[i * 12 : i * 12 + 3]]
-        raw, score, posted_idx, good_idx, n_up, n_down, both, ttl_up, ttl_down = replies[
-            i * 12 + 3 : i * 12 + 12
+        types = [_s(t) for t in replies[i * 13 : i * 13 + 3]]
+        raw, score, posted_idx, good_idx, net_idx, n_up, n_down, both, ttl_up, ttl_down = replies[
+            i * 13 + 3 : i * 13 + 13
         ]
         # A broken index (its reply an error) was reported once, as wrong_type.
         score = None if keys.SCORE in broken else score
         posted_idx = None if keys.TIME in broken else posted_idx
         good_idx = None if keys.GOOD in broken else good_idx
+        net_idx = None if keys.VOTES in broken else net_idx
 
         def report(kind: str, detail: str, article_id: int = article_id) -> None:
             problems.append(Problem(kind, detail, article_id))
@@ -243,6 +247,10 @@ def _audit_chunk(
                 "good",
                 f"{article.votes} up-votes but good-index membership is {good_idx is not None}",
             )
+        net = article.votes - article.downvotes
+        if keys.VOTES not in broken and net_idx != net:
+            shown = "nothing" if net_idx is None else f"{net_idx:g}"
+            report("net_votes", f"votes: has {shown}, the counts say {net}")
         last_vote = _float(raw.get(b"last_vote"))
         if last_vote is not None and last_vote >= article.voting_closes_at:
             late = last_vote - article.voting_closes_at
@@ -515,15 +523,13 @@ def article_repair(
     conn = get_connection()
     now = _redis_now(conn) if now is None else now
     types = conn.pipeline(transaction=False)
-    for key in (member, up, down, keys.SCORE, keys.TIME, keys.GOOD):
+    for key in (member, up, down, *_INDEXES):
         types.type(key)
     member_type, up_type, down_type, *index_types = (_s(t) for t in types.execute())
     if member_type not in ("hash", "none") or {up_type, down_type} - {"set", "none"}:
         return "left"
     writable = {
-        key
-        for key, kind in zip((keys.SCORE, keys.TIME, keys.GOOD), index_types, strict=True)
-        if kind in ("zset", "none")
+        key for key, kind in zip(_INDEXES, index_types, strict=True) if kind in ("zset", "none")
     }
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):
@@ -532,7 +538,7 @@ def article_repair(
                 raw = pipe.hgetall(member)
                 if not raw:
                     pipe.multi()
-                    for key in (keys.SCORE, keys.TIME, keys.GOOD):
+                    for key in _INDEXES:
                         if key in writable:
                             pipe.zrem(key, member)
                     for name in groups:
@@ -572,6 +578,8 @@ def article_repair(
                     pipe.zadd(keys.SCORE, {member: score})
                 if keys.TIME in writable:
                     pipe.zadd(keys.TIME, {member: posted})
+                if keys.VOTES in writable:
+                    pipe.zadd(keys.VOTES, {member: votes - downvotes})
                 if keys.GOOD in writable:
                     if votes >= conf.good_votes():
                         pipe.zadd(keys.GOOD, {member: posted})
@@ -585,6 +593,10 @@ def article_repair(
             except redis.WatchError:
                 continue
     raise Conflict()
+
+
+# The store-wide indexes an article is in (article_repair writes or removes its entries).
+_INDEXES = (keys.SCORE, keys.TIME, keys.GOOD, keys.VOTES)
 
 
 def _whole(value: bytes | str) -> int | None:

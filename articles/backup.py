@@ -313,6 +313,11 @@ def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
         pipe.hset(member, mapping=a["hash"])  # type: ignore[arg-type]
         for word in a["words"]:  # type: ignore[attr-defined]
             pipe.sadd(keys.idx(word), member)
+        # votes: is derived from the counts, so backups made before it existed restore
+        # into it too.
+        fields: dict[bytes, bytes] = a["hash"]  # type: ignore[assignment]
+        net = _hash_count(fields.get(b"votes")) - _hash_count(fields.get(b"downvotes"))
+        pipe.zadd(keys.VOTES, {member: net})
         for name, index in (("score", keys.SCORE), ("time", keys.TIME), ("good", keys.GOOD)):
             if a[name] is not None:
                 pipe.zadd(index, {member: a[name]})  # type: ignore[dict-item]
@@ -338,6 +343,15 @@ def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
     pipe.delete(keys.MODLOG)
     if plan.modlog:
         pipe.rpush(keys.MODLOG, *plan.modlog)
+
+
+def _hash_count(value: bytes | None) -> int:
+    """A count of the hash as written (absent is 0); a bad one counts 0 here and is
+    reported by check_votes like any other."""
+    try:
+        return int(float(value or 0))
+    except (ValueError, OverflowError):
+        return 0
 
 
 def _count(value: object) -> int:

@@ -15,6 +15,7 @@ SCORE = "score:"  # zset: article:<id> -> post_time + 432 * (up - down)
 TIME = "time:"  # zset: article:<id> -> post time (Unix seconds)
 
 # --- votesite's additions ----------------------------------------------------------
+VOTES = "votes:"  # zset: article:<id> -> net votes (up - down), the "top" ranking
 GOOD = "good:"  # zset: article:<id> -> post time, for articles with >= 200 up-votes
 GROUPS = "groups:"  # hash: group name -> description (the registry of groups)
 LINKS = "links:"  # hash: normalised link -> article:<id> (duplicate-link check)
@@ -76,7 +77,7 @@ def group_order(order_key: str, name: str) -> str:
 
 
 def top(period: str) -> str:
-    """zset cache (60 s) of `score:` restricted to articles posted in a period."""
+    """zset cache (60 s) of `votes:` restricted to articles posted in a period."""
     if period not in ("day", "week", "month", "year"):
         raise ValueError(f"not a period: {period!r}")
     return f"top:{period}"

@@ -27,6 +27,7 @@ from articles.scripts import raise_for_status
 from articles.types import (
     Article,
     BadArticle,
+    FrontPage,
     GoodPage,
     Group,
     GroupPage,
@@ -139,17 +140,22 @@ def top_article_list(
     user_id: int | None = None,
     now: float | None = None,
 ) -> Page[Article]:
-    """The highest-scored articles posted in the last day/week/month/year, or of all time.
-    Period rankings are cached for 60 s like group rankings. Two round trips."""
-    if period.seconds is None:
-        return article_list(order=Order.SCORE, page=page, user_id=user_id)
+    """The articles with the most net votes (up minus down) posted in the last
+    day/week/month/year, or of all time (`votes:`). Period rankings are cached for 60 s
+    like group rankings. Two round trips. Raises InvalidInput."""
     number, start, stop = _bounds(page)
+    if period.seconds is None:
+        pipe = get_connection().pipeline(transaction=False)
+        pipe.zcard(keys.VOTES)
+        pipe.zrevrange(keys.VOTES, start, stop)
+        count, members = _execute(pipe)
+        return _page(members, number, count, user_id)
     earliest = clock.now(now) - period.seconds
     reply = scripts.RANKING_PAGE(
         keys=[
             keys.top(period.value),
             keys.TIME,
-            keys.SCORE,
+            keys.VOTES,
             keys.top_scratch(period.value),
             keys.GROUPS,
         ],
@@ -245,16 +251,47 @@ def good_article_page(
     pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
     (newest,) = _execute(pipe)
     shown = newest[(number - 1) * size : number * size]
-    # A time no date can hold (an inf written by other code) names no day; its article
-    # is skipped by _fetch when its hash says the same.
-    times = [t for _, t in newest if valid_time(t)]
-    days = sorted({datetime.fromtimestamp(t, tz=UTC).date() for t in times}, reverse=True)
     return GoodPage(
         items=_fetch(conn, _ids(m for m, _ in shown), user_id),
         number=number,
         count=len(newest),
         per_page=size,
-        days=tuple(days),
+        days=_days(newest),
+    )
+
+
+def _days(newest: list[tuple[bytes, float]]) -> tuple[date, ...]:
+    """The UTC days of the good articles listed (newest first), for links to each day.
+    A time no date can hold (an inf written by other code) names no day; its article is
+    skipped by _fetch when its hash says the same."""
+    times = [t for _, t in newest if valid_time(t)]
+    return tuple(sorted({datetime.fromtimestamp(t, tz=UTC).date() for t in times}, reverse=True))
+
+
+def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
+    """The home page: a page of the newest good articles (as good_article_page), then the
+    same page of the score ranking ("rising"), less the articles already shown above it.
+    `count` is the longer of the two listings. Two round trips. Raises InvalidInput."""
+    number, start, stop = _bounds(page)
+    size = conf.per_page()
+    conn = get_connection()
+    pipe = conn.pipeline(transaction=False)
+    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+    pipe.zcard(keys.SCORE)
+    pipe.zrevrange(keys.SCORE, start, stop)
+    newest, ranked, rising = _execute(pipe)
+    good_ids = _ids(m for m, _ in newest[start : start + size])
+    shown = set(good_ids)
+    rising_ids = [i for i in _ids(rising) if i not in shown]
+    found = {a.id: a for a in _fetch(conn, good_ids + rising_ids, user_id)}
+    return FrontPage(
+        items=[found[i] for i in good_ids if i in found],
+        number=number,
+        count=max(len(newest), int(ranked)),
+        per_page=size,
+        days=_days(newest),
+        rising=tuple(found[i] for i in rising_ids if i in found),
+        good_count=len(newest),
     )
 
 

@@ -73,6 +73,7 @@ def article_post(
                 keys.STATS_POSTS,
                 _member_key(seen) or member,
                 idem_key or member,
+                keys.VOTES,
                 *group_keys,
                 *map(keys.idx, words),
             ],
@@ -141,6 +142,7 @@ def article_vote(
             keys.SCORE,
             keys.GOOD,
             keys.STATS_VOTES,
+            keys.VOTES,
         ],
         args=[
             member,
@@ -237,6 +239,7 @@ def article_delete(
                 keys.submitted(poster_id) if poster_id else member,
                 keys.LINKS,
                 keys.MODLOG,
+                keys.VOTES,
                 *[key for name in article.groups for key in _group_keys(name)],
                 *map(keys.idx, words),
             ],

@@ -75,7 +75,7 @@ class SearchOrder(enum.Enum):
 
 
 class Period(enum.Enum):
-    """Top-of-period listings; ALL is the plain `score:` ranking."""
+    """Top-of-period listings, ranked by net votes (`votes:`); ALL is all of `votes:`."""
 
     DAY = "day"
     WEEK = "week"
@@ -119,6 +119,16 @@ def _number(raw: dict[bytes, bytes], name: str) -> float:
     return number
 
 
+def _time_or_none(value: bytes | None) -> float | None:
+    """A time the store may hold in an optional field: None when absent or unusable (a bad
+    one is no reason to leave an article out)."""
+    try:
+        number = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return number if number is not None and valid_time(number) else None
+
+
 def valid_time(value: float) -> bool:
     """A post time the rules, EXPIREAT and datetime all accept."""
     return math.isfinite(value) and 0 <= value <= LATEST_TIME
@@ -139,6 +149,7 @@ class Article:
     groups: tuple[str, ...]
     voting_closes_at: float
     my_vote: Vote | None = None  # None when nobody is asking
+    last_vote: float | None = None  # Unix seconds of the last counted vote, when known
 
     @classmethod
     def new_post(
@@ -208,6 +219,7 @@ class Article:
             groups=groups,
             voting_closes_at=posted + window,
             my_vote=my_vote,
+            last_vote=_time_or_none(raw.get(b"last_vote")),
         )
 
     @property
@@ -220,6 +232,11 @@ class Article:
     @property
     def posted_at(self) -> datetime:
         return datetime.fromtimestamp(self.time, tz=UTC)
+
+    @property
+    def updated_at(self) -> datetime:
+        """When its counts last changed: the last vote, else the posting."""
+        return datetime.fromtimestamp(max(self.time, self.last_vote or 0.0), tz=UTC)
 
     @property
     def closes_at(self) -> datetime:
@@ -284,6 +301,15 @@ class SearchPage(Page[Article]):
 
     words: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FrontPage(GoodPage):
+    """The home page: `items` are a page of the newest good articles, `rising` the same
+    page of the score ranking without those; `count` covers the longer of the two."""
+
+    rising: tuple[Article, ...] = ()
+    good_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ urlpatterns = [
         name="staff-article-delete",
     ),
     path("feeds/top/", html_errors(feeds.TopFeed()), name="feed-top"),
+    path("feeds/top/<slug:period>/", html_errors(feeds.TopPeriodFeed()), name="feed-top-period"),
     path("feeds/new/", html_errors(feeds.NewFeed()), name="feed-new"),
     path("feeds/good/", html_errors(feeds.GoodFeed()), name="feed-good"),
     path("feeds/g/<slug:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),

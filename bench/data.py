@@ -155,7 +155,7 @@ def load_redis(
 
 def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]:
     out = []
-    score, posted, good, grouped, links = [], [], [], [], []
+    score, posted, good, grouped, links, net = [], [], [], [], [], []
     posts_by_day: Counter[str] = Counter()
     votes_by_day: Counter[str] = Counter()
     indexed: dict[str, list[str]] = {}  # the search index, as post.lua writes it
@@ -183,6 +183,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
         out.append(_resp("ZADD", keys.submitted(row.poster), row.time, member))
         links += [validation.normalize_link(row.link), member]
         score += [row.time + VOTE_SCORE * (up - down), member]
+        net += [up - down, member]
         posted += [row.time, member]
         if up >= GOOD_VOTES:
             good += [row.time, member]
@@ -196,6 +197,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
         out.append(_resp("SADD", keys.idx(word), *members))
     out.append(_resp("ZADD", keys.SCORE, *score))
     out.append(_resp("ZADD", keys.TIME, *posted))
+    out.append(_resp("ZADD", keys.VOTES, *net))
     out.append(_resp("HSET", keys.LINKS, *links))
     if good:
         out.append(_resp("ZADD", keys.GOOD, *good))

@@ -434,6 +434,13 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="Top articles of the last day, week, month, year or of all time",
+        description=(
+            "Articles ranked by net votes (up-votes minus down-votes), most first: of all "
+            "articles (`period=all`, the default), or of those posted in the last day, "
+            "week, month or year (those rankings are recomputed at most once a minute). "
+            "For the time-decayed ranking of the front page, list articles with "
+            "`order=score`."
+        ),
         parameters=[PERIOD, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400)},
     )

@@ -4,7 +4,8 @@
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
 -- KEYS[5] time:  KEYS[6] good:  KEYS[7] submitted:<pk> (KEYS[1] when the poster is not
 -- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
--- KEYS[10..] per group of the article: group:<g>, score:<g>, time:<g>
+-- KEYS[10] votes:
+-- KEYS[11..] per group of the article: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
@@ -13,12 +14,12 @@
 -- ARGV[11] the hash's `words` as read (its search words, "" for none)
 -- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.VOTING_CLOSED} | {S.OK} deleted
 local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
-  KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list'}
+  KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list', KEYS[10], 'zset'}
 if KEYS[7] ~= KEYS[1] then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'zset' end
 local words = split_words(ARGV[11])
 local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
 word_specs(specs, wk, #words)
-for k = 10, wk, 3 do
+for k = 11, wk, 3 do
   for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
     specs[#specs + 1] = spec
   end
@@ -40,12 +41,13 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], member)
 redis.call('ZREM', KEYS[5], member)
 redis.call('ZREM', KEYS[6], member)
+redis.call('ZREM', KEYS[10], member)
 if KEYS[7] ~= KEYS[1] then redis.call('ZREM', KEYS[7], member) end
 if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
   redis.call('HDEL', KEYS[8], ARGV[5])
 end
 for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
-for k = 10, wk, 3 do
+for k = 11, wk, 3 do
   redis.call('SREM', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end

@@ -2,9 +2,9 @@
 -- expired. Redis runs scripts one at a time, so however many requests arrive together
 -- after expiry, the intersection is computed once (no stampede).
 -- Group mode (the book's get_group_articles): cache = ZINTERSTORE(group:<g>, order, MAX).
--- Top mode: cache = score: restricted to articles whose post time is >= ARGV[5].
+-- Top mode: cache = votes: (net votes) restricted to articles whose post time is >= ARGV[5].
 -- KEYS[1] cache (score:<g>, time:<g> or top:<period>)  KEYS[2] group:<g> or time:
--- KEYS[3] score: or time:  KEYS[4] scratch zset (top mode)  KEYS[5] groups:
+-- KEYS[3] score: or time: (group mode), votes: (top mode)  KEYS[4] scratch zset (top mode)  KEYS[5] groups:
 -- ARGV[1] mode ("group" | "top")  ARGV[2] ttl (s)  ARGV[3] start  ARGV[4] stop
 -- ARGV[5] earliest post time (top mode)  ARGV[6] group name (group mode)
 -- Returns {S.NO_GROUP, name} (group mode) | {S.OK, count, description, size, member,

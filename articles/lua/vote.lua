@@ -1,7 +1,8 @@
 -- vote.lua: set one user's vote on one article to up (1), none (0) or down (-1).
 -- Every check comes before the first write, so a refused vote changes nothing.
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
--- KEYS[5] good:  KEYS[6] stats:votes
+-- KEYS[5] good:  KEYS[6] stats:votes  KEYS[7] votes: (net votes, set from the counts, so
+--   an article the book's code posted or voted on is put right by its next vote here)
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction
 -- ARGV[4] now (Unix s; "" for Redis' own clock: see clock() in _lib.lua)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes
@@ -11,7 +12,7 @@
 --   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
 local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
-  KEYS[5], 'zset', KEYS[6], 'hash'})
+  KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset'})
 if bad then return bad end
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {S.NOT_FOUND} end
@@ -56,6 +57,8 @@ if cur ~= dir then
     redis.call('HINCRBY', KEYS[1], 'downvotes', 1)
   end
   redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
+  local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
+  redis.call('ZADD', KEYS[7], (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0), member)
   redis.call('HSET', KEYS[1], 'last_vote', now)
   if dir ~= 0 then redis.call('HINCRBY', KEYS[6], utc_day(now), 1) end
   if votes ~= nil then

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.utils.timesince import timesince
 
 from articles import clock, conf, keys
 from articles.types import Article, Vote
@@ -96,6 +97,20 @@ def vote_is(article: Article, label: str) -> bool:
 def ranks_like(article: Article) -> datetime:
     """The score read as a time: post time + net votes x (VOTE_SCORE seconds)."""
     return datetime.fromtimestamp(article.score, tz=UTC)
+
+
+def ranking_words(article: Article) -> str:
+    """The score in words: how much newer (or older) the net votes make the article look
+    to the score ranking, e.g. "posted 36 minutes later" for +5 at 432 s a vote."""
+    net = article.votes - article.downvotes
+    if net == 0:
+        return "It has no net votes, so it ranks by its posting time alone."
+    posted = datetime.fromtimestamp(article.time, tz=UTC)
+    lift = timesince(posted, posted + timedelta(seconds=abs(net) * conf.vote_score()))
+    points = f"{net:+d} point{'' if abs(net) == 1 else 's'}"
+    if net > 0:
+        return f"Its {points} rank it as if it had been posted {lift} later with no votes."
+    return f"Its {points} rank it as if it had been posted {lift} earlier with no votes."
 
 
 @register.simple_tag

@@ -8,12 +8,12 @@ from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
-from django.utils.html import linebreaks
+from django.utils.html import format_html, linebreaks
 
 from articles import conf, selectors
 from articles.errors import GroupNotFound, InvalidInput
 from articles.templatetags.articles_tags import safe_url
-from articles.types import Article, Group, Order
+from articles.types import Article, Group, Order, Period
 
 
 class ArticleFeed(Feed):
@@ -36,13 +36,24 @@ class ArticleFeed(Feed):
         return reverse("articles:article-detail", args=[item.id])
 
     def item_description(self, item: Article) -> str:
-        parts = [f"{item.votes} up, {item.downvotes} down, posted by {item.poster_name}."]
-        if safe_url(item.link):
-            parts.append(f"Link: {item.link}")
-        if item.text:
-            parts.append(item.text)
         # Atom readers render the summary as HTML (type="html"): escape what users wrote.
-        return linebreaks("\n\n".join(parts), autoescape=True)
+        net = item.votes - item.downvotes
+        parts: list[str] = [
+            format_html(
+                "<p>{} point{} ({} up, {} down), posted by {}.</p>",
+                net,
+                "" if net == 1 else "s",
+                item.votes,
+                item.downvotes,
+                item.poster_name,
+            )
+        ]
+        link = safe_url(item.link)
+        if link:
+            parts.append(format_html('<p>Link: <a href="{}">{}</a></p>', link, link))
+        if item.text:
+            parts.append(linebreaks(item.text, autoescape=True))
+        return "\n".join(parts)
 
     def item_author_name(self, item: Article) -> str:
         return item.poster_name
@@ -50,18 +61,43 @@ class ArticleFeed(Feed):
     def item_pubdate(self, item: Article) -> datetime:
         return item.posted_at
 
+    def item_updateddate(self, item: Article) -> datetime:
+        return item.updated_at
+
     def item_categories(self, item: Article) -> tuple[str, ...]:
         return item.groups
 
 
 class TopFeed(ArticleFeed):
-    heading = "top articles"
+    heading = "top articles of all time"
 
     def link(self) -> str:
         return reverse("articles:top")
 
     def items(self) -> list[Article]:
-        return selectors.article_list(order=Order.SCORE).items
+        return selectors.top_article_list(period=Period.ALL).items
+
+
+class TopPeriodFeed(ArticleFeed):
+    """The top articles of the last day, week, month or year: one feed each."""
+
+    def get_object(self, request: HttpRequest, period: str) -> Period:
+        try:
+            found = Period(period)
+        except ValueError:
+            raise Http404("No such period.") from None
+        if found is Period.ALL:
+            raise Http404("The all-time feed is /feeds/top/.")
+        return found
+
+    def title(self, obj: Period) -> str:  # type: ignore[override]
+        return f"{conf.site_name()}: top articles of the last {obj.value}"
+
+    def link(self, obj: Period) -> str:  # type: ignore[override]
+        return f"{reverse('articles:top')}?period={obj.value}"
+
+    def items(self, obj: Period) -> list[Article]:
+        return selectors.top_article_list(period=obj).items
 
 
 class NewFeed(ArticleFeed):

@@ -28,7 +28,7 @@ from articles.errors import (
     StoreUnavailable,
 )
 from articles.responses import error_response
-from articles.types import Order, Period
+from articles.types import Order, Page, Period
 
 View = Callable[..., HttpResponse]
 logger = logging.getLogger(__name__)
@@ -131,6 +131,12 @@ def staff_context(request: HttpRequest, title: str, **extra: Any) -> dict[str, A
         "title": title,
         **extra,
     }
+
+
+def listing_status(page: Page[Any]) -> int:
+    """404 for a page past the end of its listing (the page says so and links to the last
+    one); 200 otherwise, an empty listing's only page included."""
+    return 404 if page.number > page.pages else 200
 
 
 def form_status(form: Any) -> int:

@@ -106,6 +106,7 @@ def environment() -> jinja2.Environment:
         url=url_for,
         articles_site_name=conf.site_name,  # not "site_name": the auth views pass one
         vote_minutes=tags.vote_minutes,
+        ranking_words=tags.ranking_words,
         page_url=page_url,
     )
     env.filters.update(

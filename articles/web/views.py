@@ -45,6 +45,7 @@ from articles.web.helpers import (
     form_status,
     health_details_allowed,
     html_errors,
+    listing_status,
     order_param,
     page_param,
     period_param,
@@ -102,11 +103,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @anonymous_cache
 @html_errors
 def home(request: HttpRequest) -> HttpResponse:
-    """The newest good articles (at most 50), 25 a page."""
-    page = selectors.good_article_page(page=page_param(request), user_id=viewer_id(request))
+    """The newest good articles (at most 50), then what is rising by score; 25 a page."""
+    page = selectors.front_page(page=page_param(request), user_id=viewer_id(request))
     # A link to the archive of each day that has good articles listed here.
     context = {"page": page, "days": page.days, "good_votes": conf.good_votes()}
-    return rendering.render(request, "articles/home.html", context)
+    return rendering.render(request, "articles/home.html", context, status=listing_status(page))
 
 
 @require_GET
@@ -119,7 +120,10 @@ def top(request: HttpRequest) -> HttpResponse:
         period=period, page=page_param(request), user_id=viewer_id(request)
     )
     return rendering.render(
-        request, "articles/top.html", {"page": page, "period": period, "periods": list(Period)}
+        request,
+        "articles/top.html",
+        {"page": page, "period": period, "periods": list(Period)},
+        status=listing_status(page),
     )
 
 
@@ -131,7 +135,9 @@ def new(request: HttpRequest) -> HttpResponse:
     page = selectors.article_list(
         order=Order.TIME, page=page_param(request), user_id=viewer_id(request)
     )
-    return rendering.render(request, "articles/new.html", {"page": page})
+    return rendering.render(
+        request, "articles/new.html", {"page": page}, status=listing_status(page)
+    )
 
 
 @require_GET
@@ -189,7 +195,10 @@ def group_detail(request: HttpRequest, name: str) -> HttpResponse:
         name=name, order=order, page=page_param(request), user_id=viewer_id(request)
     )
     return rendering.render(
-        request, "articles/group_detail.html", {"group": page.group, "page": page, "order": order}
+        request,
+        "articles/group_detail.html",
+        {"group": page.group, "page": page, "order": order},
+        status=listing_status(page),
     )
 
 
@@ -209,7 +218,7 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
         "next_day": when + timedelta(days=1) if when < _today() else None,
         "good_votes": conf.good_votes(),
     }
-    return rendering.render(request, "articles/good_day.html", context)
+    return rendering.render(request, "articles/good_day.html", context, status=listing_status(page))
 
 
 @require_GET
@@ -221,7 +230,12 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
-    return rendering.render(request, "articles/user_detail.html", {"person": person, "page": page})
+    return rendering.render(
+        request,
+        "articles/user_detail.html",
+        {"person": person, "page": page},
+        status=listing_status(page),
+    )
 
 
 @require_GET

@@ -112,8 +112,12 @@ GROUP_READS = {"/groups/", "/g/g1/", "/g/g1/?order=time", "/feeds/g/g1/", "/api/
         (
             "score:",
             lambda c: c.set("score:", "x"),
-            {"/top/", "/top/?period=week", "/g/g1/", "/feeds/top/", "/feeds/g/g1/"}
-            | {"/api/articles/", "/api/articles/top/?period=week", "/api/groups/g1/articles/"},
+            {"/", "/g/g1/", "/feeds/g/g1/"} | {"/api/articles/", "/api/groups/g1/articles/"},
+        ),
+        (
+            "votes:",
+            lambda c: c.set("votes:", "x"),
+            {"/top/", "/top/?period=week", "/feeds/top/", "/api/articles/top/?period=week"},
         ),
         (
             "time:",

@@ -49,6 +49,8 @@ def test_each_broken_invariant_is_reported_and_repaired(conn, settings, now):
     conn.sadd("group:g", "article:99")  # grouped article that does not exist
     conn.hset("article:5", "groups", "")  # groups field out of step
     conn.sadd("group:orphan", "article:6")  # group missing from the registry
+    conn.zincrby("votes:", 3, "article:7")  # net-vote index out of step
+    conn.zadd("votes:", {"article:98": 4})  # net votes of an article that does not exist
 
     with pytest.raises(CommandError):
         run()
@@ -60,6 +62,7 @@ def test_each_broken_invariant_is_reported_and_repaired(conn, settings, now):
         "both_sets",
         "no_expiry",
         "good",
+        "net_votes",
         "missing_hash",
         "groups_field",
         "unregistered_group",
@@ -69,6 +72,7 @@ def test_each_broken_invariant_is_reported_and_repaired(conn, settings, now):
     assert audit.invariant_audit() == []
     assert selectors.article_get(article_id=2).votes == 2
     assert conn.sismember("group:g", "article:99") == 0
+    assert conn.zscore("votes:", "article:7") == 1 and conn.zscore("votes:", "article:98") is None
     assert conn.ttl("voted:4") > 0
     assert selectors.article_get(article_id=6).groups == ("g", "orphan")
 

@@ -50,6 +50,7 @@ def kinds() -> dict[str, set[str]]:
         ("score:", lambda c: (c.delete("score:"), c.set("score:", "x"))),
         ("time:", lambda c: (c.delete("time:"), c.set("time:", "x"))),
         ("good:", lambda c: (c.delete("good:"), c.sadd("good:", "article:1"))),
+        ("votes:", lambda c: (c.delete("votes:"), c.set("votes:", "x"))),
         ("groups:", lambda c: c.rpush("groups:", "g")),
         ("group:g", lambda c: c.set("group:g", "x")),
         ("links:", lambda c: (c.delete("links:"), c.set("links:", "x"))),

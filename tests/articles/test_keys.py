@@ -19,6 +19,7 @@ def test_book_keys_are_exactly_the_books():
 
 def test_votesite_additions_keep_the_colon_style():
     assert keys.GOOD == "good:"
+    assert keys.VOTES == "votes:"
     assert keys.GROUPS == "groups:"
     assert keys.LINKS == "links:"
     assert keys.MODLOG == "modlog:"

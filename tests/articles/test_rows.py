@@ -90,9 +90,9 @@ def test_a_changed_article_is_a_new_row(make_user):
     poster, voter = make_user(), make_user()
     a = article(poster)
     client = logged_in(poster)
-    assert '<b data-field="votes">1</b>' in row_of(client.get("/new/").content.decode(), a.id)
+    assert '<b data-field="net">1</b>' in row_of(client.get("/new/").content.decode(), a.id)
     services.article_vote(article_id=a.id, user_id=voter.pk, direction=Vote.UP)
-    assert '<b data-field="votes">2</b>' in row_of(client.get("/new/").content.decode(), a.id)
+    assert '<b data-field="net">2</b>' in row_of(client.get("/new/").content.decode(), a.id)
 
 
 def test_a_title_that_looks_like_a_slot_stays_text(make_user):

@@ -160,8 +160,7 @@ def test_good_articles_of_one_utc_day(settings, now):
     assert before not in ids(page)
 
 
-def test_top_of_a_period_only_counts_articles_posted_in_it(settings, now):
-    settings.ARTICLES_VOTE_SCORE = 100_000  # so that 9 votes outrank three days of age
+def test_top_of_a_period_only_counts_articles_posted_in_it(now):
     old = post(now - 3 * DAY, 1)
     for voter in range(2, 10):
         services.article_vote(article_id=old, user_id=voter, direction=Vote.UP, now=now)
@@ -169,6 +168,51 @@ def test_top_of_a_period_only_counts_articles_posted_in_it(settings, now):
     assert ids(selectors.top_article_list(period=Period.DAY, now=now)) == [fresh]
     assert ids(selectors.top_article_list(period=Period.WEEK, now=now)) == [old, fresh]
     assert ids(selectors.top_article_list(period=Period.ALL, now=now)) == [old, fresh]
+
+
+def vote_many(article_id: int, direction: Vote, voters: range, now: float) -> None:
+    for voter in voters:
+        services.article_vote(article_id=article_id, user_id=voter, direction=direction, now=now)
+
+
+def test_top_ranks_by_net_votes_not_by_the_time_decayed_score(conn, now):
+    """Ensure a +254 article two days old outranks a +2 and a -2 posted since (the score
+    ranking puts those two first: two days of age outweigh 254 votes)."""
+    big = post(now - 2 * DAY, 1)
+    vote_many(big, Vote.UP, range(100, 353), now)  # 1 + 253 = +254
+    plus_two, minus_two = post(now - 60, 2), post(now - 30, 3)
+    vote_many(plus_two, Vote.UP, range(2, 3), now)
+    vote_many(minus_two, Vote.DOWN, range(2, 5), now)  # 1 - 3 = -2
+    assert ids(selectors.article_list(order=Order.SCORE))[0] != big  # the score ranking
+    for period in (Period.ALL, Period.WEEK):
+        top = selectors.top_article_list(period=period, now=now)
+        assert ids(top) == [big, plus_two, minus_two], period
+        assert [a.votes - a.downvotes for a in top.items] == [254, 2, -2]
+    assert ids(selectors.top_article_list(period=Period.DAY, now=now)) == [plus_two, minus_two]
+
+
+def test_the_net_vote_index_follows_every_post_vote_and_delete(conn, now):
+    a = post(now, 1)
+    assert conn.zscore("votes:", f"article:{a}") == 1
+    services.article_vote(article_id=a, user_id=1, direction=Vote.DOWN, now=now)
+    assert conn.zscore("votes:", f"article:{a}") == -1
+    services.article_vote(article_id=a, user_id=1, direction=Vote.NONE, now=now)
+    assert conn.zscore("votes:", f"article:{a}") == 0
+    services.article_delete(article_id=a, actor_id=1, actor="u1", is_staff=False)
+    assert conn.zcard("votes:") == 0
+
+
+def test_the_front_page_has_the_good_articles_then_the_rising_ones(settings, now):
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
+    made = [post(now - 1000 + n, n) for n in range(4)]
+    services.article_vote(article_id=made[0], user_id=50, direction=Vote.UP, now=now)
+    mine = post(now, 9, user_id=7)
+    page = selectors.front_page(user_id=7)
+    assert ids(page) == [made[0]]
+    rising = [a.id for a in page.rising]
+    assert rising[0] == mine and made[0] not in rising
+    assert set(rising) == {mine, *made[1:]}
+    assert page.count == 5 and page.good_count == 1 and page.pages == 1
 
 
 def test_a_users_submissions_are_listed_newest_first(now):
@@ -222,6 +266,8 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
         "group page with its group": lambda: selectors.group_article_list(name="g").group,
         "top": lambda: selectors.top_article_list(period=Period.WEEK, user_id=3),
         "good": lambda: selectors.good_article_page(user_id=3),
+        "front page": lambda: selectors.front_page(user_id=3),
+        "top all time": lambda: selectors.top_article_list(user_id=3),
         "modlog": lambda: selectors.modlog_page(),
         "user": lambda: selectors.user_article_list(poster_id=1, user_id=3),
         "article": lambda: selectors.article_get(article_id=1, user_id=3),

@@ -81,9 +81,10 @@ def test_every_listing_shows_title_domain_poster_counts_score_and_groups(client,
         assert "Sorted sets" in page, url
         assert "(example.org)" in page, url
         assert f'href="/u/{ann.pk}/">ann</a>' in page, url
-        assert '<b data-field="votes">1</b> up' in page, url
-        assert '<b data-field="downvotes">1</b> down' in page, url
-        assert f'<span data-field="score">{int(a.time)}</span>' in page, url
+        # Points (up minus down), the counts behind them on hover; no raw score.
+        assert 'title="1 up, 1 down"><b data-field="net">0</b>' in page, url
+        assert '<span data-field="points">points</span>' in page, url
+        assert 'data-field="score"' not in page and "ranks like" not in page, url
         assert 'href="/g/redis/"' in page, url
         assert "<time datetime=" in page, url
     good_day = client.get(reverse("articles:good-day", args=[day]))
@@ -98,12 +99,53 @@ def test_home_and_day_archive_list_good_articles(client, make_user, settings):
     article(ann, title="Plain one", link="https://example.org/plain")
     services.article_vote(article_id=good.id, user_id=50, direction=Vote.UP)
     home = text_of(client.get(reverse("articles:home")))
-    assert "Good one" in home and "Plain one" not in home
+    # The good articles first, under their own heading; then the rest, rising by score.
+    good_part, rising = home.split('id="rising-heading"')
+    assert "Good one" in good_part and "Plain one" not in good_part
+    assert "Plain one" in rising and "Good one" not in rising
     day = datetime.fromtimestamp(good.time, tz=UTC).date().isoformat()
     assert f'href="/good/{day}/"' in home
     archive = client.get(reverse("articles:good-day", args=[day]))
     assert "Good one" in text_of(archive)
     assert 'rel="prev"' in text_of(archive)
+
+
+def test_the_front_page_shows_a_users_own_new_post_before_any_article_is_good(client, make_user):
+    ann = make_user("ann")
+    for n in range(30):
+        article(ann, title=f"Older {n}", link="", text="t", now=time.time() - 3600 - n)
+    mine = article(ann, title="My brand new post", link="", text="t")
+    home = text_of(client.get(reverse("articles:home")))
+    assert "No good articles yet" in home and home.count('class="item"') == 25
+    assert f'id="a{mine.id}"' in home.split('id="rising-heading"')[1]
+
+
+@pytest.mark.parametrize("url", ["/", "/new/", "/top/", "/top/?period=week", "/g/redis/"])
+def test_a_page_past_the_end_says_so_with_a_404_and_links_to_the_last(client, make_user, url):
+    services.group_create(name="redis")
+    ann = make_user("ann")
+    for n in range(30):
+        article(ann, title=f"Article {n}", link="", text="t", groups=["redis"])
+    sep = "&" if "?" in url else "?"
+    response = client.get(f"{url}{sep}page=9")
+    page = text_of(response)
+    assert response.status_code == 404
+    assert "There is no page 9: this list has 2 pages." in page
+    assert 'page=2">Go to the last page (page 2)</a>' in page
+    assert "page 9 of" not in page and "Nothing posted yet" not in page
+    assert client.get(f"{url}{sep}page=2").status_code == 200
+
+
+def test_top_lists_are_numbered_by_rank(client, make_user):
+    ann = make_user("ann")
+    for n in range(30):
+        article(ann, title=f"Article {n}", link="", text="t")
+    first = text_of(client.get("/top/"))
+    second = text_of(client.get("/top/?page=2"))
+    assert '<span class="rank">1.</span>' in first and '<span class="rank">25.</span>' in first
+    assert '<ol class="items ranked" start="26">' in second
+    assert '<span class="rank">26.</span>' in second
+    assert 'class="rank"' not in text_of(client.get("/new/"))
 
 
 def test_listings_page_25_articles_with_next_and_previous(client, make_user):
@@ -144,7 +186,7 @@ def test_unknown_article_group_and_user_answer_404(client):
     assert client.get("/feeds/g/nope/").status_code == 404
 
 
-def test_article_page_says_when_voting_closes_and_what_time_it_ranks_like(client, make_user):
+def test_article_page_says_when_voting_closes_and_explains_its_ranking_in_words(client, make_user):
     ann = make_user("ann")
     posted = datetime(2026, 1, 1, 12, 0, tzinfo=UTC).timestamp()
     a = article(ann, text="Body <b>text</b>", now=posted)
@@ -154,8 +196,9 @@ def test_article_page_says_when_voting_closes_and_what_time_it_ranks_like(client
     conn.hset(keys.article(a.id), "votes", 11)
     conn.zadd(keys.SCORE, {keys.article(a.id): posted + 11 * 432})
     page = text_of(client.get(reverse("articles:article-detail", args=[a.id])))
-    # 11 net votes x 7.2 minutes = 79.2 minutes after 12:00
-    assert "ranks like a post from <strong>2026-01-01 13:19 UTC</strong>" in page
+    # 11 net votes x 7.2 minutes = 79.2 minutes: said in words, no time in the future.
+    assert "Its +11 points rank it as if it had been posted 1\xa0hour, 19\xa0minutes later" in page
+    assert "ranks like" not in page and "13:19" not in page
     assert "voting closed" in page
     assert "Body &lt;b&gt;text&lt;/b&gt;" in page
 
@@ -563,6 +606,33 @@ def test_feeds_are_atom_and_linked_from_the_pages(client, make_user, settings):
         assert "Feed me" in text_of(response)
     assert 'href="/feeds/g/redis/"' in text_of(client.get("/g/redis/"))
     assert 'href="/feeds/top/"' in text_of(client.get("/top/"))
+
+
+def test_each_top_period_has_its_own_feed_and_entries_carry_updated_and_a_link(client, make_user):
+    ann, bob = make_user("ann"), make_user("bob")
+    old = article(
+        ann, title="Old news", link="https://example.org/old", now=time.time() - 3 * 86_400
+    )
+    services.article_vote(article_id=old.id, user_id=bob.pk, direction=Vote.UP)
+    article(ann, title="Today's", link="https://example.org/today")
+    titles = {}
+    for period in ("day", "week", "month", "year"):
+        response = client.get(f"/feeds/top/{period}/")
+        assert response.status_code == 200, period
+        assert f"top articles of the last {period}" in text_of(response)
+        titles[period] = re.findall(r"<entry><title>(.*?)</title>", text_of(response))
+        assert f'href="/feeds/top/{period}/"' in text_of(client.get(f"/top/?period={period}"))
+    assert titles["day"] == ["Today's"] and titles["week"] == ["Old news", "Today's"]
+    assert client.get("/feeds/top/all/").status_code == 404
+    assert client.get("/feeds/top/decade/").status_code == 404
+    feed = text_of(client.get("/feeds/top/"))
+    entry = feed.split("<entry>")[1]
+    # <updated> is the last vote (bob's), after <published>, the posting.
+    published = re.search(r"<published>(.*?)</published>", entry).group(1)
+    updated = re.search(r"<updated>(.*?)</updated>", entry).group(1)
+    assert updated > published
+    assert '&lt;a href="https://example.org/old"&gt;https://example.org/old&lt;/a&gt;' in entry
+    assert "2 points (2 up, 0 down)" in entry
 
 
 def test_group_list_shows_descriptions_and_sizes(client, make_user):

@@ -37,6 +37,7 @@ def posted(now: int, **fields) -> int:
         (lambda c: c.hset("article:1", "time", "inf"), "article:1"),
         (lambda c: (c.delete("score:"), c.set("score:", "x")), "score:"),
         (lambda c: (c.delete("good:"), c.sadd("good:", "article:1")), "good:"),
+        (lambda c: (c.delete("votes:"), c.sadd("votes:", "article:1")), "votes:"),
         (lambda c: (c.delete("voted:1"), c.rpush("voted:1", "user:9")), "voted:1"),
         (lambda c: c.set("stats:votes", "x"), "stats:votes"),
     ],
@@ -80,7 +81,8 @@ def test_the_api_answers_a_vote_on_bad_data_with_a_named_503_not_a_500(conn, now
 
 
 @pytest.mark.parametrize(
-    "key", ["score:", "time:", "good:", "submitted:1", "links:", "stats:posts", "voted:2"]
+    "key",
+    ["score:", "time:", "good:", "votes:", "submitted:1", "links:", "stats:posts", "voted:2"],
 )
 def test_a_post_into_an_index_of_the_wrong_type_writes_nothing(conn, now, key):
     posted(now, link="https://e.org/first")
@@ -108,10 +110,11 @@ def test_a_move_between_groups_on_a_bad_group_set_writes_nothing(conn, now):
     assert snapshot(conn) == before
 
 
-def test_a_delete_with_a_bad_index_writes_nothing(conn, now):
+@pytest.mark.parametrize("key", ["good:", "votes:"])
+def test_a_delete_with_a_bad_index_writes_nothing(conn, now, key):
     article_id = posted(now)
-    conn.delete("good:")
-    conn.set("good:", "x")
+    conn.delete(key)
+    conn.set(key, "x")
     before = snapshot(conn)
     with pytest.raises(StoreCorrupt):
         services.article_delete(article_id=article_id, actor_id=9, actor="mod", is_staff=True)

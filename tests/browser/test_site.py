@@ -88,7 +88,8 @@ def test_sign_up_submit_vote_in_page_moderate_and_see_it_on_the_group_and_home_p
     article_url = page.url
     article_id = int(re.search(r"/a/(\d+)/", article_url).group(1))
     item = page.locator(f"#a{article_id}")
-    expect(item.locator("[data-field=votes]")).to_have_text("1")
+    expect(item.locator(".meta [data-field=net]")).to_have_text("1")
+    expect(item.locator("[data-field=points]")).to_have_text("point")
     expect(item.locator("[data-field=my_vote]")).to_have_text("you voted up")
     shot(page, "article")
     log_out(page)
@@ -99,14 +100,14 @@ def test_sign_up_submit_vote_in_page_moderate_and_see_it_on_the_group_and_home_p
     item = page.locator(f"#a{article_id}")
     page.evaluate("window.__sameDocument = true")
     item.locator("button.arrow.up").click()
-    expect(item.locator("[data-field=votes]")).to_have_text("2")
-    expect(item.locator("[data-field=net]")).to_have_text("2")
+    expect(item.locator("[data-field=counts]")).to_have_attribute("title", "2 up, 0 down")
+    expect(item.locator("[data-field=net]")).to_have_text(["2", "2"])
+    expect(item.locator("[data-field=points]")).to_have_text("points")
     expect(item.locator("[data-field=my_vote]")).to_have_text("you voted up")
     expect(item.locator("button.arrow.up")).to_have_attribute("aria-pressed", "true")
     item.locator("button.arrow.down").click()
-    expect(item.locator("[data-field=downvotes]")).to_have_text("1")
-    expect(item.locator("[data-field=votes]")).to_have_text("1")
-    expect(item.locator("[data-field=net]")).to_have_text("0")
+    expect(item.locator("[data-field=counts]")).to_have_attribute("title", "1 up, 1 down")
+    expect(item.locator("[data-field=net]")).to_have_text(["0", "0"])
     expect(item.locator("[data-field=my_vote]")).to_have_text("you voted down")
     assert page.evaluate("window.__sameDocument === true"), "the page reloaded"
     shot(page, "new-after-votes")
@@ -133,7 +134,7 @@ def test_sign_up_submit_vote_in_page_moderate_and_see_it_on_the_group_and_home_p
 
     # Staff's up-vote makes it a good article (2 up-votes here): the home page lists it.
     item.locator("button.arrow.up").click()
-    expect(item.locator("[data-field=votes]")).to_have_text("2")
+    expect(item.locator("[data-field=counts]")).to_have_attribute("title", "2 up, 1 down")
     shot(page, "group")
     page.goto(f"{base}/")
     expect(page.locator(f"#a{article_id}")).to_contain_text("My first post from a real browser")

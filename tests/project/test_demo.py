@@ -22,5 +22,7 @@ def test_the_demo_loads_into_an_empty_store_with_its_good_articles(settings):
     assert "Loaded" in out.getvalue()
     assert selectors.article_list(order=Order.TIME).count == len(ARTICLES)
     assert selectors.good_article_page().count >= 1
+    front = selectors.front_page()
+    assert len(front.items) + len(front.rising) >= 20  # a first visit sees a full page
     call_command("load_demo", "--if-empty", stdout=out)
     assert "not loaded" in out.getvalue()

@@ -16,7 +16,7 @@ from articles.types import Order, Period, Vote
 
 # Every key the store may hold (keys.py): anything else in Redis is a leak.
 KEY = re.compile(
-    r"article:|article:\d+|voted:\d+|voted_down:\d+|submitted:\d+|score:|time:|good:|groups:"
+    r"article:|article:\d+|voted:\d+|voted_down:\d+|submitted:\d+|score:|time:|good:|votes:|groups:"
     r"|links:|modlog:|stats:posts|stats:votes|group:[a-z0-9-]{1,64}|(score|time):[a-z0-9-]{1,64}"
     r"|top:(day|week|month|year)|idempotency:\d+:[A-Za-z0-9_.:-]{1,128}"
 )

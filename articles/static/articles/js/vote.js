@@ -21,8 +21,10 @@
       if (name === "my_vote") {
         el.textContent = data.my_vote === "none" ? "" : "you voted " + data.my_vote;
         el.classList.toggle("down", data.my_vote === "down");
-      } else if (name === "score") {
-        el.textContent = Math.round(data.score);
+      } else if (name === "points") {
+        el.textContent = data.net === 1 ? "point" : "points";
+      } else if (name === "counts") {
+        el.title = data.votes + " up, " + data.downvotes + " down";
       } else if (name in data) {
         el.textContent = data[name];
       }

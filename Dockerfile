@@ -23,11 +23,13 @@ COPY manage.py ./
 COPY votesite ./votesite
 COPY articles ./articles
 COPY templates ./templates
+COPY gunicorn.conf.py ./
 COPY docker/entrypoint.sh /usr/local/bin/votesite-entrypoint
 # The code stays root's and read-only to the site; only var/ (collected static files) is its.
 RUN mkdir -p /app/var && chown votesite /app/var
 USER votesite
 EXPOSE 8000
 ENTRYPOINT ["votesite-entrypoint"]
-# gunicorn reads WEB_CONCURRENCY for its number of workers.
-CMD ["gunicorn", "votesite.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]
+# gunicorn.conf.py: gthread workers (WEB_CONCURRENCY of them, GUNICORN_THREADS threads each),
+# timeouts and the access log, the same settings as `make serve`.
+CMD ["gunicorn", "votesite.wsgi:application", "--config", "gunicorn.conf.py", "--bind", "0.0.0.0:8000"]

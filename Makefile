@@ -80,6 +80,7 @@ wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"
 
 # Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
+# gunicorn's settings (worker class, threads, timeouts) are gunicorn.conf.py's, as in the image.
 # The secret key is DJANGO_SECRET_KEY, or else one made once in var/secret_key (here, not by
 # the settings, which refuse to start without a key when DEBUG is off).
 WORKERS ?= 2
@@ -87,7 +88,7 @@ serve: export DJANGO_SECRET_KEY ?= $(shell cat $(VAR)/secret_key 2>/dev/null)
 serve: secret-key redis migrate
 	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
 	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(VENV)/bin/gunicorn votesite.wsgi:application \
-		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+		--config gunicorn.conf.py --bind $(HOST):$(PORT) --workers $(WORKERS)
 
 secret-key: install
 	@if [ -z "$$DJANGO_SECRET_KEY" ] && [ ! -s $(VAR)/secret_key ]; then \

@@ -62,6 +62,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
+# The client adds the retry policy of articles.breaker unless these name a `retry`: one
+# retry of a dropped connection, none of a timeout, which also makes the process stop
+# asking that server for a second.
 REDIS_OPTION_DEFAULTS: dict[str, Any] = {
     "socket_timeout": 1.0,
     "socket_connect_timeout": 0.5,

@@ -10,11 +10,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django_redis import get_redis_connection
-from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.backoff import NoBackoff
 from redis.retry import Retry
 from redis.sentinel import SentinelConnectionPool
 
 from articles import conf
+from articles.breaker import FailFastRetry, fail_fast_retry
 
 _clients: dict[str, redis.Redis] = {}
 # id(pool) -> (pool, a client on a copy of it whose commands are sent once)
@@ -55,8 +56,9 @@ def _client_for_settings() -> redis.Redis:
 
 def _client(url: str) -> redis.Redis:
     # One quick retry rides out a dropped connection, for the commands safe to repeat
-    # (get_connection(retry=False) is the client of the others).
-    options = {"retry": Retry(ExponentialBackoff(cap=0.05, base=0.01), 1), **conf.redis_options()}
+    # (get_connection(retry=False) is the client of the others); a timeout is not retried
+    # and stops this process asking the server for a moment (articles.breaker).
+    options = {"retry": fail_fast_retry(url), **conf.redis_options()}
     return redis.Redis(connection_pool=redis.ConnectionPool.from_url(url, **options))
 
 
@@ -65,9 +67,17 @@ def _without_retries(client: redis.Redis) -> redis.Redis:
     found = _unretried.get(id(pool))
     if found is None or found[0] is not pool:
         with _lock:
-            found = (pool, redis.Redis(connection_pool=_pool_copy(pool, Retry(NoBackoff(), 0))))
+            found = (pool, redis.Redis(connection_pool=_pool_copy(pool, _no_retry(pool))))
             _unretried[id(pool)] = found
     return found[1]
+
+
+def _no_retry(pool: redis.ConnectionPool) -> Retry:
+    """Sent once, behind the same breaker as the pool's other commands when it has one."""
+    retry = pool.connection_kwargs.get("retry")
+    if isinstance(retry, FailFastRetry):
+        return FailFastRetry(retry.breaker, 0)
+    return Retry(NoBackoff(), 0)
 
 
 def _pool_copy(pool: redis.ConnectionPool, retry: Retry) -> redis.ConnectionPool:

@@ -12,6 +12,7 @@ import redis
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
+from articles import breaker
 from articles.api import tokens
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
@@ -48,6 +49,7 @@ def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     tokens.clear()  # and so do the users of the tokens it kept (rolled back, no signal)
     rows.clear()
     sessionusers.clear()
+    breaker.close_all()  # a server the last test hung is not this test's to fail fast on
 
 
 @pytest.fixture

@@ -9,10 +9,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 
 from articles.api.openapi_settings import SCHEMA_SETTINGS
+from articles.breaker import fail_fast_retry
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VOTESITE_VAR_DIR", BASE_DIR / "var"))
@@ -166,15 +165,23 @@ REDIS_DATA_URL = REDIS_URL or f"unix://{EMBEDDED_REDIS_DIR / 'redis.sock'}?db=0"
 REDIS_CACHE_URL = os.environ.get("REDIS_CACHE_URL") or with_db(REDIS_DATA_URL, 1)
 
 # An outage must fail fast (FACTS: 3.5 s stopped, 59 s hung with redis-py's defaults).
-# One quick retry rides out a dropped connection; the app sends the writes that are not
-# safe to repeat on a copy of the pool without it (articles.connection.get_connection).
+# Each pool gets the retry policy of articles.breaker (redis_cache below): one quick retry
+# rides out a dropped connection; a timeout is not retried and makes the process stop
+# asking that server for a second (a hung Redis costs a request one socket_timeout at
+# most). The app sends the writes that are not safe to repeat on a copy of the pool
+# without the retry (articles.connection.get_connection).
 REDIS_CONNECTION_POOL_KWARGS = {
     "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT", 1.0),
     "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT", 0.5),
-    "retry": Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
     "health_check_interval": 30,
     "max_connections": env_int("REDIS_MAX_CONNECTIONS", 100),
 }
+
+
+def pool_kwargs(server: str) -> dict[str, object]:
+    """REDIS_CONNECTION_POOL_KWARGS with the retry policy (and breaker) of `server`, a
+    Redis URL or a Sentinel service name."""
+    return {**REDIS_CONNECTION_POOL_KWARGS, "retry": fail_fast_retry(server)}
 
 
 def redis_cache(location: str) -> dict[str, object]:
@@ -184,7 +191,7 @@ def redis_cache(location: str) -> dict[str, object]:
         "LOCATION": location,
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
-            "CONNECTION_POOL_KWARGS": REDIS_CONNECTION_POOL_KWARGS,
+            "CONNECTION_POOL_KWARGS": pool_kwargs(location),
             # Never IGNORE_EXCEPTIONS: a dropped write must be an error, not silence.
         },
     }
@@ -234,7 +241,7 @@ def sentinel_cache(master: str, sentinels: list[tuple[str, int]], db: int) -> di
                 "socket_timeout": REDIS_CONNECTION_POOL_KWARGS["socket_timeout"],
                 "socket_connect_timeout": REDIS_CONNECTION_POOL_KWARGS["socket_connect_timeout"],
             },
-            "CONNECTION_POOL_KWARGS": REDIS_CONNECTION_POOL_KWARGS,
+            "CONNECTION_POOL_KWARGS": pool_kwargs(f"sentinel://{master}"),
         },
     }
 

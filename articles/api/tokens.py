@@ -7,10 +7,15 @@ ARTICLES_TOKEN_CACHE_SECONDS (5 s by default) after it was read. 0 turns the cac
 So a revoked token (user_tokens_revoke, or a password change or reset: any save of a
 new password) stops working at once in the process that revoked it, and within those
 seconds in every other.
+
+Shared by a process's threads (gunicorn's gthread workers): changes take `_lock`, and a
+token read before a forget in this process is not kept after it (`_forgets` counts them),
+so a thread that read a token just before it was revoked cannot bring it back.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -24,6 +29,8 @@ from articles import conf
 MAX_TOKENS = 10_000
 
 _kept: dict[str, tuple[float, Any, Any]] = {}  # key -> (expires, user, token)
+_lock = threading.Lock()
+_forgets = 0  # how many forgets this process has seen (see the module)
 
 
 class CachedTokenAuthentication(TokenAuthentication):
@@ -33,11 +40,14 @@ class CachedTokenAuthentication(TokenAuthentication):
         kept = _kept.get(key)
         if kept is not None and kept[0] > now:
             return kept[1], kept[2]
+        forgets = _forgets
         user, token = super().authenticate_credentials(key)
         if seconds > 0:
-            if len(_kept) >= MAX_TOKENS:
-                _kept.clear()
-            _kept[key] = (now + seconds, user, token)
+            with _lock:
+                if _forgets == forgets:  # else it may be this token that was revoked
+                    if len(_kept) >= MAX_TOKENS:
+                        _kept.clear()
+                    _kept[key] = (now + seconds, user, token)
         return user, token
 
 
@@ -50,16 +60,25 @@ def user_tokens_revoke(*, user: Any) -> int:
 
 
 def forget_token(key: str) -> None:
-    _kept.pop(key, None)
-
-
-def forget_user(pk: Any) -> None:
-    for key in [k for k, (_, user, _) in _kept.items() if user.pk == pk]:
+    global _forgets
+    with _lock:
+        _forgets += 1
         _kept.pop(key, None)
 
 
+def forget_user(pk: Any) -> None:
+    global _forgets
+    with _lock:
+        _forgets += 1
+        for key in [k for k, (_, user, _) in _kept.items() if user.pk == pk]:
+            del _kept[key]
+
+
 def clear() -> None:
-    _kept.clear()
+    global _forgets
+    with _lock:
+        _forgets += 1
+        _kept.clear()
 
 
 def _token_deleted(sender: Any, instance: Token, **kwargs: Any) -> None:

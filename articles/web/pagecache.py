@@ -6,11 +6,16 @@ visitor sees a vote or a post at most that late. Only a request with neither a s
 cookie nor a messages cookie is served from it or stored in it: a page made for someone
 (their votes, their name, a CSRF token, a message) is never shown to anyone else, and a
 logged-in user always sees their own vote at once.
+
+Shared by a process's threads (gunicorn's gthread workers): a lookup needs no lock (an
+entry is an immutable tuple; two threads making the same page store the same page), a
+store and its eviction take `_lock` (an OrderedDict's reordering is not atomic).
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -24,6 +29,7 @@ from articles import conf
 MAX_PAGES = 512  # query strings are the visitor's to choose: the cache stays bounded
 
 _pages: OrderedDict[str, tuple[float, bytes, str]] = OrderedDict()
+_lock = threading.Lock()
 
 
 def anonymous_cache(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -41,17 +47,20 @@ def anonymous_cache(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
             return HttpResponse(kept[1], content_type=kept[2])
         response = view(request, *args, **kwargs)
         if response.status_code == 200 and not response.cookies and not response.streaming:
-            _pages[key] = (now + seconds, response.content, response["Content-Type"])
-            _pages.move_to_end(key)
-            while len(_pages) > MAX_PAGES:
-                _pages.popitem(last=False)
+            kept = (now + seconds, response.content, response["Content-Type"])
+            with _lock:
+                _pages[key] = kept
+                _pages.move_to_end(key)
+                while len(_pages) > MAX_PAGES:
+                    _pages.popitem(last=False)
         return response
 
     return wrapper
 
 
 def clear() -> None:
-    _pages.clear()
+    with _lock:
+        _pages.clear()
 
 
 def _shared(request: HttpRequest) -> bool:

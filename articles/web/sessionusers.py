@@ -12,11 +12,16 @@ or saves or deletes the user (a password change, deactivation); other processes 
 when it expires, ARTICLES_SESSION_CACHE_SECONDS (5 s by default) after it was read, as the
 API's kept tokens do. So a logout, a password change or a session deleted elsewhere lets
 that session's cookie vote for at most that long in another process. 0 turns it off.
+
+Shared by a process's threads (gunicorn's gthread workers): changes take `_lock`, and a
+user read before a forget in this process is not kept after it (`_forgets` counts them),
+so a thread finishing an older request cannot bring a dropped entry back.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +38,8 @@ from articles import conf
 MAX_SESSIONS = 10_000
 
 _kept: dict[str, tuple[float, Any]] = {}  # session key -> (expires, user)
+_lock = threading.Lock()
+_forgets = 0  # how many forgets this process has seen (see the module)
 
 
 def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -49,14 +56,15 @@ def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
         if kept is not None and kept[0] > now:
             request.user = kept[1]
             return view(request, *args, **kwargs)
+        forgets = _forgets
         response = view(request, *args, **kwargs)
-        _keep(request, key, now + seconds)
+        _keep(request, key, now + seconds, forgets)
         return response
 
     return wrapper
 
 
-def _keep(request: HttpRequest, key: str, expires: float) -> None:
+def _keep(request: HttpRequest, key: str, expires: float, forgets: int) -> None:
     """Keep the user the view saw, if Django authenticated it for this very session key
     (and only if the view looked: an unread lazy user is not loaded here)."""
     user = getattr(request, "user", None)
@@ -66,23 +74,35 @@ def _keep(request: HttpRequest, key: str, expires: float) -> None:
     session = getattr(request, "session", None)
     if session is None or session.session_key != key or session.is_empty():
         return  # the cookie's session was missing, flushed or replaced during the request
-    if len(_kept) >= MAX_SESSIONS:
-        _kept.clear()
-    _kept[key] = (expires, wrapped)
+    with _lock:
+        if _forgets != forgets:
+            return  # something was forgotten since the user was read: it may be this one
+        if len(_kept) >= MAX_SESSIONS:
+            _kept.clear()
+        _kept[key] = (expires, wrapped)
 
 
 def forget_session(key: str | None) -> None:
+    global _forgets
     if key:
-        _kept.pop(key, None)
+        with _lock:
+            _forgets += 1
+            _kept.pop(key, None)
 
 
 def forget_user(pk: Any) -> None:
-    for key in [k for k, (_, user) in _kept.items() if user.pk == pk]:
-        _kept.pop(key, None)
+    global _forgets
+    with _lock:
+        _forgets += 1
+        for key in [k for k, (_, user) in _kept.items() if user.pk == pk]:
+            del _kept[key]
 
 
 def clear() -> None:
-    _kept.clear()
+    global _forgets
+    with _lock:
+        _forgets += 1
+        _kept.clear()
 
 
 def _logged_in_or_out(sender: Any, request: HttpRequest, user: Any = None, **kwargs: Any) -> None:

@@ -4,6 +4,7 @@ serves the site with hashed static files cached for a year."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -124,7 +125,11 @@ def test_the_entrypoint_migrates_collects_and_runs_gunicorn_with_cached_hashed_s
         # The image's PATH puts its venv first; here, ours.
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
-    command = ["gunicorn", "votesite.wsgi:application", "--bind", f"127.0.0.1:{port}"]
+    # The image's own CMD (gunicorn with gunicorn.conf.py), on a port of the test's.
+    cmd = re.search(r"^CMD (\[.*\])$", (BASE / "Dockerfile").read_text(), re.M)
+    assert cmd, "the Dockerfile has a CMD in JSON form"
+    command = [f"127.0.0.1:{port}" if a == "0.0.0.0:8000" else a for a in json.loads(cmd[1])]
+    assert "gunicorn.conf.py" in command
     server = subprocess.Popen(
         [BASE / "docker" / "entrypoint.sh", *command],
         cwd=BASE,

@@ -16,6 +16,7 @@ from django.test import override_settings
 
 from articles import audit
 from articles.embedded import EmbeddedRedis
+from votesite.settings import pool_kwargs
 
 
 def free_port() -> int:
@@ -30,7 +31,7 @@ def articles_cache(location: str, **options: object) -> dict[str, object]:
         "LOCATION": location,
         "OPTIONS": {
             "CLIENT_CLASS": "django_redis.client.DefaultClient",
-            "CONNECTION_POOL_KWARGS": settings.REDIS_CONNECTION_POOL_KWARGS,
+            "CONNECTION_POOL_KWARGS": pool_kwargs(location),
             **options,
         },
     }

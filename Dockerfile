@@ -15,6 +15,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     DJANGO_DEBUG=false \
     DJANGO_STATIC_MANIFEST=true \
     VOTESITE_VAR_DIR=/app/var \
+    DJANGO_LOG_FORMAT=json \
     WEB_CONCURRENCY=2
 RUN useradd --system --uid 10001 --no-create-home --home-dir /app votesite
 COPY --from=build /opt/venv /opt/venv
@@ -29,5 +30,6 @@ RUN mkdir -p /app/var && chown votesite /app/var
 USER votesite
 EXPOSE 8000
 ENTRYPOINT ["votesite-entrypoint"]
-# gunicorn reads WEB_CONCURRENCY for its number of workers.
-CMD ["gunicorn", "votesite.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]
+# gunicorn reads WEB_CONCURRENCY for its number of workers. No access log of gunicorn's: the
+# site logs each request itself, with its id, user and duration (DJANGO_LOG_FORMAT=json).
+CMD ["gunicorn", "votesite.wsgi:application", "--bind", "0.0.0.0:8000"]

@@ -88,15 +88,18 @@ browser:
 wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"
 
-# Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
+# Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md);
+# each request logged by the site (no gunicorn access log), /metrics adding up every worker's
+# figures (Prometheus' multiprocess folder, emptied at each start).
 # The secret key is DJANGO_SECRET_KEY, or else one made once in var/secret_key (here, not by
 # the settings, which refuse to start without a key when DEBUG is off).
 WORKERS ?= 2
 serve: export DJANGO_SECRET_KEY ?= $(shell cat $(VAR)/secret_key 2>/dev/null)
 serve: secret-key redis migrate
 	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
-	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(VENV)/bin/gunicorn votesite.wsgi:application \
-		--bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+	rm -rf $(VAR)/prometheus && mkdir -p $(VAR)/prometheus
+	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true PROMETHEUS_MULTIPROC_DIR=$(abspath $(VAR))/prometheus \
+		$(VENV)/bin/gunicorn votesite.wsgi:application --bind $(HOST):$(PORT) --workers $(WORKERS)
 
 secret-key: install
 	@if [ -z "$$DJANGO_SECRET_KEY" ] && [ ! -s $(VAR)/secret_key ]; then \

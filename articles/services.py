@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import redis
 
-from articles import clock, conf, keys, scripts, selectors, validation
+from articles import clock, conf, keys, metrics, scripts, selectors, validation
 from articles.connection import get_connection
 from articles.errors import (
     ArticleNotFound,
@@ -91,6 +91,7 @@ def article_post(
         )
         status = raise_for_status(result, allow=(Status.RETRY, Status.ID_TAKEN))
         if status is Status.OK:
+            metrics.POSTS.inc()
             posted = int(result[1])
             return Article(
                 id=article_id,
@@ -148,6 +149,8 @@ def article_vote(
         client=get_connection(),
     )
     raise_for_status(result)
+    outcome = "changed" if int(result[1]) else "repeated"
+    metrics.VOTES.labels(direction=direction.name.lower(), outcome=outcome).inc()
     fields = dict(zip(result[3::2], result[4::2], strict=True))
     return Article.from_hash(
         article_id,

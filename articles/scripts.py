@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib.resources import files
 from typing import Any
 
+from redis.client import Pipeline
 from redis.commands.core import Script
 
 from articles import keys, metrics
@@ -40,6 +41,8 @@ class TimedScript(Script):
         self.seconds = metrics.SCRIPT_SECONDS.labels(script=name)
 
     def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
+        if isinstance(client, Pipeline):  # only queued: its time is the whole batch's
+            return super().__call__(keys=keys, args=args, client=client)
         started = time.perf_counter()
         try:
             return super().__call__(keys=keys, args=args, client=client)

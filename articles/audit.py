@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -49,11 +49,17 @@ INDEX_TYPES = {
 REPORT_ONLY_KINDS = frozenset({"wrong_type", "bad_group_name"})
 
 
-def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Problem]:
+def invariant_audit(
+    *,
+    now: float | None = None,
+    batch: int = 500,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Problem]:
     """Every broken invariant of SPEC §1, plus voter sets without their expiry, indexes
     that disagree with the article hashes, keys of the wrong type and values that are not
     counts or times. Reads only; works on book data too; never stops at bad data.
-    The window is judged by Redis' clock, as the scripts judge it (`now` fixes it)."""
+    The window is judged by Redis' clock, as the scripts judge it (`now` fixes it).
+    `progress(done, total)` is called after each batch of articles (check_votes' bar)."""
     conn = get_connection()
     now = _redis_now(conn) if now is None else now
     problems, broken = _index_types(conn)
@@ -79,6 +85,8 @@ def invariant_audit(*, now: float | None = None, batch: int = 500) -> list[Probl
     for offset in range(0, len(ordered), batch):
         chunk = ordered[offset : offset + batch]
         problems.extend(_audit_chunk(conn, chunk, memberships, now, broken))
+        if progress is not None:
+            progress(offset + len(chunk), len(ordered))
     problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch, broken))
     problems.extend(search_index_audit(conn, ordered, batch))
     return problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import redis
@@ -11,6 +12,8 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
 from articles import conf, selectors
+
+logger = logging.getLogger(__name__)
 
 
 @register(Tags.compatibility)
@@ -154,3 +157,17 @@ def refuse_unsupported_redis() -> None:
         return
     if topology["cluster_enabled"]:
         raise ImproperlyConfigured(CLUSTER_REFUSED)
+
+
+def log_redis_warnings() -> None:
+    """Called by votesite/wsgi.py and asgi.py: log, at start-up of every serving process
+    (gunicorn's workers too, which run no system checks), a line for each thing about the
+    Redis that puts votes at risk: persistence off (articles.W002), eviction (articles.W003)."""
+    try:
+        messages = redis_status_messages(selectors.store_status())
+    except redis.RedisError:
+        logger.warning("Redis is unreachable at start-up; pages answer 503 until it is up.")
+        return
+    for message in messages:
+        if message.id in ("articles.W002", "articles.W003"):
+            logger.warning("%s (%s) %s", message.msg, message.id, message.hint)

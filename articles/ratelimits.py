@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import redis
 
-from articles import clock, conf, keys
+from articles import clock, conf, keys, metrics
 from articles.addresses import client_address
 from articles.connection import get_connection, out_of_memory
 from articles.errors import RateLimited, StoreFull
@@ -87,8 +87,9 @@ def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit 
     current = getattr(request, "rate_limit", None)
     if current is None or _tighter(tightest, current):
         request.rate_limit = tightest
-    for (_, _, rule), state in zip(counted, states, strict=True):
+    for (action, _, rule), state in zip(counted, states, strict=True):
         if not state.allowed:
+            metrics.RATE_LIMITED.labels(action=action).inc()
             raise RateLimited(
                 state.reset,
                 f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
 
+from articles import metrics
 from articles.errors import (
     ArticlesError,
     BadRequest,
@@ -50,6 +51,7 @@ def error_body(exc: ArticlesError, request: HttpRequest | None = None) -> dict[s
 
 def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
     """The error for this caller: JSON or a page, with its status and headers."""
+    metrics.count_error(exc)
     response: HttpResponse
     if wants_json(request):
         response = JsonResponse(error_body(exc, request), status=exc.status_code)

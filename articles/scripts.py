@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from importlib.resources import files
+from typing import Any
 
+from redis.client import Pipeline
 from redis.commands.core import Script
 
-from articles import keys
+from articles import keys, metrics
 from articles.errors import (
     ArticleNotFound,
     ArticlesError,
@@ -29,9 +32,27 @@ _STATUS = "local S = {" + ", ".join(f"{s.name} = {s.value}" for s in Status) + "
 _LIB = _STATUS.encode() + (_LUA / "_lib.lua").read_bytes()
 
 
-def _load(name: str) -> Script:
-    # bytes: with no client yet, redis-py's Script refuses a str source.
-    return Script(None, _LIB + (_LUA / f"{name}.lua").read_bytes())  # type: ignore[arg-type]
+class TimedScript(Script):
+    """A script whose every run is timed into articles_script_seconds{script=name}."""
+
+    def __init__(self, name: str, source: bytes) -> None:
+        # bytes: with no client yet, redis-py's Script refuses a str source.
+        super().__init__(None, source)  # type: ignore[arg-type]
+        self.name = name
+        self.seconds = metrics.SCRIPT_SECONDS.labels(script=name)
+
+    def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
+        if isinstance(client, Pipeline):  # only queued: its time is the whole batch's
+            return super().__call__(keys=keys, args=args, client=client)
+        started = time.perf_counter()
+        try:
+            return super().__call__(keys=keys, args=args, client=client)
+        finally:
+            self.seconds.observe(time.perf_counter() - started)
+
+
+def _load(name: str) -> TimedScript:
+    return TimedScript(name, _LIB + (_LUA / f"{name}.lua").read_bytes())
 
 
 POST = _load("post")

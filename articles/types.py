@@ -135,6 +135,19 @@ def valid_time(value: float) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class NewPost:
+    """One article for services.article_post_many: article_post's arguments."""
+
+    user_id: int
+    poster_name: str
+    title: str
+    link: str = ""
+    text: str = ""
+    groups: tuple[str, ...] = ()
+    now: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Article:
     id: int
     title: str

@@ -6,4 +6,9 @@
 set -eu
 python manage.py migrate --noinput
 python manage.py collectstatic --noinput --verbosity 0
+# Prometheus' multiprocess mode: each gunicorn worker writes its figures into this folder and
+# /metrics adds them up. Emptied at each start: the files of the last run's workers are stale.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-${VOTESITE_VAR_DIR:-/app/var}/prometheus}"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR"
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 exec "$@"

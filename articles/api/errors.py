@@ -13,6 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from articles import metrics
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
 from articles.errors import ArticlesError, DatabaseUnavailable, StoreFull, StoreUnavailable
@@ -64,6 +65,7 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
 
 def _articles_error(exc: ArticlesError, context: Mapping[str, Any]) -> Response:
     set_rollback()
+    metrics.count_error(exc)
     request = context.get("request")
     if isinstance(exc, StoreUnavailable) and request is not None:
         # Plain JSON even for a browser: the browsable API's page would read the store again.

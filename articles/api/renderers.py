@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
@@ -37,6 +37,27 @@ class FastJSONRenderer(JSONRenderer):
         return out
 
 
+# What DRF's browsable API needs beyond a strict Content-Security-Policy: inline styles (its
+# templates' style attributes, Pygments' <style>). django-csp, when the host runs it, adds
+# this to the policy of a response that carries it; without django-csp it is inert.
+BROWSABLE_API_CSP = {"style-src": ["'unsafe-inline'"]}
+
+
+class CSPBrowsableAPIRenderer(BrowsableAPIRenderer):
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> Any:
+        response = (renderer_context or {}).get("response")
+        if response is not None:
+            response._csp_update = BROWSABLE_API_CSP
+        return super().render(data, accepted_media_type, renderer_context)
+
+
 def fast_renderers(renderers: list[Any]) -> list[Any]:
-    """The host's configured renderers, with DRF's own JSON renderer swapped for ours."""
-    return [FastJSONRenderer() if type(r) is JSONRenderer else r for r in renderers]
+    """The host's configured renderers, with DRF's own JSON renderer swapped for ours, and its
+    browsable API for one that states the Content-Security-Policy it needs."""
+    swap = {JSONRenderer: FastJSONRenderer, BrowsableAPIRenderer: CSPBrowsableAPIRenderer}
+    return [swap[type(r)]() if type(r) in swap else r for r in renderers]

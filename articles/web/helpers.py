@@ -144,6 +144,23 @@ def form_status(form: Any) -> int:
     return 400 if form.is_bound and form.errors else 200
 
 
+def internal_or_staff(view: View) -> View:
+    """For operators only (the host's /metrics): staff, or a client on an
+    ARTICLES_HEALTH_DETAIL_NETWORKS address, as /healthz's figures; anyone else gets 403."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not health_details_allowed(request, database_up=True):
+            return HttpResponse(
+                "Only staff and internal addresses may read this.\n",
+                status=403,
+                content_type="text/plain; charset=utf-8",
+            )
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
 def health_details_allowed(request: HttpRequest, *, database_up: bool) -> bool:
     """Staff, or a client on an ARTICLES_HEALTH_DETAIL_NETWORKS address (a load balancer's
     or Prometheus' network); the user is looked up only while the database answers."""

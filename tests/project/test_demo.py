@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from articles import selectors
+from articles import audit, selectors
 from articles.management.commands.load_demo import ARTICLES
 from articles.types import Order
 
@@ -26,3 +26,20 @@ def test_the_demo_loads_into_an_empty_store_with_its_good_articles(settings):
     assert len(front.items) + len(front.rising) >= 20  # a first visit sees a full page
     call_command("load_demo", "--if-empty", stdout=out)
     assert "not loaded" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_load_demo_articles_builds_a_large_store_that_passes_the_audit(settings):
+    """Ensure the generated articles and votes (pipelined) keep every invariant, so
+    check_votes finds nothing, and that the commands report their timing."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    out = io.StringIO()
+    call_command("load_demo", "--articles", "3000", stdout=out)
+    assert "Generated 3,000 articles and " in out.getvalue() and " s, " in out.getvalue()
+    assert selectors.article_list(order=Order.TIME).count == len(ARTICLES) + 3000
+    assert selectors.good_article_page().count > 5  # the long tail reaches 200 votes
+    assert audit.invariant_audit() == []
+    out = io.StringIO()
+    call_command("check_votes", stdout=out)
+    assert f"Audited {len(ARTICLES) + 3000:,} article(s) in " in out.getvalue()
+    assert "0 problem(s): none" in out.getvalue()

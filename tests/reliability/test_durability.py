@@ -169,6 +169,15 @@ def test_voting_works_after_script_flush_and_after_a_restart(own_redis: Embedded
     assert audit.invariant_audit(now=NOW + 4) == []
 
 
+def _append_only_file(directory: Path) -> Path:
+    """The file new writes are appended to: `appendonly.aof` on 6.2; on 7.0 and later the
+    last incremental file of the multi-part AOF in `appendonlydir/`."""
+    parts = directory / "appendonlydir"
+    if not parts.is_dir():
+        return directory / "appendonly.aof"
+    return max(parts.glob("*.incr.aof"), key=lambda path: int(path.name.split(".")[-3]))
+
+
 def _last_multi(aof: bytes) -> int:
     """Where the last MULTI record of the append-only file starts."""
     return aof.rindex(b"*1\r\n$5\r\nMULTI\r\n")
@@ -193,7 +202,7 @@ def test_a_torn_last_append_only_record_still_starts_and_passes_the_audit(
                 )
             before = [a.id for a in selectors.article_list(order=Order.SCORE).items]
             server.kill(signal.SIGKILL)
-            aof_path = tmp_short / "appendonly.aof"
+            aof_path = _append_only_file(tmp_short)
             aof = aof_path.read_bytes()
             start = _last_multi(aof)
             offset = {"mid": (len(aof) - start) // 2}.get(cut, cut)  # type: ignore[call-overload]

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles import audit
+from articles.management.progress import Timer, bar
 
 
 class Command(BaseCommand):
@@ -22,11 +23,23 @@ class Command(BaseCommand):
         parser.add_argument("--repair", action="store_true", help="fix every problem found")
 
     def handle(self, *args: Any, repair: bool, **options: Any) -> None:
-        problems = audit.invariant_audit()
+        timer, audited = Timer(), 0
+        with bar(unit="article", desc="audit") as shown:
+
+            def progress(done: int, total: int) -> None:
+                nonlocal audited
+                shown.total = total
+                shown.update(done - audited)
+                audited = done
+
+            problems = audit.invariant_audit(progress=progress)
         self._report(problems)
         kinds = Counter(p.kind for p in problems)
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) or "none"
-        self.stdout.write(f"{len(problems)} problem(s): {summary}")
+        self.stdout.write(
+            f"Audited {audited:,} article(s) {timer.summary(audited, 'articles')}; "
+            f"{len(problems)} problem(s): {summary}"
+        )
         if not problems:
             return
         if not repair:

@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from articles import backup
+from articles.management.progress import Timer, bar
 
 
 class Command(BaseCommand):
@@ -30,10 +31,14 @@ class Command(BaseCommand):
             target = sys.stdout
             if output != "-":
                 target = stack.enter_context(Path(output).open("w", encoding="utf-8"))
+            timer, shown = Timer(), stack.enter_context(bar(unit="record", desc="export"))
             for record in backup.store_export(skipped=skipped.append):
                 target.write(json.dumps(record, sort_keys=True) + "\n")
                 counts[str(record["type"])] += 1
+                shown.update()
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
         for problem in skipped:
             self.stderr.write(self.style.WARNING(f"Skipped: {problem}"))
-        self.stderr.write(f"Exported {summary}." + (f" Skipped {len(skipped)}." if skipped else ""))
+        timing = timer.summary(counts.total(), "records")
+        skips = f" Skipped {len(skipped)}." if skipped else ""
+        self.stderr.write(f"Exported {summary} {timing}.{skips}")

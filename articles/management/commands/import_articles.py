@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles import backup
 from articles.errors import ArticlesError
+from articles.management.progress import Timer, bar
 
 
 class Command(BaseCommand):
@@ -36,8 +37,9 @@ class Command(BaseCommand):
             source: IO[str] = sys.stdin
             if input != "-":
                 source = stack.enter_context(Path(input).open(encoding="utf-8"))
+            timer, shown = Timer(), stack.enter_context(bar(unit="record", desc="import"))
             try:
-                counts = backup.store_restore(records=_records(source), replace=force)
+                counts = backup.store_restore(records=_records(source, shown), replace=force)
             except backup.StoreNotEmpty:
                 raise CommandError(
                     "The store is not empty; import only into an empty store, or pass --force "
@@ -46,13 +48,15 @@ class Command(BaseCommand):
             except ArticlesError as exc:
                 raise CommandError(f"{exc.message} Nothing was imported.") from None
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
-        self.stdout.write(self.style.SUCCESS(f"Imported {summary}."))
+        timing = timer.summary(sum(counts.values()), "records")
+        self.stdout.write(self.style.SUCCESS(f"Imported {summary} {timing}."))
 
 
-def _records(source: IO[str]) -> Iterator[tuple[int, object]]:
+def _records(source: IO[str], shown: Any) -> Iterator[tuple[int, object]]:
     for number, line in enumerate(source, start=1):
         if not line.strip():
             continue
+        shown.update()
         try:
             yield number, json.loads(line)
         except ValueError as exc:

@@ -1,4 +1,5 @@
-"""Load a small demo data set: users, groups, articles and votes spread over six days."""
+"""Load a demo data set: users, groups, articles and votes spread over six days; with
+--articles N, N more generated ones, to try the site at scale."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.db import transaction
 
 from articles import clock, selectors, services
 from articles.errors import GroupExists
-from articles.types import Order, Vote
+from articles.management.progress import Timer, bar
+from articles.types import NewPost, Order, Vote
 
 GROUPS = {
     "programming": "Code, languages and the craft of software.",
@@ -83,6 +85,18 @@ ARTICLES = [
     ("Ask: how do you moderate a small community?", "", ""),
 ]
 
+# Words for the generated articles' titles (--articles N).
+_OPENERS = ["Why", "How", "When", "What", "Show:", "Ask:", "Notes on", "A guide to", "Against"]
+_SUBJECTS = [
+    "sorted sets", "Lua scripts", "round trips", "otters", "glaciers", "type hints", "caches",
+    "pagination", "sentinels", "espresso", "hedgehogs", "unicode", "backups", "rate limits",
+    "the append-only file", "small teams", "hyperlinks", "voting windows", "bees", "queues",
+]  # fmt: skip
+_ENDINGS = [
+    "matter more than you think", "in practice", "from first principles", "at scale",
+    "for beginners", "after ten years", "without the surprises", "explained", "done right", "",
+]  # fmt: skip
+
 DEMO_PASSWORD = "votesite-demo"  # noqa: S105 - printed for the local demo only
 
 
@@ -94,8 +108,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--if-empty", action="store_true", help="do nothing if articles exist")
         parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument(
+            "--articles",
+            type=int,
+            default=0,
+            metavar="N",
+            help="also N generated articles with votes, sent in pipelined batches",
+        )
 
-    def handle(self, *args: Any, if_empty: bool, seed: int, **options: Any) -> None:
+    def handle(self, *args: Any, if_empty: bool, seed: int, articles: int, **options: Any) -> None:
         if if_empty and selectors.article_list(order=Order.TIME).count:
             self.stdout.write("The store already has articles; demo data not loaded.")
             return
@@ -132,11 +153,60 @@ class Command(BaseCommand):
                     direction=direction,
                     now=posted + 60 + n * 30,
                 )
+        if articles > 0:
+            self._generated(articles, rng, readers)
         self.stdout.write(
             self.style.SUCCESS(
                 f"Loaded {len(ARTICLES)} demo articles in {len(GROUPS)} groups. Log in as "
                 f"'alice' (or 'moderator', who is staff) with password '{DEMO_PASSWORD}'."
             )
+        )
+
+    def _generated(self, count: int, rng: random.Random, readers: list[int]) -> None:
+        """`count` articles by the readers over the last six days, each with its poster's
+        vote and a long-tailed number of others (most few, a handful past the good-article
+        mark), through the same scripts as the site, in pipelined batches."""
+        timer, now, groups = Timer(), clock.now(), list(GROUPS)
+        names = dict(get_user_model().objects.filter(pk__in=readers).values_list("pk", "username"))
+        posts, votes_of = [], []
+        for n in range(count):
+            poster = rng.choice(readers)
+            title = f"{rng.choice(_OPENERS)} {rng.choice(_SUBJECTS)} {rng.choice(_ENDINGS)}"
+            posts.append(
+                NewPost(
+                    user_id=poster,
+                    poster_name=names[poster],
+                    title=f"{title.strip()} (#{n + 1})",
+                    link=f"https://example.org/demo/{rng.getrandbits(64):016x}",
+                    groups=tuple(rng.sample(groups, rng.choice((0, 1, 1, 2)))),
+                    now=now - rng.uniform(0.2, 6) * 86_400,
+                )
+            )
+            ups = min(len(readers) - 1, int(rng.paretovariate(1.1)) - 1)
+            votes_of.append((ups, rng.randint(0, max(1, ups // 8))))
+        posted, voted = 0, 0
+        with bar(unit="article", total=count, desc="articles") as shown:
+            for start in range(0, count, 2_000):
+                chunk = posts[start : start + 2_000]
+                ids = services.article_post_many(posts=chunk)
+                votes: list[tuple[int, int, Vote, float | None]] = []
+                for article_id, post, (ups, downs) in zip(
+                    ids, chunk, votes_of[start : start + 2_000], strict=True
+                ):
+                    others = [
+                        r
+                        for r in rng.sample(readers, min(len(readers), ups + downs + 1))
+                        if r != post.user_id
+                    ]
+                    for i, voter in enumerate(others[: ups + downs]):
+                        when = (post.now or now) + 60 + i * 30
+                        votes.append((article_id, voter, Vote.UP if i < ups else Vote.DOWN, when))
+                voted += services.article_vote_many(votes=votes)
+                posted += len(chunk)
+                shown.update(len(chunk))
+        self.stdout.write(
+            f"Generated {posted:,} articles and {voted:,} votes "
+            f"{timer.summary(posted, 'articles')}."
         )
 
     @transaction.atomic

@@ -1,0 +1,101 @@
+"""Structured logs: every record (Django's, the app's, ours) through structlog, as readable
+key=value lines or as JSON (DJANGO_LOG_FORMAT=json), and one line per request."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from django.http import HttpRequest, HttpResponse
+from django.utils.functional import empty
+
+# Shared by structlog's own loggers and by records from the standard library's.
+_CHAIN: list[Any] = [
+    structlog.contextvars.merge_contextvars,  # request_id and path, bound per request
+    structlog.stdlib.add_log_level,
+    structlog.stdlib.add_logger_name,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+]
+
+
+def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
+    """Django's LOGGING for `fmt` "console" or "json"; also configures structlog."""
+    structlog.configure(
+        processors=[*_CHAIN, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    renderer: list[Any] = (
+        [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
+        if fmt == "json"
+        else [structlog.dev.ConsoleRenderer(colors=False)]
+    )
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "structured": {
+                "()": structlog.stdlib.ProcessorFormatter,
+                "foreign_pre_chain": _CHAIN,
+                "processors": [
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    *renderer,
+                ],
+            }
+        },
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
+        "root": {"handlers": ["console"], "level": level},
+        # The app's warnings and the request lines are INFO, whatever the root's level.
+        "loggers": {"articles": {"level": "INFO"}, "votesite.requests": {"level": "INFO"}},
+    }
+
+
+requests_log = structlog.get_logger("votesite.requests")
+
+# A request id a proxy gave (X-Request-ID) is kept if it is short and plain, so it can be
+# searched for across the proxy's logs and ours; anything else is replaced by our own.
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+class RequestLogMiddleware:
+    """One line per request: method, path, status, duration, user id, request id. The request
+    id (X-Request-ID, taken from the proxy or made here) is on every line logged during the
+    request and is sent back in the response's X-Request-ID."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        given = request.headers.get("X-Request-ID", "")
+        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(request_id=request_id, path=request.path)
+        response = self.get_response(request)
+        response["X-Request-ID"] = request_id
+        status = response.status_code
+        requests_log.log(
+            logging.ERROR if status >= 500 else logging.INFO,
+            "request",
+            method=request.method,
+            status=status,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            user_id=_user_id(request),
+        )
+        # Left bound: Django logs the response's warning (django.request) after us.
+        return response
+
+
+def _user_id(request: HttpRequest) -> int | None:
+    """The user's id if this request already looked its user up (a session or an API
+    token); never a lookup of its own, which would cost cached pages a database query."""
+    user = getattr(request, "user", None)
+    if user is None or getattr(user, "_wrapped", None) is empty:
+        return None
+    return user.pk if user.is_authenticated else None

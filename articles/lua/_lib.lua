@@ -87,6 +87,17 @@ local function split_words(s)
 end
 
 -- Add {key, 'set'} for KEYS[first + 1 .. first + n] to a bad_types spec list.
+-- Type specs of the per-group key triples KEYS[from..to]: group:<g> (set), score:<g> and
+-- time:<g> (zsets, the cached rankings), appended to `specs` for bad_types.
+local function group_specs(specs, from, to)
+  for k = from, to, 3 do
+    specs[#specs + 1] = KEYS[k]; specs[#specs + 1] = 'set'
+    specs[#specs + 1] = KEYS[k + 1]; specs[#specs + 1] = 'zset'
+    specs[#specs + 1] = KEYS[k + 2]; specs[#specs + 1] = 'zset'
+  end
+  return specs
+end
+
 local function word_specs(specs, first, n)
   for i = 1, n do
     specs[#specs + 1] = KEYS[first + i]

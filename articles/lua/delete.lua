@@ -19,11 +19,7 @@ if KEYS[7] ~= KEYS[1] then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'zse
 local words = split_words(ARGV[11])
 local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
 word_specs(specs, wk, #words)
-for k = 11, wk, 3 do
-  for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
-    specs[#specs + 1] = spec
-  end
-end
+group_specs(specs, 11, wk)
 local bad = bad_types(specs)
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end

@@ -7,11 +7,7 @@
 -- ARGV[6..] the added group names, then the removed ones
 -- Returns {S.NOT_FOUND} | {S.NO_GROUP, name} | {S.OK, "a,b"} the groups now
 local specs = {KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list'}
-for k = 4, #KEYS, 3 do
-  for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
-    specs[#specs + 1] = spec
-  end
-end
+group_specs(specs, 4, #KEYS)
 local bad = bad_types(specs)
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end

@@ -31,11 +31,7 @@ local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset'
   KEYS[6], 'zset', KEYS[7], 'hash', KEYS[8], 'hash', KEYS[9], 'hash', KEYS[10], 'hash',
   KEYS[11], 'string', KEYS[12], 'zset'}
 word_specs(specs, wk, #words)
-for k = 13, wk, 3 do
-  for _, spec in ipairs({KEYS[k], 'set', KEYS[k + 1], 'zset', KEYS[k + 2], 'zset'}) do
-    specs[#specs + 1] = spec
-  end
-end
+group_specs(specs, 13, wk)
 local bad = bad_types(specs) or bad_counts(KEYS[9], {utc_day(now)})
 if bad then return bad end
 

@@ -82,41 +82,41 @@ DOCS_CSP = {
 }
 
 
-class SwaggerView(SpectacularSwaggerView):
+class _DocsPage(APIView):
+    """A docs page: the app's schema settings, the page's own CSP additions, and OPTIONS
+    answered by its allowed methods."""
+
     schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
+
+    @documented(exclude=True)
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        with patched_settings(SCHEMA_SETTINGS):
+            response: Response = super().get(request, *args, **kwargs)  # type: ignore[misc]
+        response._csp_update = DOCS_CSP  # type: ignore[attr-defined]  # django-csp reads it
+        return response
+
+    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]  # a plain response: no renderer
+        return _page_options(self)
+
+
+class SwaggerView(_DocsPage, SpectacularSwaggerView):
     title = str(SCHEMA_SETTINGS["TITLE"])
     # drf-spectacular's page, with lang="en" and colours that pass contrast (axe-core).
     template_name = "articles/api/swagger_ui.html"
 
     @documented(exclude=True)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        with patched_settings(SCHEMA_SETTINGS):
-            response = super().get(request, *args, **kwargs)
+        response = super().get(request, *args, **kwargs)
         # drf-spectacular opens COOP up for OAuth2 pop-ups, which this API (tokens) has none of:
         # left to the host's policy (Django's SECURE_CROSS_ORIGIN_OPENER_POLICY).
         response.headers.pop("Cross-Origin-Opener-Policy", None)
-        response._csp_update = DOCS_CSP
         return response
 
-    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]  # a plain response: no renderer
-        return _page_options(self)
 
-
-class RedocView(SpectacularRedocView):
-    schema = AutoSchema()  # drf-spectacular's, whatever the host's DEFAULT_SCHEMA_CLASS
+class RedocView(_DocsPage, SpectacularRedocView):
     title = str(SCHEMA_SETTINGS["TITLE"])
     # drf-spectacular's page, with lang="en" and no fonts fetched from another site.
     template_name = "articles/api/redoc.html"
-
-    @documented(exclude=True)
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        with patched_settings(SCHEMA_SETTINGS):
-            response = super().get(request, *args, **kwargs)
-        response._csp_update = DOCS_CSP
-        return response
-
-    def options(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:  # type: ignore[override]  # a plain response: no renderer
-        return _page_options(self)
 
 
 # --- answers every operation can give, declared once -------------------------------------

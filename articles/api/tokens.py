@@ -8,14 +8,11 @@ So a revoked token (user_tokens_revoke, or a password change or reset: any save 
 new password) stops working at once in the process that revoked it, and within those
 seconds in every other.
 
-Shared by a process's threads (gunicorn's gthread workers): changes take `_lock`, and a
-token read before a forget in this process is not kept after it (`_forgets` counts them),
-so a thread that read a token just before it was revoked cannot bring it back.
+Shared by a process's threads: see articles/kept.py.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -25,29 +22,25 @@ from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
 from articles import conf
+from articles.kept import KeptUsers
 
 MAX_TOKENS = 10_000
 
-_kept: dict[str, tuple[float, Any, Any]] = {}  # key -> (expires, user, token)
-_lock = threading.Lock()
-_forgets = 0  # how many forgets this process has seen (see the module)
+_cache = KeptUsers(MAX_TOKENS)  # token key -> (user, token)
+_kept = _cache.entries
 
 
 class CachedTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         seconds = conf.token_cache_seconds()
         now = time.monotonic()
-        kept = _kept.get(key)
-        if kept is not None and kept[0] > now:
-            return kept[1], kept[2]
-        forgets = _forgets
+        kept = _cache.get(key, now)
+        if kept is not None:
+            return kept
+        seen = _cache.forgets
         user, token = super().authenticate_credentials(key)
         if seconds > 0:
-            with _lock:
-                if _forgets == forgets:  # else it may be this token that was revoked
-                    if len(_kept) >= MAX_TOKENS:
-                        _kept.clear()
-                    _kept[key] = (now + seconds, user, token)
+            _cache.keep(key, now + seconds, user, token, seen=seen)
         return user, token
 
 
@@ -59,26 +52,9 @@ def user_tokens_revoke(*, user: Any) -> int:
     return int(count)
 
 
-def forget_token(key: str) -> None:
-    global _forgets
-    with _lock:
-        _forgets += 1
-        _kept.pop(key, None)
-
-
-def forget_user(pk: Any) -> None:
-    global _forgets
-    with _lock:
-        _forgets += 1
-        for key in [k for k, (_, user, _) in _kept.items() if user.pk == pk]:
-            del _kept[key]
-
-
-def clear() -> None:
-    global _forgets
-    with _lock:
-        _forgets += 1
-        _kept.clear()
+forget_token = _cache.forget
+forget_user = _cache.forget_user
+clear = _cache.clear
 
 
 def _token_deleted(sender: Any, instance: Token, **kwargs: Any) -> None:

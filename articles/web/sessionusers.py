@@ -13,15 +13,12 @@ when it expires, ARTICLES_SESSION_CACHE_SECONDS (5 s by default) after it was re
 API's kept tokens do. So a logout, a password change or a session deleted elsewhere lets
 that session's cookie vote for at most that long in another process. 0 turns it off.
 
-Shared by a process's threads (gunicorn's gthread workers): changes take `_lock`, and a
-user read before a forget in this process is not kept after it (`_forgets` counts them),
-so a thread finishing an older request cannot bring a dropped entry back.
+Shared by a process's threads: see articles/kept.py.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,12 +31,12 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
 
 from articles import conf
+from articles.kept import KeptUsers
 
 MAX_SESSIONS = 10_000
 
-_kept: dict[str, tuple[float, Any]] = {}  # session key -> (expires, user)
-_lock = threading.Lock()
-_forgets = 0  # how many forgets this process has seen (see the module)
+_cache = KeptUsers(MAX_SESSIONS)  # session key -> user
+_kept = _cache.entries
 
 
 def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -52,19 +49,19 @@ def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
         if seconds <= 0 or not key:
             return view(request, *args, **kwargs)
         now = time.monotonic()
-        kept = _kept.get(key)
-        if kept is not None and kept[0] > now:
-            request.user = kept[1]
+        kept = _cache.get(key, now)
+        if kept is not None:
+            request.user = kept[0]
             return view(request, *args, **kwargs)
-        forgets = _forgets
+        seen = _cache.forgets
         response = view(request, *args, **kwargs)
-        _keep(request, key, now + seconds, forgets)
+        _keep(request, key, now + seconds, seen)
         return response
 
     return wrapper
 
 
-def _keep(request: HttpRequest, key: str, expires: float, forgets: int) -> None:
+def _keep(request: HttpRequest, key: str, expires: float, seen: int) -> None:
     """Keep the user the view saw, if Django authenticated it for this very session key
     (and only if the view looked: an unread lazy user is not loaded here)."""
     user = getattr(request, "user", None)
@@ -74,35 +71,12 @@ def _keep(request: HttpRequest, key: str, expires: float, forgets: int) -> None:
     session = getattr(request, "session", None)
     if session is None or session.session_key != key or session.is_empty():
         return  # the cookie's session was missing, flushed or replaced during the request
-    with _lock:
-        if _forgets != forgets:
-            return  # something was forgotten since the user was read: it may be this one
-        if len(_kept) >= MAX_SESSIONS:
-            _kept.clear()
-        _kept[key] = (expires, wrapped)
+    _cache.keep(key, expires, wrapped, seen=seen)
 
 
-def forget_session(key: str | None) -> None:
-    global _forgets
-    if key:
-        with _lock:
-            _forgets += 1
-            _kept.pop(key, None)
-
-
-def forget_user(pk: Any) -> None:
-    global _forgets
-    with _lock:
-        _forgets += 1
-        for key in [k for k, (_, user) in _kept.items() if user.pk == pk]:
-            del _kept[key]
-
-
-def clear() -> None:
-    global _forgets
-    with _lock:
-        _forgets += 1
-        _kept.clear()
+forget_session = _cache.forget
+forget_user = _cache.forget_user
+clear = _cache.clear
 
 
 def _logged_in_or_out(sender: Any, request: HttpRequest, user: Any = None, **kwargs: Any) -> None:

@@ -21,6 +21,7 @@ from articles.errors import (
     VotingClosed,
 )
 from articles.types import CommentOrder, Vote, comment_best
+from tests.articles.test_selectors import counting  # noqa: F401 - a fixture
 
 WEEK = 604_800
 
@@ -320,3 +321,61 @@ def test_paging_counts_top_level_comments(conn, article, settings):
     page = selectors.comment_thread(article_id=article, order=CommentOrder.NEW, page=2)
     assert [c.text for c in page.items] == ["t2", "r2", "t1", "r1"]
     assert page.count == 5 and page.pages == 3
+
+
+# --- a big thread, deleting an article -----------------------------------------------
+
+
+def _big_thread(article: int) -> list[int]:
+    """2,000 comments: 300 top-level, a 700-deep chain (stored depth allowing), and
+    1,000 replies spread under the first top-level comments."""
+    ids = [say(article, text=f"top {n}").id for n in range(300)]
+    parent = ids[0]
+    for _ in range(700):
+        parent = say(article, parent=parent).id
+        ids.append(parent)
+    for n in range(1000):
+        ids.append(say(article, parent=ids[1 + n % 20], user_id=3 + n % 7).id)
+    return ids
+
+
+def test_a_2000_comment_thread_page_is_one_round_trip(counting, conn, article, settings):  # noqa: F811
+    settings.ARTICLES_COMMENT_MAX_DEPTH = 1000
+    ids = _big_thread(article)
+    assert len(ids) == 2000 and comments_field(conn, article) == 2000
+    for order in CommentOrder:
+        for focus in (None, ids[350]):
+            page = None
+
+            def read(order=order, focus=focus):
+                nonlocal page
+                page = selectors.comment_thread(
+                    article_id=article, order=order, user_id=3, focus_id=focus
+                )
+
+            assert counting(read) == 1
+            assert page is not None and 0 < len(page.items) <= 50 + 500
+            assert max(c.depth - (page.focus.depth if page.focus else 0) for c in page.items) < 6
+    trips = counting(lambda: services.comment_vote(comment_id=ids[5], user_id=9, vote=Vote.UP))
+    assert trips == 1
+
+
+def test_deleting_an_article_deletes_its_comments_and_every_key_of_them(conn, now, settings):
+    settings.ARTICLES_COMMENT_MAX_DEPTH = 1000
+    keep = services.article_post(
+        user_id=1, poster_name="p", title="Kept", link="https://example.org/k", now=now
+    ).id
+    kept = say(keep, text="stays")
+    before = set(conn.keys("*"))
+    doomed = services.article_post(
+        user_id=1, poster_name="p", title="Doomed", link="https://example.org/d", now=now
+    ).id
+    ids = [say(doomed).id]
+    for n in range(30):
+        ids.append(say(doomed, parent=ids[n // 2], user_id=2 + n % 3).id)
+        services.comment_vote(comment_id=ids[-1], user_id=50, vote=Vote.UP)
+    services.article_delete(article_id=doomed, actor_id=1, actor="", is_staff=False)
+    left = set(conn.keys("*")) - before
+    assert left <= {b"article:", b"comment:", b"stats:posts", b"stats:votes"}, left
+    assert conn.zrange("comments:", 0, -1) == [keys.comment(kept.id).encode()]
+    assert conn.zrange("user_comments:2", 0, -1) == [keys.comment(kept.id).encode()]

@@ -18,6 +18,7 @@ from articles.errors import (
     IdempotencyKeyReused,
     InvalidInput,
     NotAllowed,
+    StoreCorrupt,
     VotingClosed,
 )
 from articles.types import CommentOrder, Vote, comment_best
@@ -379,3 +380,31 @@ def test_deleting_an_article_deletes_its_comments_and_every_key_of_them(conn, no
     assert left <= {b"article:", b"comment:", b"stats:posts", b"stats:votes"}, left
     assert conn.zrange("comments:", 0, -1) == [keys.comment(kept.id).encode()]
     assert conn.zrange("user_comments:2", 0, -1) == [keys.comment(kept.id).encode()]
+
+
+# --- bad data ------------------------------------------------------------------------
+
+
+def test_a_key_of_the_wrong_type_refuses_a_write_that_changes_nothing(conn, article):
+    top = say(article)
+    conn.set("replies_new:1", "not a zset")
+    with pytest.raises(StoreCorrupt) as caught:
+        say(article, parent=top.id)
+    assert caught.value.key == "replies_new:1" and caught.value.status_code == 503
+    assert conn.hget("comment:1", "replies") == b"0" and comments_field(conn, article) == 1
+    assert not conn.exists("comment:2")
+    conn.set("comment_voted:1", "x")
+    with pytest.raises(StoreCorrupt):
+        services.comment_vote(comment_id=top.id, user_id=4, vote=Vote.UP)
+    assert conn.hget("comment:1", "votes") == b"0"
+
+
+def test_a_thread_reads_past_a_key_of_the_wrong_type(conn, article):
+    top = say(article, text="top")
+    say(article, parent=top.id, text="reply")
+    other = say(article, text="other")
+    conn.delete("replies:1")
+    conn.set("replies:1", "junk")
+    conn.set(keys.comment_voted(other.id), "junk")
+    page = selectors.comment_thread(article_id=article, user_id=3)
+    assert sorted(c.text for c in page.items) == ["other", "top"]

@@ -495,7 +495,9 @@ class FrontPage(GoodPage):
 class ThreadPage(Page[Comment]):
     """A page of an article's comment thread: `items` in display order (depth-first, each
     comment's replies under it); number/count/per_page count the top-level comments (or
-    the focus comment's replies). Read in one script call (comment_thread)."""
+    the focus comment's replies). Each comment's `depth` is its stored depth (0 = top
+    level), so under a focus the indent is depth - focus.depth - 1. Read in one script
+    call (comment_thread)."""
 
     article: Article | None = None
     order: CommentOrder = CommentOrder.BEST

@@ -352,6 +352,37 @@ class Comment:
     reason: str = ""  # a staff removal's reason
 
     @classmethod
+    def new_post(
+        cls,
+        *,
+        comment_id: int,
+        article_id: int,
+        parent_id: int | None,
+        user_id: int,
+        author_name: str,
+        text: str,
+        posted: float,
+        depth: int,
+    ) -> Comment:
+        """The comment as its post created it (no votes, no replies)."""
+        return cls(
+            id=comment_id,
+            article_id=article_id,
+            parent_id=parent_id,
+            author=keys.user(user_id),
+            author_name=author_name,
+            text=text,
+            time=posted,
+            edited=None,
+            votes=0,
+            downvotes=0,
+            depth=depth,
+            replies=0,
+            state=CommentState.VISIBLE,
+            my_vote=Vote.NONE,
+        )
+
+    @classmethod
     def from_hash(
         cls,
         comment_id: int,

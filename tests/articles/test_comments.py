@@ -133,20 +133,27 @@ def test_commenting_closes_after_its_own_time(conn, article, now, settings):
 def test_an_idempotency_key_returns_the_first_comment(conn, article):
     first = say(article, text="once", idempotency_key="k1")
     again = say(article, text="once", idempotency_key="k1")
-    assert again.id == first.id and conn.zcard("comments:") == 1
+    assert again == first and conn.zcard("comments:") == 1
     assert comments_field(conn, article) == 1
     with pytest.raises(IdempotencyKeyReused):
         say(article, text="something else", idempotency_key="k1")
     replay = selectors.comment_post_replay(
-        article_id=article, user_id=2, idempotency_key="k1", text="once"
+        article_id=article, user_id=2, author_name="u2", idempotency_key="k1", text="once"
     )
-    assert replay is not None and replay.id == first.id
+    assert replay == first
     assert (
         selectors.comment_post_replay(
-            article_id=article, user_id=2, idempotency_key="k2", text="once"
+            article_id=article, user_id=2, author_name="u2", idempotency_key="k2", text="once"
         )
         is None
     )
+    # a repeat gets the comment as it was created, even once deleted
+    services.comment_delete(comment_id=first.id, user_id=2)
+    assert say(article, text="once", idempotency_key="k1") == first
+    top = say(article, text="top")
+    reply = say(article, text="r", parent=top.id, idempotency_key="k3")
+    assert say(article, text="r", parent=top.id, idempotency_key="k3") == reply
+    assert reply.depth == 1
     with pytest.raises(InvalidInput) as caught:
         say(article, idempotency_key="bad key")
     assert caught.value.field == "idempotency_key"

@@ -132,6 +132,9 @@ def test_staff_edit_a_body_delete_with_a_reason_and_the_log_keeps_a_tombstone(  
     services.group_create(name="redis", description="The data structure server.", actor="mod")
     kept = text_post(ann, "Kept and edited", groups=["redis"])
     doomed = text_post(ann, "Spam that goes")
+    services.group_create(name="python", actor="mod")
+    services.article_groups_update(article_id=kept.id, add=["python"], actor="mod", reason="Py")
+    services.group_delete(name="python", actor="mod", reason="Merged into redis")
     log_in(page, base, "mod")
 
     page.goto(f"{base}/staff/a/{kept.id}/")
@@ -163,6 +166,8 @@ def test_staff_edit_a_body_delete_with_a_reason_and_the_log_keeps_a_tombstone(  
     edited = page.locator("tr", has_text="Removed a spam link")
     expect(edited.locator(f'a[href="/a/{kept.id}/"]')).to_have_count(1)
     expect(page.locator('a[href="/g/redis/"]').first).to_be_visible()
+    expect(page.locator('a[href="/g/python/"]')).to_have_count(0)
+    expect(page.locator("tr", has_text="Merged into redis")).to_contain_text("(deleted)")
     check(page, shot, "modlog-tombstones")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
+from articles.clock import in_words
+
 
 class ArticlesError(Exception):
     """An error with its own answer: status, code, message, headers and body fields.
@@ -155,7 +157,7 @@ class RateLimited(ArticlesError):
     message = "Too many requests; try again later."
 
     def __init__(self, retry_after: int, message: str | None = None) -> None:
-        super().__init__(message or f"Too many requests; try again in {retry_after} s.")
+        super().__init__(message or f"Too many requests; try again {in_words(retry_after)}.")
         self.retry_after = retry_after
 
 

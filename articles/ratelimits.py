@@ -93,7 +93,7 @@ def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit 
             raise RateLimited(
                 state.reset,
                 f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
-                f"Try again {in_words(state.reset)}.",
+                f"Try again {clock.in_words(state.reset)}.",
             )
     return tightest
 
@@ -126,17 +126,6 @@ def headers(state: RateLimit) -> dict[str, str]:
         "RateLimit-Remaining": str(state.remaining),
         "RateLimit-Reset": str(state.reset),
     }
-
-
-def in_words(seconds: int) -> str:
-    """'in 44 minutes', 'in 2 hours', 'in 30 seconds': a wait a person can read."""
-    if seconds < 90:
-        return f"in {seconds} second{'s' if seconds != 1 else ''}"
-    if seconds < 90 * 60:
-        minutes = round(seconds / 60)
-        return f"in {minutes} minutes"
-    hours = round(seconds / 3600)
-    return f"in {hours} hour{'s' if hours != 1 else ''}"
 
 
 def _identity(request: Any, by: Who) -> str | None:

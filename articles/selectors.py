@@ -35,6 +35,7 @@ from articles.types import (
     Group,
     GroupPage,
     ModlogEntry,
+    ModlogPage,
     Order,
     Page,
     Period,
@@ -354,8 +355,9 @@ def group_get(*, name: str) -> Group:
     return Group(name, _s(description or b""), int(size))
 
 
-def modlog_page(*, page: int | str = 1, per_page: int = 50) -> Page[ModlogEntry]:
-    """Staff actions, newest first, 50 a page. One round trip. Raises InvalidInput."""
+def modlog_page(*, page: int | str = 1, per_page: int = 50) -> ModlogPage:
+    """Staff actions, newest first, 50 a page, with which of their articles and groups still
+    exist. Two round trips (the entries, then their targets). Raises InvalidInput."""
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
     pipe = get_connection().pipeline(transaction=False)
@@ -365,7 +367,44 @@ def modlog_page(*, page: int | str = 1, per_page: int = 50) -> Page[ModlogEntry]
     entries = [entry for entry in map(_modlog_entry, raw) if entry is not None]
     if len(entries) < len(raw):
         logger.warning("modlog: skipped %d malformed entries", len(raw) - len(entries))
-    return Page(items=entries, number=number, count=int(count), per_page=per_page)
+    members, names = _modlog_targets(entries)
+    live_members: set[str] = set()
+    live_names: set[str] = set()
+    if members or names:
+        pipe = get_connection().pipeline(transaction=False)
+        for member in members:
+            pipe.exists(member)
+        if names:
+            pipe.hmget(keys.GROUPS, names)
+        replies = _execute(pipe)
+        live_members = {m for m, found in zip(members, replies, strict=False) if found}
+        if names:
+            live_names = {n for n, d in zip(names, replies[-1], strict=True) if d is not None}
+    return ModlogPage(
+        items=entries,
+        number=number,
+        count=int(count),
+        per_page=per_page,
+        articles=frozenset(live_members),
+        groups=frozenset(live_names),
+    )
+
+
+def _modlog_targets(entries: list[ModlogEntry]) -> tuple[list[str], list[str]]:
+    """The article members and group names a page of log entries names, each once."""
+    members: dict[str, None] = {}
+    names: dict[str, None] = {}
+    for entry in entries:
+        if _article_id_or_none(entry.target) is not None:
+            members[entry.target] = None
+        elif entry.target.startswith("group:"):
+            names[entry.target.removeprefix("group:")] = None
+        for side in ("add", "remove"):
+            listed = entry.details.get(side)
+            for name in listed if isinstance(listed, list) else ():
+                names[name] = None
+    valid = [n for n in names if isinstance(n, str) and _is_group_name(n)]
+    return list(members), valid
 
 
 def _modlog_entry(item: bytes) -> ModlogEntry | None:
@@ -836,3 +875,18 @@ def store_health() -> dict[str, object]:
         "full": bool(limit) and used >= limit,
         "details": status,
     }
+
+
+def _article_id_or_none(member: str) -> int | None:
+    try:
+        return keys.article_id_of(member)
+    except ValueError:
+        return None
+
+
+def _is_group_name(name: str) -> bool:
+    try:
+        keys.group_name(name)
+    except ValueError:
+        return False
+    return True

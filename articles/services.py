@@ -369,30 +369,52 @@ def article_delete(
 def article_edit(
     *,
     article_id: int,
-    title: str,
-    link: str,
-    actor: str,
+    title: str | None = None,
+    link: str | None = None,
+    text: str | None = None,
+    actor: str = "",
     reason: str = "",
+    actor_id: int | None = None,
+    is_staff: bool = True,
     now: float | None = None,
 ) -> Article:
-    """Staff: change an article's title and link.
+    """Change an article's title, link and text in one step (None keeps one as it is).
 
-    Raises ArticleNotFound, InvalidInput, DuplicateLink (the new link belongs to another
-    article still open for voting: one open article per link, as when posting).
+    Staff may edit any article, and the edit goes to the moderation log with `reason`; a
+    poster (is_staff=False, actor_id theirs) their own title and text while voting is open,
+    unlogged. The search words follow the new title, text and link host; `edited` is set.
+    Raises ArticleNotFound, InvalidInput, NotAllowed, DuplicateLink (the new link belongs to
+    another article still open for voting: one open article per link, as when posting).
     """
     member = _article_member(article_id)
-    title, link = validation.clean_title(title), validation.clean_link(link)
+    title = None if title is None else validation.clean_title(title)
+    link = None if link is None else validation.clean_link(link)
+    text = None if text is None else validation.clean_text(text)
     reason = validation.clean_reason(reason)
-    norm = validation.normalize_link(link) if link else ""
+    refused = NotAllowed("Only staff, or the poster while voting is open, may edit an article.")
     conn = get_connection()
     for _ in range(_ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
-        if not link and not before.text:
-            raise InvalidInput("link", "An article without a text needs a link.")
+        if not is_staff:
+            if before.poster_id is None or before.poster_id != actor_id:
+                raise refused
+            if link is not None and link != before.link:
+                raise NotAllowed("Only staff may change an article's link.")
+        new_title = before.title if title is None else title
+        new_link = before.link if link is None else link
+        new_text = before.text if text is None else text
+        if not new_link and not new_text:
+            field = "link" if link is not None else "text"
+            raise InvalidInput(field, "Give a link, a text, or both.")
+        norm = validation.normalize_link(new_link) if new_link else ""
         seen = _link_owner(conn, norm)
-        entry = _log(actor, "edit", member, reason, now, title=title, link=link)
+        entry = (
+            _log(actor, "edit", member, reason, now, title=new_title, link=new_link)
+            if is_staff
+            else ""
+        )
         was_words = _indexed_words(article_id)
-        new_words = search.article_words(title, before.text, link)
+        new_words = search.article_words(new_title, new_text, new_link)
         result = scripts.EDIT(
             keys=[
                 member,
@@ -404,8 +426,8 @@ def article_edit(
             ],
             args=[
                 member,
-                title,
-                link,
+                new_title,
+                new_link,
                 before.link,
                 _normalized_or_empty(before.link),
                 norm,
@@ -416,11 +438,17 @@ def article_edit(
                 conf.window(),
                 " ".join(was_words),
                 " ".join(new_words),
+                new_text,
+                before.text,
+                "" if is_staff else "open",  # the poster: only while voting is open
             ],
             client=get_connection(retry=False),  # sent once: a repeat would log twice
         )
-        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
+        status = raise_for_status(result, allow=(Status.RETRY, Status.VOTING_CLOSED))
+        if status is Status.OK:
             return selectors.article_get(article_id=article_id)
+        if status is Status.VOTING_CLOSED:
+            raise NotAllowed("Voting on this article has closed, so only staff may edit it.")
     raise Conflict()
 
 

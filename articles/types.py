@@ -215,6 +215,7 @@ class Article:
     my_vote: Vote | None = None  # None when nobody is asking
     last_vote: float | None = None  # Unix seconds of the last counted vote, when known
     comments: int = 0  # visible comments (the hash's `comments`; the book's articles: 0)
+    edited: float | None = None  # Unix seconds of the last edit of its title, link or text
 
     @classmethod
     def new_post(
@@ -286,6 +287,7 @@ class Article:
             my_vote=my_vote,
             last_vote=_time_or_none(raw.get(b"last_vote")),
             comments=max(0, _whole_or_zero(raw.get(b"comments"))),
+            edited=_time_or_none(raw.get(b"edited")),
         )
 
     @property
@@ -310,6 +312,11 @@ class Article:
 
     def voting_open(self, now: float) -> bool:
         return now < self.voting_closes_at
+
+    def poster_may_change(self, user_id: int | None, now: float) -> bool:
+        """May `user_id`, as its poster, edit or delete it now: only while voting is open
+        (the scripts decide again, by Redis' clock, when they write)."""
+        return user_id is not None and self.poster_id == user_id and self.voting_open(now)
 
 
 class CommentOrder(enum.Enum):
@@ -559,3 +566,12 @@ class ModlogEntry:
     @property
     def at(self) -> datetime:
         return datetime.fromtimestamp(self.time, tz=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ModlogPage(Page[ModlogEntry]):
+    """A page of the moderation log, with which of its articles (`article:<id>`) and
+    groups (names) still exist: the others are shown as tombstones, not links to a 404."""
+
+    articles: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()

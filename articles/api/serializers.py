@@ -54,6 +54,10 @@ class ArticleSerializer(serializers.Serializer):
     poster = serializers.CharField(source="poster_name", help_text="The poster's username.")
     posted_at = serializers.DateTimeField(help_text="Post time, ISO 8601 in UTC.")
     time = serializers.IntegerField(help_text="Post time in Unix seconds.")
+    edited_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When its title, link or text was last edited, ISO 8601 in UTC; null if never.",
+    )
     votes = serializers.IntegerField(help_text="Up-votes, the poster's own included.")
     downvotes = serializers.IntegerField()
     score = serializers.FloatField(help_text="time + 432 * (votes - downvotes).")
@@ -111,6 +115,7 @@ def article_data(
         "poster": article.poster_name,
         "posted_at": _iso(article.time),
         "time": int(article.time),
+        "edited_at": _iso(article.edited) if article.edited is not None else None,
         "votes": article.votes,
         "downvotes": article.downvotes,
         "score": float(article.score),
@@ -328,10 +333,21 @@ class ArticleEditSerializer(serializers.Serializer):
     link = LinkField(
         allow_blank=True,
         max_length=validation.LINK_MAX,
-        help_text='"" only for an article with a text.',
+        help_text='Staff only (a poster may send it unchanged). "" only for an article with '
+        "a text.",
+    )
+    text = TextField(
+        required=False,
+        allow_blank=True,
+        max_length=validation.TEXT_MAX,
+        help_text='Left out: unchanged. "" only for an article with a link.',
     )
     reason = LineField(
-        required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=validation.REASON_MAX,
+        help_text="Staff: why, for the public moderation log (a poster's edit is not logged).",
     )
 
     def validate_title(self, value: str) -> str:
@@ -339,6 +355,9 @@ class ArticleEditSerializer(serializers.Serializer):
 
     def validate_link(self, value: str) -> str:
         return _cleaned(validation.clean_link, value)
+
+    def validate_text(self, value: str) -> str:
+        return _cleaned(validation.clean_text, value)
 
     def validate_reason(self, value: str) -> str:
         return _cleaned(validation.clean_reason, value)

@@ -238,6 +238,15 @@ def _page(page: Page, request: Request) -> Response:
 
 # --- articles ------------------------------------------------------------------------------
 
+EDIT_DESCRIPTION = (
+    "Staff may change the title, link and text of any article, at any time; the change and "
+    "its `reason` go to the public moderation log. An article's poster may change its title "
+    "and text while voting is open, unlogged; 403 after voting closes, or for a changed "
+    "link. The search index follows the new words and `edited_at` the time. 400 when the "
+    "article would be left with neither link nor text; 409 (`duplicate_link`, with "
+    "`article_id`) when another article still open for voting has the new link."
+)
+
 
 class ArticleViewSet(ApiViewSet):
     lookup_field = "id"
@@ -247,7 +256,8 @@ class ArticleViewSet(ApiViewSet):
         "create": [IsAuthenticated],
         "destroy": [IsAuthenticated],
         "vote": [IsAuthenticated],
-        "update": [IsAdminUser],
+        "update": [IsAuthenticated],  # staff, or the poster while voting is open
+        "partial_update": [IsAuthenticated],
         "groups": [IsAdminUser],
     }
 
@@ -303,21 +313,39 @@ class ArticleViewSet(ApiViewSet):
         )
 
     @documented(
-        summary="Staff: change an article's title and link",
+        summary="Edit an article (staff, or its poster while voting is open)",
         parameters=[ARTICLE_ID],
         request=ArticleEditSerializer,
         responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
-        description="409 (`duplicate_link`, with `article_id`) when another article still "
-        "open for voting has this link.",
+        description=EDIT_DESCRIPTION + " PUT sends the title and link (the text may be left "
+        "out: it stays as it is).",
     )
     def update(self, request: Request, id: str) -> Response:
-        data = _valid(ArticleEditSerializer, request.data)
+        return self._edit(request, id, partial=False)
+
+    @documented(
+        summary="Edit some of an article's fields (staff, or its poster while voting is open)",
+        parameters=[ARTICLE_ID],
+        request=ArticleEditSerializer,
+        responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
+        description=EDIT_DESCRIPTION + " PATCH sends only the fields to change.",
+    )
+    def partial_update(self, request: Request, id: str) -> Response:
+        return self._edit(request, id, partial=True)
+
+    def _edit(self, request: Request, id: str, *, partial: bool) -> Response:
+        serializer = ArticleEditSerializer(data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         article = services.article_edit(
             article_id=int(id),
-            title=data["title"],
-            link=data["link"],
+            title=data.get("title"),
+            link=data.get("link"),
+            text=data.get("text"),
             actor=_actor(request),
-            reason=data["reason"],
+            reason=data.get("reason", ""),
+            actor_id=user_pk(request),
+            is_staff=request.user.is_staff,
         )
         return _article(article, request)
 

@@ -1,4 +1,5 @@
--- edit.lua: change an article's title and link, keeping the link index in step.
+-- edit.lua: change an article's title, link and text in one step, keeping the link index
+-- and the search index (its words come from all three) in step; records `edited`.
 -- KEYS[1] article:<id>  KEYS[2] links:  KEYS[3] modlog:
 -- KEYS[4] the article the new link maps to (KEYS[1] when none)
 -- ARGV[1] article:<id>  ARGV[2] title  ARGV[3] link  ARGV[4] link as read
@@ -7,8 +8,11 @@
 -- ARGV[9] the member links:[ARGV[6]] held when the caller looked ("" for none)
 -- ARGV[10] now ("" for Redis' own clock)  ARGV[11] window (s)
 -- ARGV[12] the hash's `words` as read  ARGV[13] the new search words ("w1 w2 ...")
+-- ARGV[14] text  ARGV[15] text as read
+-- ARGV[16] "open": only while voting is open (a poster editing their own), else ""
 -- KEYS[5..] idx:<w> of each word of ARGV[12], then of each word of ARGV[13], in order
--- Returns {S.NOT_FOUND} | {S.RETRY} the link or the index changed since read
+-- Returns {S.NOT_FOUND} | {S.RETRY} the link, text or index changed since read
+--   | {S.VOTING_CLOSED} ARGV[16] is "open" and voting has closed
 --   | {S.DUPLICATE_LINK, member} the new link belongs to another open article | {S.OK}
 local was_words, new_words = split_words(ARGV[12]), split_words(ARGV[13])
 local bad = bad_types(word_specs({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list',
@@ -17,6 +21,11 @@ if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
 if (redis.call('HGET', KEYS[1], 'words') or '') ~= ARGV[12] then return {S.RETRY} end
+if (redis.call('HGET', KEYS[1], 'text') or '') ~= ARGV[15] then return {S.RETRY} end
+if ARGV[16] == 'open' then
+  local t = tonumber(redis.call('HGET', KEYS[1], 'time') or '')
+  if not t or clock(ARGV[10]) >= t + tonumber(ARGV[11]) then return {S.VOTING_CLOSED} end
+end
 local member, old, new = ARGV[1], ARGV[5], ARGV[6]
 if old ~= new and new ~= '' then
   -- As post.lua: a link maps to one open article; a closed one gives it up.
@@ -29,7 +38,8 @@ if old ~= new and new ~= '' then
     end
   end
 end
-redis.call('HSET', KEYS[1], 'title', ARGV[2], 'link', ARGV[3])
+redis.call('HSET', KEYS[1], 'title', ARGV[2], 'link', ARGV[3], 'text', ARGV[14],
+  'edited', math.floor(clock(ARGV[10])))
 if old ~= new then
   if old ~= '' and redis.call('HGET', KEYS[2], old) == member then
     redis.call('HDEL', KEYS[2], old)

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 from articles.addresses import user_pk
 from articles.api import tokens
 from articles.web.forms import SignUpForm
-from articles.web.helpers import form_status, html_errors, rate_limit, safe_next
+from articles.web.helpers import form_rate_limit, form_response, html_errors, safe_next
 from articles.web.rendering import JinjaTemplateMixin, render
 
 LOGIN_URL = reverse_lazy("articles:login")
@@ -53,26 +53,20 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect(safe_next(request, reverse("articles:home")))
     form = SignUpForm(request.POST or None)
-    if request.method == "POST":
-        rate_limit("signup", request)
-        if form.is_valid():
-            try:
-                # The form checked the name was free; another sign-up may have taken it
-                # since. The database's UNIQUE constraint decides; the loser is told so.
-                with transaction.atomic():
-                    user = form.save()
-            except IntegrityError:
-                form.add_error("username", "A user with that username already exists.")
-            else:
-                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-                messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
-                return redirect(safe_next(request, reverse("articles:home")))
-    return render(
-        request,
-        "articles/accounts/signup.html",
-        {"form": form, "next": safe_next(request, "")},
-        status=form_status(form),
-    )
+    if request.method == "POST" and form_rate_limit("signup", request, form) and form.is_valid():
+        try:
+            # The form checked the name was free; another sign-up may have taken it
+            # since. The database's UNIQUE constraint decides; the loser is told so.
+            with transaction.atomic():
+                user = form.save()
+        except IntegrityError:
+            form.add_error("username", "A user with that username already exists.")
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
+            return redirect(safe_next(request, reverse("articles:home")))
+    context = {"form": form, "next": safe_next(request, "")}
+    return form_response(render(request, "articles/accounts/signup.html", context), form)
 
 
 @login_required(login_url=LOGIN_URL)

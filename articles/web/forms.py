@@ -116,13 +116,63 @@ class ReasonForm(StoreErrorsMixin, forms.Form):
     reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
 
 
-class ArticleEditForm(StoreErrorsMixin, forms.Form):
+class DeleteReasonForm(StoreErrorsMixin, forms.Form):
+    """Staff deleting an article: the reason is required, and public in the moderation log."""
+
+    reason = forms.CharField(
+        max_length=validation.REASON_MAX,
+        help_text="Shown in the public moderation log.",
+    )
+
+    def clean_reason(self) -> str:
+        return _clean_with(validation.clean_reason, self.cleaned_data["reason"])
+
+
+class _TextEditMixin:
+    """An edit form's `text` field, kept only for an article that has a text: a link post
+    stays a link post."""
+
+    def drop_text_unless(self, has_text: bool) -> None:
+        if not has_text:
+            del self.fields["text"]  # type: ignore[attr-defined]
+
+    def clean_title(self) -> str:
+        return _clean_with(validation.clean_title, self.cleaned_data["title"])  # type: ignore[attr-defined]
+
+    def clean_text(self) -> str:
+        return _clean_with(validation.clean_text, self.cleaned_data["text"])  # type: ignore[attr-defined]
+
+
+class ArticleEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):
+    """Staff: an article's title, link and (for an article with a text) its text."""
+
     title = forms.CharField(max_length=validation.TITLE_MAX)
     link = forms.CharField(max_length=validation.LINK_MAX, required=False)
+    text = forms.CharField(
+        max_length=validation.TEXT_MAX, required=False, widget=forms.Textarea({"rows": 6})
+    )
     reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+
+    def __init__(self, *args: Any, has_text: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.drop_text_unless(has_text)
 
     def clean_link(self) -> str:
         return _clean_with(validation.clean_link, self.cleaned_data["link"])
+
+
+class PosterEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):
+    """The poster's own edit while voting is open: the title, and the text of a text post
+    (the link stays as posted: votes were cast for it)."""
+
+    title = forms.CharField(max_length=validation.TITLE_MAX)
+    text = forms.CharField(
+        max_length=validation.TEXT_MAX, required=False, widget=forms.Textarea({"rows": 8})
+    )
+
+    def __init__(self, *args: Any, has_text: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.drop_text_unless(has_text)
 
 
 class ArticleGroupsForm(StoreErrorsMixin, forms.Form):

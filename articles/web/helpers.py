@@ -24,6 +24,7 @@ from articles.errors import (
     ArticlesError,
     DatabaseUnavailable,
     InvalidInput,
+    RateLimited,
     StoreFull,
     StoreUnavailable,
 )
@@ -63,6 +64,28 @@ def html_errors(view: View) -> View:
 def rate_limit(action: str, request: HttpRequest) -> None:
     """Count one `action` of the caller (ratelimits.py); raises RateLimited past the limit."""
     ratelimits.consume(request, action)
+
+
+def form_rate_limit(action: str, request: HttpRequest, form: Any) -> bool:
+    """rate_limit() for a form: past the limit, False, and the form, shown again with what
+    was typed, says when to try again (form_response() then answers 429 with Retry-After)."""
+    try:
+        rate_limit(action, request)
+    except RateLimited as exc:
+        form.add_error(None, exc.message)
+        form.rate_limited = exc
+        return False
+    return True
+
+
+def form_response(response: HttpResponse, form: Any) -> HttpResponse:
+    """A form's page with form_status(), and Retry-After when a rate limit refused it."""
+    response.status_code = form_status(form)
+    limited = getattr(form, "rate_limited", None)
+    if limited is not None:
+        for name, value in limited.headers.items():
+            response[name] = value
+    return response
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:
@@ -140,7 +163,11 @@ def listing_status(page: Page[Any]) -> int:
 
 
 def form_status(form: Any) -> int:
-    """400 for a submitted form that was refused (it is shown again with its errors)."""
+    """400 for a submitted form that was refused (it is shown again with its errors), 429
+    when a rate limit refused it (form_rate_limit)."""
+    limited = getattr(form, "rate_limited", None)
+    if limited is not None:
+        return int(limited.status_code)
     return 400 if form.is_bound and form.errors else 200
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import conf, selectors, services
+from articles import clock, conf, selectors, services
 from articles.addresses import user_pk
 from articles.database import database_reachable
 from articles.errors import (
@@ -24,24 +24,29 @@ from articles.errors import (
     DuplicateLink,
     EmptySearch,
     InvalidInput,
+    NotAllowed,
     StoreFull,
     StoreUnavailable,
 )
 from articles.responses import wants_json
-from articles.types import Order, Period, SearchOrder
+from articles.types import Article, Order, Period, SearchOrder
 from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
     ArticleGroupsForm,
     ArticleSubmitForm,
+    DeleteReasonForm,
     GroupCreateForm,
     GroupUpdateForm,
+    PosterEditForm,
     ReasonForm,
     VoteForm,
 )
 from articles.web.helpers import (
     day_param,
+    form_rate_limit,
+    form_response,
     form_status,
     health_details_allowed,
     html_errors,
@@ -244,7 +249,10 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
     article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
-    return rendering.render(request, "articles/article_detail.html", {"article": article})
+    own = article.poster_may_change(viewer_id(request), clock.now())
+    return rendering.render(
+        request, "articles/article_detail.html", {"article": article, "own": own}
+    )
 
 
 @require_GET
@@ -312,8 +320,7 @@ def submit(request: HttpRequest) -> HttpResponse:
         try:
             # A form sent twice gets what the first one got, before the limit counts it.
             article = selectors.article_post_replay(idempotency_key=key, **post) if key else None
-            if article is None:
-                rate_limit("post", request)
+            if article is None and form_rate_limit("post", request, form):
                 article = services.article_post(idempotency_key=key, **post)
         except DuplicateLink as exc:
             messages.info(
@@ -325,11 +332,69 @@ def submit(request: HttpRequest) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc, {"idempotency_key": "title"})
         else:
-            messages.success(request, "Your article is posted, with your own up-vote.")
-            return redirect("articles:article-detail", article.id)
-    return rendering.render(
-        request, "articles/submit.html", {"form": form}, status=form_status(form)
+            if article is not None:
+                messages.success(request, "Your article is posted, with your own up-vote.")
+                return redirect("articles:article-detail", article.id)
+    return form_response(rendering.render(request, "articles/submit.html", {"form": form}), form)
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "POST"])
+@html_errors
+def article_edit(request: HttpRequest, article_id: int) -> HttpResponse:
+    """The poster's own edit, while voting is open: the title, and a text post's text."""
+    article = _own_article(request, article_id)
+    form = PosterEditForm(
+        request.POST or None,
+        initial={"title": article.title, "text": article.text},
+        has_text=bool(article.text),
     )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.article_edit(
+                article_id=article.id,
+                title=form.cleaned_data["title"],
+                text=form.cleaned_data.get("text"),
+                actor=request.user.get_username(),
+                actor_id=user_pk(request),
+                is_staff=False,
+            )
+        except InvalidInput as exc:
+            form.add_store_error(exc)
+        else:
+            messages.success(request, "Your changes are saved.")
+            return redirect("articles:article-detail", article.id)
+    context = {"article": article, "form": form}
+    return form_response(rendering.render(request, "articles/article_edit.html", context), form)
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "POST"])
+@html_errors
+def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
+    """The poster deleting their own article while voting is open: a page asks first."""
+    article = _own_article(request, article_id)
+    if request.method == "POST":
+        services.article_delete(
+            article_id=article.id,
+            actor_id=user_pk(request),
+            actor=request.user.get_username(),
+            is_staff=False,
+        )
+        messages.success(request, f"Your article “{article.title}” is deleted.")
+        return redirect("articles:user-detail", user_pk(request))
+    return rendering.render(request, "articles/article_delete.html", {"article": article})
+
+
+def _own_article(request: HttpRequest, article_id: int) -> Article:
+    """The article, if the user may change it as its poster now; else NotAllowed (403)."""
+    article = selectors.article_get(article_id=article_id)
+    if not article.poster_may_change(user_pk(request), clock.now()):
+        raise NotAllowed(
+            "Only its poster may change an article, and only while voting is open; "
+            "staff can help with anything else."
+        )
+    return article
 
 
 # --- staff -----------------------------------------------------------------------------
@@ -402,11 +467,9 @@ def staff_group_delete(request: HttpRequest, name: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @html_errors
 def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
-    """Edit an article's title and link; its groups and deletion post to their own URLs."""
+    """Edit an article's title, link and text; its groups and deletion have their own URLs."""
     article = selectors.article_get(article_id=article_id)
-    form = ArticleEditForm(
-        request.POST or None, initial={"title": article.title, "link": article.link}
-    )
+    form = _staff_edit_form(article, request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
             services.article_edit(
@@ -442,30 +505,36 @@ def staff_article_groups(request: HttpRequest, article_id: int) -> HttpResponse:
 
 
 @staff_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 @html_errors
 def staff_article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
-    form = ReasonForm(request.POST)
-    reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    services.article_delete(
-        article_id=article_id,
-        actor_id=user_pk(request),
-        actor=request.user.get_username(),
-        is_staff=True,
-        reason=reason,
-    )
-    messages.success(request, f"Article {article_id} deleted.")
-    return redirect("articles:new")
+    """A page that asks for a reason (for the public moderation log), then deletes."""
+    article = selectors.article_get(article_id=article_id)
+    form = DeleteReasonForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        services.article_delete(
+            article_id=article.id,
+            actor_id=user_pk(request),
+            actor=request.user.get_username(),
+            is_staff=True,
+            reason=form.cleaned_data["reason"],
+        )
+        messages.success(request, f"Article {article.id} deleted.")
+        return redirect("articles:modlog")
+    context = staff_context(request, f"Delete article {article.id}", article=article, form=form)
+    return render(request, "articles/staff/article_delete.html", context, status=form_status(form))
+
+
+def _staff_edit_form(article: Article, data: object = None) -> ArticleEditForm:
+    initial = {"title": article.title, "link": article.link, "text": article.text}
+    return ArticleEditForm(data, initial=initial, has_text=bool(article.text))
 
 
 def _staff_article_page(request: HttpRequest, article, **forms) -> HttpResponse:  # type: ignore[no-untyped-def]
-    forms.setdefault(
-        "edit_form", ArticleEditForm(initial={"title": article.title, "link": article.link})
-    )
+    forms.setdefault("edit_form", _staff_edit_form(article))
     forms.setdefault(
         "groups_form", ArticleGroupsForm(groups=selectors.group_list(), current=article.groups)
     )
-    forms.setdefault("delete_form", ReasonForm())
     context = staff_context(request, f"Moderate article {article.id}", article=article, **forms)
     status = 400 if any(f.is_bound and f.errors for f in forms.values()) else 200
     return render(request, "articles/staff/article.html", context, status=status)

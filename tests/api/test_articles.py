@@ -32,6 +32,7 @@ def test_list_has_drf_page_shape_and_every_article_field(anon, post):
         "poster": "ann",
         "posted_at": item["posted_at"],
         "time": int(article.time),
+        "edited_at": None,
         "votes": 1,
         "downvotes": 0,
         "score": article.time + 432,
@@ -352,7 +353,7 @@ def test_staff_may_edit_an_article(as_staff, post):
     assert response.json()["title"] == "Better title"
 
 
-def test_users_and_posters_may_not_edit(as_poster, anon, post):
+def test_anonymous_users_may_not_edit_nor_posters_change_the_link(as_poster, anon, post):
     article = post()
     data = {"title": "Mine now", "link": "https://example.org/x"}
     assert as_poster.put(f"/api/articles/{article.id}/", data, format="json").status_code == 403

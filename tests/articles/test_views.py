@@ -567,7 +567,8 @@ def test_staff_move_edit_and_delete_an_article_and_the_log_shows_it(csrf_client,
     post(csrf_client, f"{page}delete/", {"reason": "spam"}, form_page=page)
     assert selectors.article_list().count == 0
     log = text_of(csrf_client.get("/modlog/"))
-    for bit in ("mod", "groups", "+redis", "on topic", "edit", "delete", "spam"):
+    group_link = '+<a href="/g/redis/">redis</a>'
+    for bit in ("mod", "groups", group_link, "on topic", "edit", "delete", "spam"):
         assert bit in log, bit
 
 

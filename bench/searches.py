@@ -52,6 +52,7 @@ QUERIES = [
 ]
 KINDS = ("one word", "two words", "exclusion")
 GOAL_KINDS = ("one word", "two words")  # the issue's goal; exclusions are reported
+WALK = "store, walk (bench proposal)"
 
 
 def p90_ms(case: Case) -> float:
@@ -163,8 +164,42 @@ def create_gin_index(db: str) -> tuple[float, int, bool]:
     return took, size, "ormsite_search" in plan
 
 
+def server_time(cases: dict[tuple[str, str], Case], calls: int) -> list[str]:
+    """Where a cold search's time goes: Redis' own time for the search script and, inside
+    it, for its set commands (INFO commandstats over `calls` cold searches), beside the
+    wall time of the whole page (both round trips, the 25 hashes decoded)."""
+    from articles import selectors
+    from articles.connection import get_connection
+
+    conn = get_connection()
+    lines = [
+        "| query | results | wall p50 ms | search script, Redis ms | of which ZINTERSTORE "
+        "| SINTERSTORE + SDIFFSTORE |",
+        "|---|---|---|---|---|---|",
+    ]
+    for query in QUERIES:
+        conn.config_resetstat()
+        for _ in range(calls):
+            drop_search_cache()
+            page = selectors.article_search(q=query.text)
+        stats = conn.info("commandstats")
+
+        def ms(*names: str, stats: dict = stats) -> float:
+            usec = sum(stats.get(f"cmdstat_{n}", {}).get("usec", 0) for n in names)
+            return usec / calls / 1000
+
+        wall = cases[(query.text, "store, cold")].p50_ms
+        lines.append(
+            f"| `{query.text}` | {page.count:,} | {wall:.2f} | "
+            f"{ms('evalsha'):.2f} | {ms('zinterstore'):.2f} | "
+            f"{ms('sinterstore', 'sdiffstore'):.2f} |"
+        )
+    return lines
+
+
 def run(report: Report, opts: Options, pg: bool) -> None:
     from articles import selectors
+    from bench import search_walk
     from bench.ormsite import ops
 
     n = opts.articles
@@ -190,10 +225,19 @@ def run(report: Report, opts: Options, pg: bool) -> None:
                 lambda q: lambda: ops.article_search_fts("orm_pg", q.words, q.excluded),
             )
         )
+    engines.append(
+        (
+            WALK,
+            None,
+            lambda q: lambda: search_walk.article_search_walk(word=q.words[0]),
+        )
+    )
     cases: dict[tuple[str, str], Case] = {}
     found: dict[tuple[str, str], int] = {}
     for query in QUERIES:
         for label, db, make in engines:
+            if label == WALK and query.kind != "one word":
+                continue  # the proposal is for one word
             fn = make(query)
             case = Case(
                 f"search '{query.text}': {label}",
@@ -210,10 +254,12 @@ def run(report: Report, opts: Options, pg: bool) -> None:
     log(f"timing {len(cases)} search cases")
     run_interleaved(list(cases.values()), opts.reps, opts.seconds)
 
-    labels = [label for label, _, _ in engines]
+    labels = [label for label, _, _ in engines if label != WALK]
     rows = []
     for query in QUERIES:
-        for label in labels:
+        for label in [*labels, WALK]:
+            if (query.text, label) not in cases:
+                continue
             case = cases[(query.text, label)]
             key = "store" if label.startswith("store") else label
             rows.append(
@@ -294,4 +340,27 @@ def run(report: Report, opts: Options, pg: bool) -> None:
         notes.append(
             f"| search {kind}: cold p50 / cached p50 (least of {len(of_kind)}) | {ratio:.2f}x |"
         )
+    one_word = [q for q in QUERIES if q.kind == "one word"]
+    for q in one_word:
+        walk = cases[(q.text, WALK)].p50_ms
+        notes.append(
+            f"| proposal, `{q.text}`: store cold p50 / walk p50 | "
+            f"{cases[(q.text, 'store, cold')].p50_ms / walk:.2f}x |"
+        )
+    for label in labels[2:]:
+        ratio = min(cases[(q.text, label)].p50_ms / cases[(q.text, WALK)].p50_ms for q in one_word)
+        notes.append(
+            f"| proposal: {label} p50 / walk p50 (slowest of {len(one_word)} one-word) | "
+            f"{ratio:.2f}x |"
+        )
     report.section("Search ratios (no goal)", ["| ratio | value |", "|---|---|", *notes])
+    report.section(
+        "Search: where a cold search's time goes",
+        [
+            "Redis' own time per cold search (`INFO commandstats` over "
+            f"{max(3, opts.reps * 3)} cold calls of each query after the timing; commands "
+            "run by a script are counted in both the script and the command):",
+            "",
+            *server_time(cases, max(3, opts.reps * 3)),
+        ],
+    )

@@ -123,8 +123,9 @@ secret-key: install
 		mkdir -p $(VAR) && (umask 077; $(PY) -c 'import secrets; print(secrets.token_urlsafe(50))' \
 			> $(VAR)/secret_key) && echo "Made a secret key in $(VAR)/secret_key for make serve"; fi
 
-# The benchmark suite (bench/): about 7 min on 2 cores (bounded to ~15); rewrites the table in
-# docs/performance.md. bench-smoke runs every part on tiny data in under a minute.
+# The benchmark suite (bench/): 11 min on 2 shared cores before the search part, which adds
+# 3-7 (indexing 100,000 articles, 35 search cases); rewrites the generated blocks of
+# docs/performance.md. bench-smoke runs every part on tiny data in about a minute.
 bench: install wrk postgres
 	$(PY) -m bench.run --out docs/performance.md
 

@@ -1,7 +1,7 @@
 """votesite's benchmark: the store side by side with the book's access pattern (baseline A)
 and a plain Django ORM site (baseline B) on SQLite and PostgreSQL, in one run.
 
-    python -m bench.run            # the full run (make bench), about 7 min on 2 cores
+    python -m bench.run            # the full run (make bench), 14-18 min on 2 shared cores
     python -m bench.run --smoke    # a tiny run of every part (make bench-smoke)
     python -m bench.run --only search --out docs/performance.md   # one part, its block only
 

@@ -4,7 +4,9 @@ bulk writes of exactly the keys post.lua and vote.lua write) and into the ORM ba
 
 Loading through the services would take 1.1 M script calls (minutes); the bulk load writes
 the same keys and values, and the harness runs the store's own invariant audit over the
-10,000-article store before timing anything (tests/bench checks it too).
+10,000-article store before timing anything (tests/bench checks it too). Titles, texts and
+link hosts are words drawn as bench/words.py says, so searches find realistic numbers of
+articles; the search index is written by the load, or left to the store's own reindex.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import redis
 
 from articles import keys, search, validation
 from articles.embedded import REDIS_CLI
+from bench import words as wording
 
 DAY = 86_400
 SPAN = 6.5 * DAY
@@ -39,6 +42,7 @@ GROUP = "bench"
 class Row:
     id: int
     title: str
+    text: str
     link: str
     poster: int
     time: int
@@ -61,7 +65,7 @@ class Spec:
 
 
 def title_of(article_id: int) -> str:
-    """Exactly 60 characters."""
+    """Exactly 60 characters (the memory section's articles, comparable run to run)."""
     return f"Article {article_id} on sorted sets, scripts and pages ".ljust(60, "x")[:60]
 
 
@@ -81,6 +85,8 @@ def rows(spec: Spec) -> Iterator[list[Row]]:
     hit_ids = set(pick.sample(range(1, spec.articles + 1), hits))
     for start in range(1, spec.articles + 1, CHUNK):
         rng = random.Random(spec.seed * 1_000_003 + start)
+        # Words from their own generator: the votes stay those of runs before words.
+        say = random.Random(spec.seed * 1_000_033 + start)
         chunk = []
         for article_id in range(start, min(start + CHUNK, spec.articles + 1)):
             poster = rng.randint(1, POSTERS)
@@ -100,8 +106,9 @@ def rows(spec: Spec) -> Iterator[list[Row]]:
             chunk.append(
                 Row(
                     id=article_id,
-                    title=title_of(article_id),
-                    link=f"https://example.org/news/{article_id}/sorted-sets-and-pages",
+                    title=wording.title(say),
+                    text=wording.text(say),
+                    link=wording.link(say, article_id),
                     poster=poster,
                     time=int(first + (article_id - 1) * step),
                     ups=ups,
@@ -121,10 +128,16 @@ def _resp(*args: object) -> bytes:
 
 
 def load_redis(
-    conn: redis.Redis, spec: Spec, chunks: Iterable[list[Row]] | None = None
+    conn: redis.Redis,
+    spec: Spec,
+    chunks: Iterable[list[Row]] | None = None,
+    *,
+    index: bool = True,
 ) -> dict[str, int]:
     """Write the data set with the store's own keys, as Redis' mass insertion does it:
-    the commands in the protocol, piped through `redis-cli --pipe`."""
+    the commands in the protocol, piped through `redis-cli --pipe`. Without `index` the
+    articles have no search words yet (an empty `words` field, no idx:<word> sets), as
+    the book's code would have left them: the store's reindex then does it."""
     kwargs = conn.connection_pool.connection_kwargs
     where = (
         ["-s", kwargs["path"]]
@@ -142,7 +155,7 @@ def load_redis(
     try:
         cli.stdin.write(_resp("HSET", keys.GROUPS, spec.groups, "Benchmark group"))
         for chunk in chunks if chunks is not None else rows(spec):
-            cli.stdin.write(b"".join(_commands(chunk, spec, totals)))
+            cli.stdin.write(b"".join(_commands(chunk, spec, totals, index)))
         cli.stdin.write(_resp("SET", keys.ARTICLE_IDS, spec.articles))
         cli.stdin.close()
     finally:
@@ -153,7 +166,7 @@ def load_redis(
     return dict(totals)
 
 
-def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]:
+def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -> list[bytes]:
     out = []
     score, posted, good, grouped, links, net = [], [], [], [], [], []
     posts_by_day: Counter[str] = Counter()
@@ -161,14 +174,14 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str]) -> list[bytes]
     indexed: dict[str, list[str]] = {}  # the search index, as post.lua writes it
     for row in chunk:
         member = keys.article(row.id)
-        words = search.article_words(row.title, "", row.link)
+        words = search.article_words(row.title, row.text, row.link) if index else []
         for word in words:
             indexed.setdefault(word, []).append(member)
         day = datetime.fromtimestamp(row.time, tz=UTC).date().isoformat()
         up, down = len(row.ups), len(row.downs)
         out.append(
             _resp(
-                "HSET", member, "title", row.title, "link", row.link, "text", "",
+                "HSET", member, "title", row.title, "link", row.link, "text", row.text,
                 "poster", keys.user(row.poster), "poster_name", f"user{row.poster}",
                 "time", row.time, "votes", up, "downvotes", down,
                 "groups", spec.groups if row.grouped else "", "words", " ".join(words),
@@ -228,7 +241,7 @@ def load_orm(alias: str, spec: Spec, chunks: Iterable[list[Row]] | None = None) 
                     r.id,
                     r.title,
                     r.link,
-                    "",
+                    r.text,
                     r.poster,
                     f"user{r.poster}",
                     float(r.time),

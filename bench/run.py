@@ -1,8 +1,9 @@
 """votesite's benchmark: the store side by side with the book's access pattern (baseline A)
 and a plain Django ORM site (baseline B) on SQLite and PostgreSQL, in one run.
 
-    python -m bench.run            # the full run (make bench), about 7 min on 2 cores
+    python -m bench.run            # the full run (make bench), 14-18 min on 2 shared cores
     python -m bench.run --smoke    # a tiny run of every part (make bench-smoke)
+    python -m bench.run --only search --out docs/performance.md   # one part, its block only
 
 Every figure is the median of several interleaved batches; every goal is a ratio between
 two figures of the same run, printed with PASS or FAIL.
@@ -31,7 +32,7 @@ from bench.cases import (
     server_time,
     stampede,
 )
-from bench.report import Report, log, machine_lines, write_report
+from bench.report import MAIN, SEARCH, Report, log, machine_lines, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +56,7 @@ class Options:
     http: bool
     out: Path | None
     http_only: bool = False
+    only: str | None = None  # run only this part ("search"); its block of the page is rewritten
 
 
 def parse(argv: list[str]) -> Options:
@@ -83,8 +85,15 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument(
         "--http-only", action="store_true", help="load the main store, then HTTP only"
     )
+    parser.add_argument(
+        "--only",
+        choices=["search"],
+        help="load the main store and baseline B, then run only this part",
+    )
     parser.add_argument("--out", type=Path, help="write the report (Markdown) here")
     a = parser.parse_args(argv)
+    if a.only and a.http_only:
+        parser.error("--only and --http-only do not go together")
     if a.smoke:
         a.articles, a.group, a.small, a.large, a.large_votes = 2_000, 200, 500, 5_000, 3
         a.reps, a.seconds, a.http_seconds, a.http_reps, a.http_requests = 2, 0.02, 0.5, 1, 300
@@ -105,6 +114,7 @@ def parse(argv: list[str]) -> Options:
         postgres=not a.no_postgres,
         http=not a.no_http,
         http_only=a.http_only,
+        only=a.only,
         out=a.out,
     )
 
@@ -166,14 +176,14 @@ def main(argv: list[str] | None = None) -> int:
             os.environ.pop("BENCH_REDIS_PORT", None)
     finished = time.time()
     machine = machine_lines(load_before, os.getloadavg(), finished - started, opts)
-    report.sections.insert(0, ("Machine and run", machine))
     print("\n## Machine and run\n" + "\n".join(machine))
     held = sum(g.ok for g in report.goals)
     missing = sum(g.value is None for g in report.goals)
     print(f"\n{held} of {len(report.goals)} goals hold; {missing} not measurable in this run.")
     if opts.out:
-        write_report(opts.out, report.markdown())
-        log(f"report written to {opts.out}")
+        for part in report.parts():
+            write_report(opts.out, report.markdown(part, head=machine), part)
+        log(f"report written to {opts.out} ({', '.join(report.parts())})")
     return 0
 
 
@@ -186,6 +196,8 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     from bench.ormsite import models as orm
     from bench.ormsite import ops
 
+    # With --only, the data section goes in that part's block: the others stay as they are.
+    report.part = SEARCH if opts.only == "search" else MAIN
     now = time.time()
     main_spec = data.Spec(articles=opts.articles, group_size=opts.group, now=now)
     small_spec = data.Spec(articles=opts.small, group_size=opts.small // 10, now=now)
@@ -199,10 +211,13 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     loads = []
     main_chunks = list(data.rows(main_spec))
     stores = [("articles", main_spec), ("bench_small", small_spec), ("bench_large", large_spec)]
-    for alias, spec in stores[:1] if opts.http_only else stores:
+    for alias, spec in stores[:1] if opts.http_only or opts.only else stores:
         t0 = time.perf_counter()
         chunks = main_chunks if spec is main_spec else None
-        totals = data.load_redis(get_redis_connection(alias), spec, chunks)
+        # The main store's search index is built by the store's own reindex (the search
+        # part, timed), before anything else reads the store.
+        index = spec is not main_spec or opts.http_only
+        totals = data.load_redis(get_redis_connection(alias), spec, chunks, index=index)
         took = time.perf_counter() - t0
         loads.append(
             f"| Redis ({alias}) | {totals['articles']:,} | {totals['votes']:,} | "
@@ -231,13 +246,23 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
             "(hash, score:, time:, good:, voted:/voted_down: with their expiry, group:, "
             "links:, submitted:, stats:); baseline B with bulk INSERT (SQLite) and COPY "
             "(PostgreSQL). 0.5 % of articles get 200-600 up-votes (the good articles), the "
-            "rest a geometric number; 10 % of votes are down-votes.",
+            "rest a geometric number; 10 % of votes are down-votes. Titles, texts and link "
+            "hosts are words drawn as bench/words.py says; the main store's search index "
+            "is built by the store's own reindex (see Search).",
             "",
             "| store | articles | votes | good | load time |",
             "|---|---|---|---|---|",
             *loads,
         ],
     )
+
+    from bench import searches
+
+    report.part = SEARCH
+    searches.run(report, opts, pg)
+    if opts.only == "search":
+        return
+    report.part = MAIN
 
     # The audit of the store itself on a sample, so the bulk load is known to be valid.
     from django.test import override_settings

@@ -17,7 +17,19 @@ from pathlib import Path
 
 from articles.embedded import EmbeddedRedis
 
-PG_BIN = Path(os.environ.get("BENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _pg_bin() -> Path:
+    """BENCH_PG_BIN, else the newest of Debian's PostgreSQL versions installed."""
+    if os.environ.get("BENCH_PG_BIN"):
+        return Path(os.environ["BENCH_PG_BIN"])
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
+    )
+    return found[-1].parent if found else Path("/usr/lib/postgresql/15/bin")
+
+
+PG_BIN = _pg_bin()
 
 
 def free_port() -> int:

@@ -1,13 +1,15 @@
 """Baseline B operations, written the way the Django docs teach: Paginator, F() updates,
-a transaction around the vote, select_related-free querysets of one model."""
+a transaction around the vote, select_related-free querysets of one model, and search
+with `icontains` or PostgreSQL's full-text search."""
 
 from __future__ import annotations
 
 import time
 
+from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from bench.ormsite.models import Article, Group, Vote
 
@@ -67,3 +69,44 @@ def good_article_list(db: str, limit: int = 50, good_votes: int = 200) -> list[A
 def top_article_list(db: str, page: int, now: float, seconds: int = WEEK) -> list[Article]:
     queryset = Article.objects.using(db).filter(posted__gte=now - seconds).order_by("-score")
     return list(Paginator(queryset, PER_PAGE).page(page).object_list)
+
+
+def article_search_icontains(db: str, words: list[str], exclude: list[str]) -> tuple[int, list]:
+    """Search as the Django docs' first example does it: every word in the title or text
+    (`icontains`, a scan of every row), ordered by score; Paginator's count and page 1."""
+    queryset = Article.objects.using(db)
+    for word in words:
+        queryset = queryset.filter(Q(title__icontains=word) | Q(text__icontains=word))
+    for word in exclude:
+        queryset = queryset.exclude(Q(title__icontains=word) | Q(text__icontains=word))
+    paginator = Paginator(queryset.order_by("-score"), PER_PAGE)
+    return paginator.count, list(paginator.page(1).object_list)
+
+
+SEARCH_VECTOR_ARGS = ("title", "text")
+SEARCH_CONFIG = "english"
+
+
+def search_vector() -> SearchVector:
+    """The expression the GIN index is built on; the query must spell it the same way
+    for PostgreSQL to use the index."""
+    return SearchVector(*SEARCH_VECTOR_ARGS, config=SEARCH_CONFIG)
+
+
+def article_search_fts(db: str, words: list[str], exclude: list[str]) -> tuple[int, list]:
+    """PostgreSQL full-text search as the Django docs teach it (SearchVector over title
+    and text, SearchQuery in web-search syntax for `-word`), over a GIN index on the same
+    expression, ordered by score; Paginator's count and page 1."""
+    query = SearchQuery(
+        " ".join([*words, *(f"-{w}" for w in exclude)]),
+        config=SEARCH_CONFIG,
+        search_type="websearch",
+    )
+    queryset = (
+        Article.objects.using(db)
+        .annotate(search=search_vector())
+        .filter(search=query)
+        .order_by("-score")
+    )
+    paginator = Paginator(queryset, PER_PAGE)
+    return paginator.count, list(paginator.page(1).object_list)

@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from articles import audit, selectors, services
+from articles import audit, search, selectors, services, validation
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
 from articles.types import Order, Vote
@@ -40,13 +40,21 @@ def test_a_pipeline_counts_as_one_round_trip_and_each_command_as_one(counted) ->
     assert counting.round_trips(one_pipeline) == 1
 
 
-def test_generated_articles_have_60_character_titles_and_disjoint_voters() -> None:
+def test_generated_articles_are_valid_posts_with_words_and_disjoint_voters() -> None:
     spec = data.Spec(articles=400, group_size=40, now=time.time())
     rows = [row for chunk in data.rows(spec) for row in chunk]
+    assert rows == [row for chunk in data.rows(spec) for row in chunk]  # deterministic
     assert len(rows) == 400
     assert sum(r.grouped for r in rows) == 40
+    assert 50 < sum(bool(r.text) for r in rows) < 150  # about a quarter have a text
+    assert len({r.link for r in rows}) == 400
     for row in rows:
-        assert len(row.title) == 60
+        assert validation.clean_post(row.title, row.link, row.text) == (
+            row.title,
+            row.link,
+            row.text,
+        )
+        assert len(search.tokens(row.title)) >= 2
         assert row.poster in row.ups
         assert not set(row.ups) & set(row.downs)
         assert spec.now - data.SPAN - 1 <= row.time < spec.now

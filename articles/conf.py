@@ -19,6 +19,13 @@
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
 | ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
 | ARTICLES_SEARCH_CACHE_SLOTS | 256 | how many searches can be cached at once |
+| ARTICLES_COMMENT_OPEN_SECONDS | None: voting window | how long an article takes comments |
+| ARTICLES_COMMENT_EDIT_SECONDS | 3600 | how long after posting its author may edit a comment |
+| ARTICLES_COMMENT_MAX_LENGTH | 10000 | characters of a comment's text |
+| ARTICLES_COMMENT_MAX_DEPTH | 64 | the deepest stored reply (0 = top level) |
+| ARTICLES_COMMENT_DISPLAY_DEPTH | 6 | levels a thread page shows ("continue this thread") |
+| ARTICLES_COMMENTS_PER_PAGE | 50 | top-level comments (or replies of the focus) a page |
+| ARTICLES_COMMENT_PAGE_ROWS | 500 | the most comments, of all depths, one thread page shows |
 """
 
 from __future__ import annotations
@@ -59,6 +66,16 @@ DEFAULTS: dict[str, Any] = {
     # slots (search:<slot>): the number of cache keys is bounded, whatever people type
     "SEARCH_CACHE_SECONDS": 30,
     "SEARCH_CACHE_SLOTS": 256,
+    # comments (issue 12): None keeps commenting open exactly as long as voting
+    "COMMENT_OPEN_SECONDS": None,
+    "COMMENT_EDIT_SECONDS": 3600,
+    "COMMENT_MAX_LENGTH": 10_000,
+    "COMMENT_MAX_DEPTH": 64,
+    "COMMENT_DISPLAY_DEPTH": 6,
+    "COMMENTS_PER_PAGE": 50,
+    # a page of a thread shows its top-level comments with their replies depth-first,
+    # stopping at this many rows, so one huge subthread cannot make a page unbounded
+    "COMMENT_PAGE_ROWS": 500,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -156,6 +173,36 @@ def search_cache_seconds() -> int:
 
 def search_cache_slots() -> int:
     return min(100_000, max(1, int(get("SEARCH_CACHE_SLOTS"))))
+
+
+def comment_open_seconds() -> int:
+    """How long after its post time an article takes comments (default: the voting window)."""
+    value = get("COMMENT_OPEN_SECONDS")
+    return window() if value is None else int(value)
+
+
+def comment_edit_seconds() -> int:
+    return int(get("COMMENT_EDIT_SECONDS"))
+
+
+def comment_max_length() -> int:
+    return int(get("COMMENT_MAX_LENGTH"))
+
+
+def comment_max_depth() -> int:
+    return max(0, int(get("COMMENT_MAX_DEPTH")))
+
+
+def comment_display_depth() -> int:
+    return max(1, int(get("COMMENT_DISPLAY_DEPTH")))
+
+
+def comments_per_page() -> int:
+    return max(1, int(get("COMMENTS_PER_PAGE")))
+
+
+def comment_page_rows() -> int:
+    return max(1, int(get("COMMENT_PAGE_ROWS")))
 
 
 def idempotency_seconds() -> int:

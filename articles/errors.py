@@ -39,6 +39,24 @@ class VotingClosed(ArticlesError):
     message = "Voting on this article has closed: its one-week voting window is over."
 
 
+class CommentNotFound(ArticlesError):
+    status_code = HTTPStatus.NOT_FOUND
+    code = "comment_not_found"
+    message = "No such comment."
+
+
+class CommentingClosed(ArticlesError):
+    status_code = HTTPStatus.FORBIDDEN
+    code = "commenting_closed"
+    message = "This article is closed for comments."
+
+
+class EditWindowClosed(ArticlesError):
+    status_code = HTTPStatus.FORBIDDEN
+    code = "edit_window_closed"
+    message = "This comment can no longer be edited: its edit window is over."
+
+
 class GroupNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "group_not_found"
@@ -79,6 +97,18 @@ class EmptySearch(InvalidInput):
 
     def __init__(self, message: str) -> None:
         super().__init__("q", message)
+
+
+class CommentTooDeep(InvalidInput):
+    """A reply nested deeper than ARTICLES_COMMENT_MAX_DEPTH: 400 naming `parent`."""
+
+    code = "comment_too_deep"
+
+    def __init__(self, max_depth: int) -> None:
+        super().__init__(
+            "parent", f"Replies nest at most {max_depth} levels deep; reply higher up the thread."
+        )
+        self.max_depth = max_depth
 
 
 class DuplicateLink(ArticlesError):

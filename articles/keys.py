@@ -22,12 +22,15 @@ LINKS = "links:"  # hash: normalised link -> article:<id> (duplicate-link check)
 MODLOG = "modlog:"  # list: JSON entries of staff actions, newest first
 STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC)
 STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
+COMMENT_IDS = "comment:"  # string: INCR counter of comment ids
+COMMENTS = "comments:"  # zset: comment:<id> -> post time, every comment site-wide (newest)
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 
 # SCAN patterns (never KEYS): every article hash (and the id counter, which the parsers
 # below refuse), every group set.
 ARTICLE_SCAN = "article:*"
+COMMENT_SCAN = "comment:*"
 GROUP_SCAN = "group:*"
 SEARCH_INDEX_SCAN = "idx:*"
 
@@ -35,6 +38,7 @@ GROUP_NAME = re.compile(r"[a-z0-9-]{1,64}")
 # ASCII digits only ([0-9], not \d, which also matches "١٢"), no leading zero, no 0:
 # exactly the strings article() and user() form.
 _ARTICLE_MEMBER = re.compile(r"article:([1-9][0-9]{0,17})")
+_COMMENT_MEMBER = re.compile(r"comment:([1-9][0-9]{0,17})")
 _USER_MEMBER = re.compile(r"user:([1-9][0-9]{0,17})")
 _WORD = re.compile(r"[^\W_]{1,32}")
 
@@ -64,6 +68,56 @@ def submitted(user_id: int) -> str:
     return f"submitted:{_positive(user_id)}"
 
 
+def comment(comment_id: int) -> str:
+    """hash of one comment: article (article:<id>), parent (comment:<id> or ""), author
+    (user:<pk>), author_name, text, time, edited ("" or Unix s), votes, downvotes, depth
+    (0 = top level), replies (direct children, tombstones included), state ("" visible,
+    "deleted" by its author, "removed" by staff), reason (of a staff removal)."""
+    return f"comment:{_positive(comment_id)}"
+
+
+def comment_voted(comment_id: int) -> str:
+    """set of user:<pk> who voted a comment up; expires when its ARTICLE's window closes."""
+    return f"comment_voted:{_positive(comment_id)}"
+
+
+def comment_voted_down(comment_id: int) -> str:
+    """set of user:<pk> who voted a comment down; expires with comment_voted:<id>."""
+    return f"comment_voted_down:{_positive(comment_id)}"
+
+
+def article_comments(article_id: int) -> str:
+    """zset: the article's top-level comment:<id> -> best score (types.comment_best)."""
+    return f"comments:{_positive(article_id)}"
+
+
+def article_comments_new(article_id: int) -> str:
+    """zset: the article's top-level comment:<id> -> comment id (the counter's order)."""
+    return f"comments_new:{_positive(article_id)}"
+
+
+def replies(comment_id: int) -> str:
+    """zset: a comment's direct replies comment:<id> -> best score."""
+    return f"replies:{_positive(comment_id)}"
+
+
+def replies_new(comment_id: int) -> str:
+    """zset: a comment's direct replies comment:<id> -> comment id."""
+    return f"replies_new:{_positive(comment_id)}"
+
+
+def user_comments(user_id: int) -> str:
+    """zset: comment:<id> -> post time, of the comments a user wrote (tombstones left out),
+    so a forgotten account's comments can be found and renamed "[deleted]"."""
+    return f"user_comments:{_positive(user_id)}"
+
+
+def comment_idempotency(user_id: int, token: str) -> str:
+    """string `<comment id>:<fingerprint>` of the comment posted with this key (24 h)."""
+    _token(token)
+    return f"comment_idempotency:{_positive(user_id)}:{token}"
+
+
 def group(name: str) -> str:
     """set of article:<id> in a group."""
     return f"group:{group_name(name)}"
@@ -90,9 +144,13 @@ def top_scratch(period: str) -> str:
 
 def idempotency(user_id: int, token: str) -> str:
     """string `<id>:<post time>:<fingerprint>` of the submission made with this key (24 h)."""
-    if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", token):
-        raise ValueError("idempotency key must be 1-128 characters of A-Z a-z 0-9 _ . : -")
+    _token(token)
     return f"idempotency:{_positive(user_id)}:{token}"
+
+
+def _token(token: str) -> None:
+    if not isinstance(token, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", token):
+        raise ValueError("idempotency key must be 1-128 characters of A-Z a-z 0-9 _ . : -")
 
 
 def rate_limit(scope: str, ident: str, window: int) -> str:
@@ -149,6 +207,14 @@ def article_id_of(member: str) -> int:
     match = _ARTICLE_MEMBER.fullmatch(member) if isinstance(member, str) else None
     if match is None:
         raise ValueError(f"not an article member: {member!r}")
+    return int(match.group(1))
+
+
+def comment_id_of(member: str) -> int:
+    """The id in a `comment:<id>` member; ValueError for anything else."""
+    match = _COMMENT_MEMBER.fullmatch(member) if isinstance(member, str) else None
+    if match is None:
+        raise ValueError(f"not a comment member: {member!r}")
     return int(match.group(1))
 
 

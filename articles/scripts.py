@@ -14,11 +14,16 @@ from articles import keys, metrics
 from articles.errors import (
     ArticleNotFound,
     ArticlesError,
+    CommentingClosed,
+    CommentNotFound,
+    CommentTooDeep,
     Conflict,
     DuplicateLink,
+    EditWindowClosed,
     GroupExists,
     GroupNotFound,
     IdempotencyKeyReused,
+    NotAllowed,
     StoreCorrupt,
     VotingClosed,
 )
@@ -82,6 +87,12 @@ _ERRORS: dict[Status, Callable[[str], ArticlesError]] = {
     Status.DUPLICATE_LINK: lambda detail: DuplicateLink(keys.article_id_of(detail)),
     Status.BAD_DATA: lambda detail: StoreCorrupt(detail),
     Status.KEY_REUSED: lambda detail: IdempotencyKeyReused(int(detail) if detail else None),
+    Status.COMMENT_NOT_FOUND: lambda detail: CommentNotFound(),
+    Status.COMMENTING_CLOSED: lambda detail: CommentingClosed(),
+    Status.TOO_DEEP: lambda detail: CommentTooDeep(int(detail)),
+    Status.EDIT_CLOSED: lambda detail: EditWindowClosed(),
+    Status.NOT_AUTHOR: lambda detail: NotAllowed("Only its author may do that to a comment."),
+    Status.COMMENT_GONE: lambda detail: NotAllowed("This comment was deleted."),
 }
 
 

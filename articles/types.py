@@ -28,11 +28,54 @@ class Status(enum.IntEnum):
     BAD_DATA = -8  # a key the script would write holds the wrong type or value
     #                (detail: the key, then what is wrong); nothing was written
     KEY_REUSED = -9  # the idempotency key was used for a different request (detail: its id)
+    COMMENT_NOT_FOUND = -10  # no such comment
+    COMMENTING_CLOSED = -11  # the article's commenting time is over
+    TOO_DEEP = -12  # a reply deeper than ARTICLES_COMMENT_MAX_DEPTH
+    EDIT_CLOSED = -13  # the comment's edit window is over
+    NOT_AUTHOR = -14  # only the comment's author may do that
+    COMMENT_GONE = -15  # the comment was deleted or removed (detail: its state)
 
 
 def article_score(posted: float, votes: int, downvotes: int, *, vote_score: int) -> float:
     """The one score rule (SPEC §1): post time + VOTE_SCORE x (up-votes - down-votes)."""
     return posted + vote_score * (votes - downvotes)
+
+
+# Reddit's "best" comment order: the lower bound of the Wilson score interval of the
+# share of up-votes, at 80 % confidence (z = 1.281551565545), as Reddit computes it.
+WILSON_Z = 1.281551565545
+# The stored score packs the bound, in steps of 1/10,000, above a tie-break that puts
+# the older of two equal comments first: bound_steps x 2^38 + (2^38 - 1 - id). Both parts
+# are whole numbers below 2^53, so the zset holds it exactly and Lua and Python agree.
+BEST_STEPS = 10_000
+BEST_TIE = 2**38
+
+
+def wilson_lower_bound(up: int, down: int) -> float:
+    """The lower bound of the Wilson score interval for up / (up + down); 0 with no votes.
+    The same operations in the same order as comment_best() in _lib.lua."""
+    n = up + down
+    if n <= 0 or up <= 0:
+        return 0.0
+    z = WILSON_Z
+    p = up / n
+    return (p + z * z / (2 * n) - z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n)) / (
+        1 + z * z / n
+    )
+
+
+def comment_best(comment_id: int, up: int, down: int) -> float:
+    """The score of a comment in its parent's best order (comments:<aid>, replies:<cid>).
+
+    Why Wilson and not the articles' time + 432 x net votes: comments of one article are
+    all written within its voting week and read together, so a time term mostly ranks the
+    newest first (an hour outweighs 8 up-votes), which the "new" order already does. The
+    Wilson bound ranks by how sure we are that readers like a comment: 10 up / 1 down
+    beats 1 up / 0 down, and a comment few have seen is not buried by early ones' counts.
+    """
+    steps = math.floor(wilson_lower_bound(up, down) * BEST_STEPS)
+    tie = BEST_TIE - 1 - comment_id if comment_id < BEST_TIE else 0
+    return float(steps * BEST_TIE + tie)
 
 
 class Vote(enum.Enum):
@@ -129,6 +172,14 @@ def _time_or_none(value: bytes | None) -> float | None:
     return number if number is not None and valid_time(number) else None
 
 
+def _whole_or_zero(value: bytes | None) -> int:
+    """An optional count: 0 when absent or not a whole number (check_votes reports it)."""
+    try:
+        return int(value) if value is not None else 0
+    except ValueError:
+        return 0
+
+
 def valid_time(value: float) -> bool:
     """A post time the rules, EXPIREAT and datetime all accept."""
     return math.isfinite(value) and 0 <= value <= LATEST_TIME
@@ -163,6 +214,7 @@ class Article:
     voting_closes_at: float
     my_vote: Vote | None = None  # None when nobody is asking
     last_vote: float | None = None  # Unix seconds of the last counted vote, when known
+    comments: int = 0  # visible comments (the hash's `comments`; the book's articles: 0)
 
     @classmethod
     def new_post(
@@ -233,6 +285,7 @@ class Article:
             voting_closes_at=posted + window,
             my_vote=my_vote,
             last_vote=_time_or_none(raw.get(b"last_vote")),
+            comments=max(0, _whole_or_zero(raw.get(b"comments"))),
         )
 
     @property
@@ -257,6 +310,119 @@ class Article:
 
     def voting_open(self, now: float) -> bool:
         return now < self.voting_closes_at
+
+
+class CommentOrder(enum.Enum):
+    """The orders of a thread: best (comment_best) or new (newest first); a comment's
+    replies come under it in the same order."""
+
+    BEST = "best"
+    NEW = "new"
+
+
+class CommentState:
+    """The values of a comment hash's `state`."""
+
+    VISIBLE = ""
+    DELETED = "deleted"  # by its author, kept as "[deleted]" because it has replies
+    REMOVED = "removed"  # by staff, with a reason in the moderation log
+
+
+DELETED_NAME = "[deleted]"
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    id: int
+    article_id: int
+    parent_id: int | None
+    author: str  # user:<pk>
+    author_name: str  # "[deleted]" for a deleted account or a deleted comment
+    text: str  # raw Markdown source; "" when state != ""
+    time: float
+    edited: float | None
+    votes: int  # up
+    downvotes: int
+    depth: int
+    replies: int  # direct children, tombstones included
+    state: str  # "" | "deleted" | "removed"
+    my_vote: Vote | None = None
+    more: bool = False  # has replies this page does not show: "continue this thread"
+    article_title: str = ""  # filled by listings outside a thread (recent, user, feed)
+    reason: str = ""  # a staff removal's reason
+
+    @classmethod
+    def from_hash(
+        cls,
+        comment_id: int,
+        raw: dict[bytes, bytes],
+        *,
+        my_vote: Vote | None = None,
+        more: bool = False,
+        article_title: str = "",
+    ) -> Comment:
+        """Decode a comment hash. Raises BadArticle for one no page can show (no article,
+        a count or time that is not a number)."""
+        try:
+            article_id = keys.article_id_of(_text(raw, "article"))
+        except ValueError:
+            raise BadArticle(f"article is {raw.get(b'article')!r}, not an article") from None
+        parent = _text(raw, "parent")
+        try:
+            parent_id = keys.comment_id_of(parent) if parent else None
+        except ValueError:
+            raise BadArticle(f"parent is {parent!r}, not a comment") from None
+        posted = _number(raw, "time")
+        if not valid_time(posted):
+            raise BadArticle(f"time is {posted!r}, not a post time")
+        state = _text(raw, "state")
+        visible = state == CommentState.VISIBLE
+        return cls(
+            id=comment_id,
+            article_id=article_id,
+            parent_id=parent_id,
+            author=_text(raw, "author") if visible else "",
+            author_name=_text(raw, "author_name") if visible else DELETED_NAME,
+            text=_text(raw, "text") if visible else "",
+            time=posted,
+            edited=_time_or_none(raw.get(b"edited")) if raw.get(b"edited") else None,
+            votes=int(_number(raw, "votes")),
+            downvotes=int(_number(raw, "downvotes")),
+            depth=int(_number(raw, "depth")),
+            replies=int(_number(raw, "replies")),
+            state=state,
+            my_vote=my_vote,
+            more=more,
+            article_title=article_title,
+            reason=_text(raw, "reason"),
+        )
+
+    @property
+    def points(self) -> int:
+        return self.votes - self.downvotes
+
+    @property
+    def author_id(self) -> int | None:
+        try:
+            return keys.user_id_of(self.author)
+        except ValueError:
+            return None
+
+    @property
+    def visible(self) -> bool:
+        return self.state == CommentState.VISIBLE
+
+    @property
+    def posted_at(self) -> datetime:
+        return datetime.fromtimestamp(self.time, tz=UTC)
+
+    @property
+    def edited_at(self) -> datetime | None:
+        return datetime.fromtimestamp(self.edited, tz=UTC) if self.edited else None
+
+    @property
+    def best(self) -> float:
+        return comment_best(self.id, self.votes, self.downvotes)
 
 
 T = TypeVar("T")
@@ -323,6 +489,19 @@ class FrontPage(GoodPage):
 
     rising: tuple[Article, ...] = ()
     good_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadPage(Page[Comment]):
+    """A page of an article's comment thread: `items` in display order (depth-first, each
+    comment's replies under it); number/count/per_page count the top-level comments (or
+    the focus comment's replies). Read in one script call (comment_thread)."""
+
+    article: Article | None = None
+    order: CommentOrder = CommentOrder.BEST
+    focus: Comment | None = None  # the comment whose subthread this is (permalink)
+    voting_open: bool = True
+    commenting_open: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-from articles import keys
+from articles import conf, keys
 from articles.errors import InvalidInput
 
 TITLE_MAX = 300
@@ -37,6 +37,24 @@ def clean_text(value: object) -> str:
     if len(text) > TEXT_MAX:
         raise InvalidInput("text", f"A text has at most {TEXT_MAX} characters.")
     return text
+
+
+def clean_comment_text(value: object) -> str:
+    """A comment's Markdown source: not empty, at most ARTICLES_COMMENT_MAX_LENGTH
+    characters after trimming (field `text`)."""
+    text = _plain(value, "text", allow_newlines=True).strip()
+    if not text:
+        raise InvalidInput("text", "A comment needs some text.")
+    limit = conf.comment_max_length()
+    if len(text) > limit:
+        raise InvalidInput("text", f"A comment has at most {limit} characters.")
+    return text
+
+
+def comment_fingerprint(article_id: int, parent_id: int | None, text: str) -> str:
+    """What makes two comment submissions the same request, for their Idempotency-Key."""
+    canonical = json.dumps([article_id, parent_id or 0, text], ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 def clean_link(value: object) -> str:

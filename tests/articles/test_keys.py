@@ -94,3 +94,23 @@ def test_search_keys():
     assert keys.search_cache(7) == "search:7"
     assert keys.search_cache_query(7) == "search:7:q"
     assert keys.search_scratch(7) == "search:7:tmp"
+
+
+def test_comment_keys():
+    assert keys.COMMENT_IDS == "comment:"
+    assert keys.COMMENTS == "comments:"
+    assert keys.comment(5) == "comment:5"
+    assert keys.comment_voted(5) == "comment_voted:5"
+    assert keys.comment_voted_down(5) == "comment_voted_down:5"
+    assert keys.article_comments(7) == "comments:7"
+    assert keys.article_comments_new(7) == "comments_new:7"
+    assert keys.replies(5) == "replies:5"
+    assert keys.replies_new(5) == "replies_new:5"
+    assert keys.user_comments(3) == "user_comments:3"
+    assert keys.comment_idempotency(3, "k-1") == "comment_idempotency:3:k-1"
+    assert keys.comment_id_of("comment:12") == 12
+    for bad in ["comment:", "comment:0", "comment:01", "article:1", "comment:x", None]:
+        with pytest.raises(ValueError):
+            keys.comment_id_of(bad)
+    with pytest.raises(ValueError):
+        keys.comment_idempotency(3, "bad key")

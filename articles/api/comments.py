@@ -513,8 +513,8 @@ class CommentViewSet(ApiViewSet):
         request=VoteSerializer,
         responses={200: CommentSerializer, **_errors(400, 401, 403, 404, 409, 415)},
         description="409 (`voting_closed`) once the article's voting window is over: "
-        "comments take votes as long as their article does. 429 past the voting limit "
-        "shared with article votes.",
+        "comments take votes as long as their article does. 403 (`not_allowed`) on a "
+        "deleted or removed comment. 429 past the voting limit shared with article votes.",
     )
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:

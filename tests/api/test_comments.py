@@ -405,6 +405,20 @@ def test_voting_after_the_articles_window_is_409(as_user, post):
     assert _thread(as_user, article.id)["voting_open"] is False
 
 
+def test_a_deleted_or_removed_comment_takes_no_votes(as_user, as_staff, post, say):
+    article = post()
+    deleted, removed = say(article.id, "Deleted"), say(article.id, "Removed")
+    for parent in (deleted, removed):
+        say(article.id, "A reply keeps it in the thread", parent=parent.id)
+    services.comment_delete(comment_id=deleted.id, user_id=deleted.author_id)
+    as_staff.post(f"/api/comments/{removed.id}/remove/", {"reason": "spam"}, format="json")
+    for comment in (deleted, removed):
+        response = as_user.put(f"/api/comments/{comment.id}/vote/", {"value": "up"}, format="json")
+        assert response.status_code == 403, response.content
+        assert response.json()["code"] == "not_allowed"
+        assert selectors.comment_get(comment_id=comment.id).votes == 0
+
+
 def test_comment_votes_count_in_the_vote_limit(as_user, post, say, settings):
     settings.ARTICLES_RATE_LIMITS = {"vote": (1, 60)}
     comment = say(post().id)

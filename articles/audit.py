@@ -909,7 +909,7 @@ def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Pr
                     entry=keys.article(article_id),
                 )
             )
-    problems += _comment_indexes_audit(conn, expected, rows, unknown)
+    problems += _comment_indexes_audit(conn, expected, unknown, batch)
     problems += _comment_voters_audit(conn, live, found, rows, now, batch)
     return problems
 
@@ -919,35 +919,40 @@ def _cid(key: bytes | str) -> int | None:
 
 
 def _comment_indexes_audit(
-    conn: redis.Redis,
-    expected: dict[str, dict[str, float]],
-    rows: dict[int, _CommentRow],
-    unknown: set[str],
+    conn: redis.Redis, expected: dict[str, dict[str, float]], unknown: set[str], batch: int
 ) -> list[Problem]:
     problems: list[Problem] = []
-    names = {_s(k) for pattern in _COMMENT_ZSETS for k in conn.scan_iter(match=pattern)}
-    for key in sorted(names | set(expected)):
-        kind = _s(conn.type(key))
-        if kind not in ("zset", "none"):
-            problems.append(_wrong_type(key, kind, "zset"))
-            continue
-        actual = {_s(m): score for m, score in conn.zscan_iter(key, count=1000)}
-        want = expected.get(key, {})
-        for member, score in sorted(want.items()):
-            have = actual.get(member)
-            if have is None or abs(have - score) > 1e-3:
-                shown = "nothing" if have is None else f"{have:.17g}"
-                problems.append(
-                    Problem(
-                        "comment_index",
-                        f"{key} has {shown} for {member}, not {score:.17g}",
-                        entry=key,
-                        member=member,
-                    )
-                )
-        for member in sorted(set(actual) - set(want)):
-            if member in unknown:
+    names = {_s(k) for pattern in _COMMENT_ZSETS for k in conn.scan_iter(match=pattern, count=1000)}
+    ordered = sorted(names | set(expected))
+    for offset in range(0, len(ordered), batch):
+        chunk = ordered[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for key in chunk:
+            pipe.type(key)
+            pipe.zrange(key, 0, -1, withscores=True)
+        replies = pipe.execute(raise_on_error=False)
+        for i, key in enumerate(chunk):
+            kind, content = _s(replies[2 * i]), replies[2 * i + 1]
+            if kind not in ("zset", "none") or isinstance(content, redis.ResponseError):
+                problems.append(_wrong_type(key, kind, "zset"))
                 continue
+            actual = {_s(m): score for m, score in content}
+            problems += _compare_comment_index(key, actual, expected.get(key, {}), unknown)
+    return problems
+
+
+def _compare_comment_index(
+    key: str, actual: dict[str, float], want: dict[str, float], unknown: set[str]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for member, score in sorted(want.items()):
+        have = actual.get(member)
+        if have is None or abs(have - score) > 1e-3:
+            shown = "nothing" if have is None else f"{have:.17g}"
+            detail = f"{key} has {shown} for {member}, not {score:.17g}"
+            problems.append(Problem("comment_index", detail, entry=key, member=member))
+    for member in sorted(set(actual) - set(want)):
+        if member not in unknown:
             problems.append(
                 Problem("comment_stale", f"{key} holds {member}", entry=key, member=member)
             )
@@ -964,19 +969,24 @@ def _comment_voters_audit(
 ) -> list[Problem]:
     problems: list[Problem] = []
     window = conf.window()
-    for pattern in ("comment_voted:*", "comment_voted_down:*"):
-        for raw_key in conn.scan_iter(match=pattern, count=1000):
-            key = _s(raw_key)
-            comment_id = _comment_id_or_none("comment:" + key.partition(":")[2])
-            if comment_id is None or not conn.exists(keys.comment(comment_id)):
-                problems.append(
-                    Problem(
-                        "comment_stale_voters",
-                        f"{key}: its comment is gone",
-                        entry=key,
-                        member=keys.comment(comment_id) if comment_id else "",
-                    )
+    voter_keys = [
+        _s(k)
+        for pattern in ("comment_voted:*", "comment_voted_down:*")
+        for k in conn.scan_iter(match=pattern, count=1000)
+    ]
+    for key in voter_keys:
+        comment_id = _comment_id_or_none("comment:" + key.partition(":")[2])
+        if comment_id is None or comment_id not in rows:
+            if comment_id is not None and conn.exists(keys.comment(comment_id)):
+                continue  # a hash no script can use (comment_bad), or one written since
+            problems.append(
+                Problem(
+                    "comment_stale_voters",
+                    f"{key}: its comment is gone",
+                    entry=key,
+                    member=keys.comment(comment_id) if comment_id else "",
                 )
+            )
     open_rows = [
         row
         for row in live

@@ -403,6 +403,7 @@ class ArticleCommentViewSet(ApiViewSet):
         said = {
             "article_id": int(id),
             "user_id": user_pk(request),
+            "author_name": request.user.get_username(),
             "text": data["text"],
             "parent_id": data["parent"],
         }
@@ -410,9 +411,7 @@ class ArticleCommentViewSet(ApiViewSet):
         comment = selectors.comment_post_replay(idempotency_key=key, **said) if key else None
         if comment is None:
             ratelimits.consume(request, "comment")
-            comment = services.comment_post(
-                author_name=request.user.get_username(), idempotency_key=key, **said
-            )
+            comment = services.comment_post(idempotency_key=key, **said)
         response = _comment(comment, request, status.HTTP_201_CREATED)
         response["Location"] = comment_url(comment.id, _origin(request))
         return response

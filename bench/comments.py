@@ -131,6 +131,7 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
     user.force_login(reader)
     auth = {"HTTP_AUTHORIZATION": f"Token {token}"}
     shown = selectors.comment_thread(article_id=threaded)
+    label = f"{len(shown.items)} of {comments} comments"
     cases = [
         ThreadCase("bare JSON view", lambda: anon.get("/bench/fixed/")),
         ThreadCase(
@@ -142,11 +143,11 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
             lambda: selectors.article_list(order=Order.TIME, page=1),
         ),
         ThreadCase(
-            f"store thread page, {len(shown.items)} comments",
+            f"store thread page, {label}",
             lambda: selectors.comment_thread(article_id=threaded),
         ),
         ThreadCase(
-            f"store thread page, {len(shown.items)} comments, logged in",
+            f"store thread page, {label}, logged in",
             lambda: selectors.comment_thread(article_id=threaded, user_id=1_001),
         ),
         ThreadCase(
@@ -160,11 +161,11 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
             lambda: anon.get("/api/articles/?order=time"),
         ),
         ThreadCase(
-            f"API thread, {comments} comments, anonymous",
+            f"API thread page, {label}, anonymous",
             lambda: anon.get(f"/api/articles/{threaded}/comments/"),
         ),
         ThreadCase(
-            f"API thread, {comments} comments, token",
+            f"API thread page, {label}, token",
             lambda: anon.get(f"/api/articles/{threaded}/comments/", **auth),
         ),
         ThreadCase(
@@ -172,11 +173,11 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
             lambda: user.get(f"/a/{bare}/"),
         ),
         ThreadCase(
-            f"article page, {comments} comments, anonymous",
+            f"article page, {label}, anonymous",
             lambda: anon.get(f"/a/{threaded}/"),
         ),
         ThreadCase(
-            f"article page, {comments} comments, logged in",
+            f"article page, {label}, logged in",
             lambda: user.get(f"/a/{threaded}/"),
         ),
     ]
@@ -302,7 +303,7 @@ def goals(report: Any, cases: list[ThreadCase], facts: dict[str, Any]) -> None:
     )
     per_row = [
         ("store thread page, ", "store article list", STORE_ROW_LIMIT, "store"),
-        ("API thread, ", "API article list", API_ROW_LIMIT, "API"),
+        ("API thread page, ", "API article list", API_ROW_LIMIT, "API"),
     ]
     for name, baseline, limit, where in per_row:
         case, base = _by_name(cases, name), _by_name(cases, baseline)
@@ -313,7 +314,7 @@ def goals(report: Any, cases: list[ThreadCase], facts: dict[str, Any]) -> None:
             limit,
             at_most=True,
         )
-    api = _by_name(cases, "API thread, ")
+    api = _by_name(cases, "API thread page, ")
     page = next(c for c in cases if c.name.startswith("article page,") and "logged in" in c.name)
     report.goal(
         f"article page with {rows} comments, logged in: p50 vs the API's JSON of the thread",

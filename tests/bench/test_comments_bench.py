@@ -64,11 +64,11 @@ def test_the_article_page_goal_is_not_available_until_the_page_shows_the_thread(
 
     cases = [
         case("store article list page (25 articles), baseline", 2.0),
-        case("store thread page, 500 comments", 40.0),
+        case("store thread page, 500 of 600 comments", 40.0),
         case("store thread page, 5 comments", 0.5),
         case("API article list (25 articles), baseline", 10.0),
-        case("API thread, 500 comments, anonymous", 60.0),
-        case("article page, 500 comments, logged in", 90.0, page_shows_thread),
+        case("API thread page, 500 of 600 comments, anonymous", 60.0),
+        case("article page, 500 of 600 comments, logged in", 90.0, page_shows_thread),
     ]
     report = Report()
     comments.goals(report, cases, {"rows": 500, "listed": 25})

@@ -202,6 +202,17 @@ def test_a_retried_post_with_the_same_idempotency_key_returns_the_first_comment(
     assert selectors.comment_thread(article_id=article.id).count == 1
 
 
+def test_a_retry_after_the_comment_was_deleted_gets_what_the_first_post_got(as_user, post):
+    article = post()
+    url = f"/api/articles/{article.id}/comments/"
+    first = as_user.post(url, {"text": "Gone"}, format="json", HTTP_IDEMPOTENCY_KEY="d-1")
+    assert as_user.delete(first["Location"]).status_code == 204
+    retry = as_user.post(url, {"text": "Gone"}, format="json", HTTP_IDEMPOTENCY_KEY="d-1")
+    assert retry.status_code == 201, retry.content
+    assert retry.json() == first.json()
+    assert selectors.comment_thread(article_id=article.id).count == 0
+
+
 def test_a_malformed_idempotency_key_is_400_naming_it(as_user, post):
     article = post()
     response = as_user.post(

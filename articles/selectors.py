@@ -690,15 +690,16 @@ def comment_post_replay(
     *,
     article_id: int,
     user_id: int,
-    author_name: str,
     idempotency_key: str,
     text: str,
     parent_id: int | None = None,
+    author_name: str | None = None,
 ) -> Comment | None:
     """What an earlier comment_post with this Idempotency-Key made, as it was created
     (even if deleted since), or None when there was none; one GET, so a retry can be
     answered before the rate limit counts it. Raises InvalidInput, IdempotencyKeyReused
-    (the key was used for a different request)."""
+    (the key was used for a different request). Without `author_name` the comment is
+    read as it is now instead (CommentNotFound if deleted since)."""
     text = validation.clean_comment_text(text)
     try:
         key = keys.comment_idempotency(user_id, idempotency_key)
@@ -711,6 +712,8 @@ def comment_post_replay(
     comment_id, posted, depth, fingerprint = match.groups()
     if fingerprint.decode() != validation.comment_fingerprint(article_id, parent_id, text):
         raise IdempotencyKeyReused(int(comment_id))
+    if author_name is None:
+        return comment_get(comment_id=int(comment_id), user_id=user_id)
     return Comment.new_post(
         comment_id=int(comment_id),
         article_id=article_id,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from articles import audit
-from bench import pages
+from bench import comments, pages
 from bench.cases import (
     build_cases,
     count_round_trips,
@@ -57,6 +57,7 @@ class Options:
     out: Path | None
     http_only: bool = False
     only: str | None = None  # run only this part ("search"); its block of the page is rewritten
+    comments: int = 500
 
 
 def parse(argv: list[str]) -> Options:
@@ -90,6 +91,7 @@ def parse(argv: list[str]) -> Options:
         choices=["search"],
         help="load the main store and baseline B, then run only this part",
     )
+    parser.add_argument("--comments", type=int, default=500, help="comments in the thread case")
     parser.add_argument("--out", type=Path, help="write the report (Markdown) here")
     a = parser.parse_args(argv)
     if a.only and a.http_only:
@@ -97,6 +99,7 @@ def parse(argv: list[str]) -> Options:
     if a.smoke:
         a.articles, a.group, a.small, a.large, a.large_votes = 2_000, 200, 500, 5_000, 3
         a.reps, a.seconds, a.http_seconds, a.http_reps, a.http_requests = 2, 0.02, 0.5, 1, 300
+        a.comments = 50
     return Options(
         articles=a.articles,
         group=a.group,
@@ -115,6 +118,7 @@ def parse(argv: list[str]) -> Options:
         http=not a.no_http,
         http_only=a.http_only,
         only=a.only,
+        comments=a.comments,
         out=a.out,
     )
 
@@ -285,6 +289,7 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     run_interleaved(list(cases.values()), opts.reps, opts.seconds)
     in_process_report(report, cases, opts, pg)
     pages.run(report, opts, main_spec.groups)
+    comments.run(report, opts)
 
     server_time(report, cases, conn)
     stampede(report, conn, opts)

@@ -62,6 +62,9 @@ class ArticleSerializer(serializers.Serializer):
     downvotes = serializers.IntegerField()
     score = serializers.FloatField(help_text="time + 432 * (votes - downvotes).")
     groups = serializers.ListField(child=serializers.CharField())
+    comments = serializers.IntegerField(
+        help_text="How many comments it has (its thread: /api/articles/{id}/comments/)."
+    )
     voting_closes_at = serializers.DateTimeField(source="closes_at")
     my_vote = serializers.SerializerMethodField(
         help_text="The caller's vote: up, down or none; null when not logged in."
@@ -120,6 +123,7 @@ def article_data(
         "downvotes": article.downvotes,
         "score": float(article.score),
         "groups": list(article.groups),
+        "comments": article.comments,
         "voting_closes_at": _iso(article.voting_closes_at),
         "my_vote": vote.label if vote is not None else None,
         "url": origin + url_for("articles:article-detail", article.id),

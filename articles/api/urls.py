@@ -6,7 +6,7 @@ from django.apps import apps
 from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
-from articles.api import schema
+from articles.api import comments, schema
 from articles.api import views as api
 
 app_name = "api"
@@ -20,8 +20,15 @@ class Router(DefaultRouter):
 
 router = Router()
 router.register("articles", api.ArticleViewSet, basename="article")
+router.register(
+    r"articles/(?P<id>[0-9]{1,18})/comments",
+    comments.ArticleCommentViewSet,
+    basename="article-comment",
+)
+router.register("comments", comments.CommentViewSet, basename="comment")
 router.register("groups", api.GroupViewSet, basename="group")
 router.register("users", api.UserViewSet, basename="user")
+router.register("users", comments.UserCommentViewSet, basename="user-comment")
 router.register("modlog", api.ModlogViewSet, basename="modlog")
 router.register("stats", api.StatsViewSet, basename="stats")
 

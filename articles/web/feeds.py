@@ -8,9 +8,9 @@ from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
-from django.utils.html import format_html, linebreaks
+from django.utils.html import format_html
 
-from articles import conf, selectors
+from articles import conf, markdown, selectors
 from articles.errors import GroupNotFound, InvalidInput
 from articles.templatetags.articles_tags import safe_url
 from articles.types import Article, Group, Order, Period
@@ -52,7 +52,7 @@ class ArticleFeed(Feed):
         if link:
             parts.append(format_html('<p>Link: <a href="{}">{}</a></p>', link, link))
         if item.text:
-            parts.append(linebreaks(item.text, autoescape=True))
+            parts.append(str(markdown.render(item.text)))
         return "\n".join(parts)
 
     def item_author_name(self, item: Article) -> str:

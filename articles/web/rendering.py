@@ -35,7 +35,7 @@ from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
 
-from articles import clock, conf, search
+from articles import clock, conf, markdown, search
 from articles.database import database_unavailable
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Vote
@@ -127,6 +127,7 @@ def environment() -> jinja2.Environment:
         article_number=tags.article_number,
         isoday=tags.isoday,
         marked=marked,
+        markdown=markdown.render,
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)

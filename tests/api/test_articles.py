@@ -37,6 +37,7 @@ def test_list_has_drf_page_shape_and_every_article_field(anon, post):
         "downvotes": 0,
         "score": article.time + 432,
         "groups": [],
+        "comments": 0,
         "voting_closes_at": item["voting_closes_at"],
         "my_vote": None,
         "url": f"http://testserver{page_path(article.id)}",

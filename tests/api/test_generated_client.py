@@ -88,6 +88,9 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "articles.articles_create",
         "articles.articles_vote_update",
         "articles.articles_list",
+        "articles.articles_comments_create",
+        "articles.articles_comments_list",
+        "comments.comments_vote_update",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -119,10 +122,11 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         anonymous = connect()
         ann, bob = log_in("ann", "pw-Secret-123"), log_in("bob", "pw-Secret-456")
         stranger = connect("not-a-token")
-        _post_vote_list(api, models, anonymous, ann, bob, stranger)
+        article_id = _post_vote_list(api, models, anonymous, ann, bob, stranger)
+        _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
 
 
-def _post_vote_list(api, models, anonymous, ann, bob, stranger):  # type: ignore[no-untyped-def]
+def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type: ignore[no-untyped-def]
 
     posted = api.articles.articles_create.sync_detailed(
         client=ann,
@@ -149,3 +153,44 @@ def _post_vote_list(api, models, anonymous, ann, bob, stranger):  # type: ignore
     assert refused.status_code == 401
     assert isinstance(refused.parsed, models.Error)
     assert refused.parsed.code == "authentication_failed"
+    return int(article.id)
+
+
+def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  # type: ignore[no-untyped-def]
+    posted = api.articles.articles_comments_create.sync_detailed(
+        article_id, client=bob, body=models.CommentCreate(text="Great *chapter*")
+    )
+    assert posted.status_code == 201, posted.content
+    top = posted.parsed
+    assert isinstance(top, models.Comment)
+    assert top.author == "bob" and top.depth == 0 and top.parent_id is None
+    assert top.state == models.StateEnum.VISIBLE and top.edited_at is None
+    assert posted.headers["Location"] == top.url
+
+    reply = api.articles.articles_comments_create.sync(
+        article_id,
+        client=ann,
+        body=models.CommentCreate(text="Thanks!", parent=top.id),
+        idempotency_key="reply-1",
+    )
+    assert isinstance(reply, models.Comment)
+    assert reply.parent_id == top.id and reply.depth == 1
+
+    voted = api.comments.comments_vote_update.sync(
+        top.id, client=ann, body=models.Vote(value=models.VoteEnum.UP)
+    )
+    assert isinstance(voted, models.Comment)
+    assert voted.votes == 1 and voted.points == 1 and voted.my_vote == models.VoteEnum.UP
+
+    thread = api.articles.articles_comments_list.sync(
+        article_id, client=anonymous, sort=models.ArticlesCommentsListSort.NEW
+    )
+    assert isinstance(thread, models.Thread)
+    assert thread.count == 1 and thread.focus is None and thread.commenting_open
+    assert [(c.id, c.depth, c.my_vote) for c in thread.results] == [
+        (top.id, 0, None),
+        (reply.id, 1, None),
+    ]
+    mine = api.articles.articles_comments_list.sync(article_id, client=ann)
+    assert isinstance(mine, models.Thread)
+    assert [c.my_vote for c in mine.results] == [models.VoteEnum.UP, models.VoteEnum.NONE]

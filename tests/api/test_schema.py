@@ -39,16 +39,23 @@ def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
     assert set(schema["paths"]) == {
         "/api/articles/",
         "/api/articles/{id}/",
+        "/api/articles/{id}/comments/",
         "/api/articles/{id}/groups/",
         "/api/articles/{id}/vote/",
         "/api/articles/good/",
         "/api/articles/search/",
         "/api/articles/top/",
         "/api/auth/token/",
+        "/api/comments/",
+        "/api/comments/{id}/",
+        "/api/comments/{id}/remove/",
+        "/api/comments/{id}/replies/",
+        "/api/comments/{id}/vote/",
         "/api/groups/",
         "/api/groups/{name}/",
         "/api/groups/{name}/articles/",
         "/api/users/{username}/articles/",
+        "/api/users/{username}/comments/",
         "/api/modlog/",
         "/api/stats/",
     }
@@ -78,8 +85,9 @@ def test_the_schema_declares_the_answers_and_headers_any_operation_can_give():
             assert "Retry-After" in responses["503"]["headers"], where
             for response in responses.values():
                 assert {"RateLimit-Limit", "RateLimit-Reset"} <= set(response["headers"]), where
-    created = schema["paths"]["/api/articles/"]["post"]["responses"]["201"]
-    assert created["headers"]["Location"]["required"] is True
+    for path in ("/api/articles/", "/api/articles/{id}/comments/"):
+        created = schema["paths"][path]["post"]["responses"]["201"]
+        assert created["headers"]["Location"]["required"] is True, path
     token = schema["paths"]["/api/auth/token/"]["post"]
     assert list(token["requestBody"]["content"]) == ["application/json"]
     assert token["requestBody"]["content"]["application/json"]["schema"] == {
@@ -111,7 +119,7 @@ def _fuzz_settings(settings):  # type: ignore[no-untyped-def]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Generated requests come fast; the limits themselves are tested elsewhere.
     settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
-    settings.ARTICLES_RATE_LIMITS = {"post": None, "vote": None}
+    settings.ARTICLES_RATE_LIMITS = {"post": None, "vote": None, "comment": None}
 
 
 @pytest.fixture(params=["staff", "anonymous"])
@@ -119,8 +127,18 @@ def caller_headers(request, make_user, _fuzz_settings) -> dict[str, str]:  # typ
     """Headers of a staff member (who may call everything) or of nobody (401s)."""
     staff = make_user("fuzz-staff", staff=True)
     services.group_create(name="redis", description="A group to find")
-    services.article_post(
+    seed = services.article_post(
         user_id=staff.pk, poster_name=staff.username, title="Seed", link="https://example.org/"
+    )
+    top = services.comment_post(
+        article_id=seed.id, user_id=staff.pk, author_name=staff.username, text="Seed comment"
+    )
+    services.comment_post(
+        article_id=seed.id,
+        user_id=staff.pk,
+        author_name=staff.username,
+        text="Seed reply",
+        parent_id=top.id,
     )
     if request.param == "anonymous":
         return {}
@@ -134,6 +152,7 @@ CROSS_FIELD_RULES = {
     ("POST", "/api/articles/"): "give a link, a text, or both",
     ("PUT", "/api/articles/{id}/"): "an article without a text needs a link",
     ("POST", "/api/articles/{id}/groups/"): "no group may be both added and removed",
+    ("POST", "/api/articles/{id}/comments/"): "a parent on this article; a key is one request",
     ("POST", "/api/auth/token/"): "made-up credentials are refused",
     ("GET", "/api/articles/search/"): "a query needs a word that is not a stop word, 8 at most",
 }

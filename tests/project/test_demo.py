@@ -8,8 +8,9 @@ import pytest
 from django.core.management import call_command
 
 from articles import audit, selectors
+from articles.management import demo_comments
 from articles.management.commands.load_demo import ARTICLES
-from articles.types import Order
+from articles.types import CommentOrder, Order
 
 
 @pytest.mark.django_db
@@ -43,3 +44,31 @@ def test_load_demo_articles_builds_a_large_store_that_passes_the_audit(settings)
     call_command("check_votes", stdout=out)
     assert f"Audited {len(ARTICLES) + 3000:,} article(s) in " in out.getvalue()
     assert "0 problem(s): none" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_lively_nested_thread_and_comments_on_other_articles(settings):
+    """Ensure the demo shows what comments look like: the "favourite small tool" question
+    has a nested thread with votes, several other articles have a few comments, and the
+    counts on the articles are the threads' own."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    call_command("load_demo", stdout=io.StringIO())
+    listed = [selectors.article_list(order=Order.TIME, page=n).items for n in (1, 2)]
+    articles = {a.title: a for page in listed for a in page}
+    tool = articles[demo_comments.TOOL]
+    thread = selectors.comment_thread(article_id=tool.id, order=CommentOrder.BEST)
+    assert thread.count >= 5 and len(thread.items) >= 25
+    assert max(c.depth for c in thread.items) >= 4
+    assert sum(c.votes for c in thread.items) >= 30 and any(c.downvotes for c in thread.items)
+    best = [c.best for c in thread.items if c.depth == 0]
+    assert best == sorted(best, reverse=True)
+    assert tool.comments == _count(demo_comments.THREADS[demo_comments.TOOL])
+    commented = [
+        title for title, thread in demo_comments.THREADS.items() if articles[title].comments
+    ]
+    assert len(commented) == len(demo_comments.THREADS) >= 5
+    assert audit.invariant_audit() == []
+
+
+def _count(thread) -> int:  # type: ignore[no-untyped-def]
+    return sum(1 + _count(said.replies) for said in thread)

@@ -1,5 +1,5 @@
-"""Load a demo data set: users, groups, articles and votes spread over six days; with
---articles N, N more generated ones, to try the site at scale."""
+"""Load a demo data set: users, groups, articles, votes and comment threads spread over six
+days; with --articles N, N more generated ones, to try the site at scale."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.db import transaction
 
 from articles import clock, selectors, services
 from articles.errors import GroupExists
+from articles.management import demo_comments
 from articles.management.progress import Timer, bar
 from articles.types import NewPost, Order, Vote
 
@@ -126,6 +127,7 @@ class Command(BaseCommand):
             with contextlib.suppress(GroupExists):
                 services.group_create(name=name, description=description, actor="moderator")
         now = clock.now()
+        posted_articles = {}
         for i, (title, link, groups) in enumerate(ARTICLES):
             poster = people[i % len(people)]
             # Within the week: Redis' own clock judges the voting window, so the votes below
@@ -141,6 +143,7 @@ class Command(BaseCommand):
                 groups=groups.split(),
                 now=posted,
             )
+            posted_articles[title] = article
             # A few articles gather enough votes to be good articles (>= 200 up-votes).
             ups = rng.choice([230, 260]) if i in (0, 4, 6, 12, 24) else rng.randint(0, 60)
             downs = rng.randint(0, 12)
@@ -153,11 +156,18 @@ class Command(BaseCommand):
                     direction=direction,
                     now=posted + 60 + n * 30,
                 )
+        names = dict(
+            get_user_model()
+            .objects.filter(pk__in=[*readers, *(p.pk for p in people)])
+            .values_list("username", "pk")
+        )
+        comments, _ = demo_comments.load(posted_articles, names, rng, clock.now(), readers)
         if articles > 0:
             self._generated(articles, rng, readers)
         self.stdout.write(
             self.style.SUCCESS(
-                f"Loaded {len(ARTICLES)} demo articles in {len(GROUPS)} groups. Log in as "
+                f"Loaded {len(ARTICLES)} demo articles in {len(GROUPS)} groups, with "
+                f"{comments} comments. Log in as "
                 f"'alice' (or 'moderator', who is staff) with password '{DEMO_PASSWORD}'."
             )
         )

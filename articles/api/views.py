@@ -642,6 +642,7 @@ class NotFoundView(ApiMixin, APIView):
 
     schema = None
     permission_classes = [AllowAny]
+    answers_only_404 = True  # no breadcrumb in the browsable API (renderers.py)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from playwright.sync_api import Page, Request, Route, expect
 
-from articles import services
+from articles import conf, services
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -93,6 +93,9 @@ def test_the_browsable_api_has_a_viewport_real_breadcrumbs_and_log_in_and_out(
 
     page.goto(f"{base}/api/")
     expect(viewport).to_have_attribute("content", "width=device-width, initial-scale=1")
+    expect(page.locator("meta[name=description]")).to_have_attribute(
+        "content", f"{conf.site_name()}'s REST API in the browser: API root."
+    )
     expect(crumbs).to_have_text(["API root"])
     check_page(page, "api-root")
 

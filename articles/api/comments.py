@@ -43,7 +43,7 @@ from articles.api.serializers import (
     _origin,
     paged,
 )
-from articles.api.views import _ERRORS, PAGE, ApiViewSet, _valid, _viewer
+from articles.api.views import _ERRORS, _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
 from articles.types import Comment, CommentOrder, Page, ThreadPage
 from articles.urlcache import url_for
 
@@ -373,11 +373,15 @@ class ArticleCommentViewSet(ApiViewSet):
         summary="An article's comments, a page of top-level comments with their replies",
         parameters=[ID, SORT, PAGE],
         responses={200: ThreadSerializer, **_errors(400, 404)},
-        description="Each page holds up to "
-        f"{conf.comments_per_page()} top-level comments, each followed by its replies "
-        f"(depth-first, down to {conf.comment_display_depth()} levels below it; a comment "
-        "with deeper replies has `more` set). `count` counts the top-level comments. "
-        "Logged in, each comment carries your vote in `my_vote`.",
+        description=_about(
+            f"Each page holds up to {conf.comments_per_page()} top-level comments, each "
+            f"followed by its replies (depth-first, down to {conf.comment_display_depth()} "
+            "levels below it; a comment with deeper replies has `more` set). `count` counts "
+            "the top-level comments. Logged in, each comment carries your vote in `my_vote`.",
+            "anyone-plain",
+            _READ,
+            "400 for a bad `sort` or `page`; 404 (`article_not_found`).",
+        ),
     )
     def list(self, request: Request, id: str) -> Response:
         query = _valid(ThreadQuerySerializer, request.query_params)
@@ -391,11 +395,18 @@ class ArticleCommentViewSet(ApiViewSet):
         parameters=[ID, IDEMPOTENCY_KEY, LOCATION],
         request=CommentCreateSerializer,
         responses={201: CommentSerializer, **_errors(400, 401, 403, 404, 415, 422)},
-        description=f"{_TOO_LONG}; 400 naming `parent` when it is on another article or the "
-        f"reply would be nested deeper than {conf.comment_max_depth()} levels "
-        "(`comment_too_deep`); 403 (`commenting_closed`) once the article takes no more "
-        "comments; 404 when the article or the parent does not exist; 429 past the "
-        "commenting limit shared with the web pages (30 every 10 minutes by default).",
+        description=_about(
+            "Posts a comment in Markdown (`text`); with `parent`, a reply to that comment. "
+            "The answer is the comment as stored, its address in `Location`.",
+            "member",
+            (*_WRITE, "comment"),
+            f"{_TOO_LONG}; 400 naming `parent` when it is on another article or the reply "
+            f"would be nested deeper than {conf.comment_max_depth()} levels "
+            "(`comment_too_deep`); 403 (`commenting_closed`) once the article takes no more "
+            "comments; 404 when the article or the parent does not exist; 422 "
+            "(`idempotency_key_reused`) for a key sent before with another body. The "
+            "commenting limit is shared with the web pages.",
+        ),
     )
     def create(self, request: Request, id: str) -> Response:
         data = _valid(CommentCreateSerializer, request.data)
@@ -434,8 +445,13 @@ class CommentViewSet(ApiViewSet):
         summary="The newest comments on the whole site",
         parameters=[PAGE],
         responses={200: CommentPageSerializer, **_errors(400)},
-        description="Newest first, 25 a page, each with its article's title; deleted and "
-        "removed comments are left out.",
+        description=_about(
+            "Newest first, 25 a page, each with its article's title; deleted and removed "
+            "comments are left out.",
+            "anyone-plain",
+            _READ,
+            "400 for a bad `page`.",
+        ),
     )
     def list(self, request: Request) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
@@ -446,7 +462,13 @@ class CommentViewSet(ApiViewSet):
         summary="One comment",
         parameters=[COMMENT_ID],
         responses={200: CommentSerializer, **_errors(404)},
-        description="Its replies are at /api/comments/{id}/replies/.",
+        description=_about(
+            "The comment with its points, its author and its text (Markdown in `text`, the "
+            "safe HTML in `text_html`); its replies are at /api/comments/{id}/replies/.",
+            "anyone-plain",
+            _READ,
+            "404 (`comment_not_found`).",
+        ),
     )
     def retrieve(self, request: Request, id: str) -> Response:
         return _comment(
@@ -457,9 +479,14 @@ class CommentViewSet(ApiViewSet):
         summary="The replies under one comment, as a thread of their own",
         parameters=[COMMENT_ID, SORT, PAGE],
         responses={200: ThreadSerializer, **_errors(400, 404)},
-        description="The comment is `focus`; the pages count its direct replies, each "
-        "followed by its own replies, as in an article's thread. This is where a comment "
-        "with `more` continues.",
+        description=_about(
+            "The comment is `focus`; the pages count its direct replies, each followed by "
+            "its own replies, as in an article's thread. This is where a comment with "
+            "`more` continues.",
+            "anyone-plain",
+            _READ,
+            "400 for a bad `sort` or `page`; 404 (`comment_not_found`).",
+        ),
     )
     @action(detail=True, methods=["get"])
     def replies(self, request: Request, id: str) -> Response:
@@ -479,9 +506,15 @@ class CommentViewSet(ApiViewSet):
         parameters=[COMMENT_ID],
         request=CommentEditSerializer,
         responses={200: CommentSerializer, **_errors(400, 401, 403, 404, 415)},
-        description=f"Only its author, for {conf.comment_edit_seconds() // 60} minutes after "
-        f"posting (403 `edit_window_closed` after, 403 `not_allowed` for anyone else); the "
-        f"comment then shows `edited_at`. A body without `text` changes nothing. {_TOO_LONG}.",
+        description=_about(
+            f"Only its author, for {conf.comment_edit_seconds() // 60} minutes after "
+            "posting; the comment then shows `edited_at`. A body without `text` changes "
+            "nothing.",
+            "member",
+            _WRITE,
+            f"403 `edit_window_closed` after the window, 403 `not_allowed` for anyone but "
+            f"its author; 404 (`comment_not_found`); {_TOO_LONG}.",
+        ),
     )
     def partial_update(self, request: Request, id: str) -> Response:
         data = _valid(CommentEditSerializer, request.data)
@@ -497,10 +530,14 @@ class CommentViewSet(ApiViewSet):
         summary="Delete your comment",
         parameters=[COMMENT_ID],
         responses={204: None, **_errors(401, 403, 404)},
-        description="Only its author (403 `not_allowed` for anyone else; staff remove "
-        "comments with POST /api/comments/{id}/remove/). A comment with replies stays in "
-        'its thread as "[deleted]" so the replies keep their place; one without replies is '
-        "gone.",
+        description=_about(
+            'A comment with replies stays in its thread as "[deleted]" so the replies keep '
+            "their place; one without replies is gone. Staff remove others' comments with "
+            "POST /api/comments/{id}/remove/.",
+            "member",
+            _WRITE,
+            "403 (`not_allowed`) for anyone but its author; 404 (`comment_not_found`).",
+        ),
     )
     def destroy(self, request: Request, id: str) -> Response:
         services.comment_delete(comment_id=int(id), user_id=user_pk(request))
@@ -511,9 +548,15 @@ class CommentViewSet(ApiViewSet):
         parameters=[COMMENT_ID],
         request=VoteSerializer,
         responses={200: CommentSerializer, **_errors(400, 401, 403, 404, 409, 415)},
-        description="409 (`voting_closed`) once the article's voting window is over: "
-        "comments take votes as long as their article does. 403 (`not_allowed`) on a "
-        "deleted or removed comment. 429 past the voting limit shared with article votes.",
+        description=_about(
+            "Sets your vote; comments take votes as long as their article does. The answer "
+            "is the comment with its new counts. The voting limit is shared with article "
+            "votes.",
+            "member",
+            (*_WRITE, "vote"),
+            "409 (`voting_closed`) once the article's voting window is over; 403 "
+            "(`not_allowed`) on a deleted or removed comment; 404 (`comment_not_found`).",
+        ),
     )
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
@@ -529,9 +572,14 @@ class CommentViewSet(ApiViewSet):
         parameters=[COMMENT_ID],
         request=CommentRemoveSerializer,
         responses={204: None, **_errors(400, 401, 403, 404, 415)},
-        description="The comment stays in its thread as removed (text and author blank) "
-        "so its replies keep their place; the removal and its reason go into the "
-        "moderation log (/api/modlog/).",
+        description=_about(
+            "The comment stays in its thread as removed (text and author blank) so its "
+            "replies keep their place; the removal and its `reason` go into the moderation "
+            "log (/api/modlog/).",
+            "staff",
+            _WRITE,
+            "400 without a `reason`; 404 (`comment_not_found`).",
+        ),
     )
     @action(detail=True, methods=["post"])
     def remove(self, request: Request, id: str) -> Response:
@@ -552,8 +600,13 @@ class UserCommentViewSet(ApiViewSet):
         summary="A user's comments, newest first",
         parameters=[USERNAME, PAGE],
         responses={200: CommentPageSerializer, **_errors(400, 404)},
-        description="25 a page, each with its article's title; deleted and removed "
-        "comments are left out.",
+        description=_about(
+            "Newest first, 25 a page, each with its article's title; deleted and removed "
+            "comments are left out.",
+            "anyone-plain",
+            _READ,
+            "400 for a bad `page`; 404 for an unknown user.",
+        ),
     )
     @action(detail=True, methods=["get"])
     def comments(self, request: Request, username: str) -> Response:

@@ -4,7 +4,23 @@ drf_spectacular system check see what the app's schema view serves."""
 
 SCHEMA_SETTINGS = {
     "TITLE": "Articles API",
-    "DESCRIPTION": "Post, vote on and browse articles.",
+    "DESCRIPTION": (
+        "Post, vote on and browse articles, as on the site's pages.\n\n"
+        "**Authentication.** Reading needs no login. To post, vote or moderate, get a token "
+        "(`POST /api/auth/token/` with your username and password) and send it as "
+        "`Authorization: Token <token>`; a browser logged in to the site may use its session "
+        "instead, with the CSRF token in `X-CSRFToken`. A bad token is a 401 even where no "
+        "login is needed.\n\n"
+        "**Rate limits.** Every request counts against limits per client address and per "
+        "user; each operation gives those it counts in, with their default figures. Past one: "
+        "429 with Retry-After; answers carry RateLimit-Limit, RateLimit-Remaining and "
+        "RateLimit-Reset.\n\n"
+        "**Errors** are JSON: `detail` for people, `code` for programs, and `field` (with "
+        "`errors`) for the input at fault. Bad input changes nothing. 503 when the article "
+        "store or the account database is unreachable, with Retry-After.\n\n"
+        "**Lists** come in pages: `count`, `next`, `previous` and `results`; a page past the "
+        "end is empty."
+    ),
     "VERSION": "1.0.0",
     # The docs pages load their JavaScript from the site's own static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from django.urls import Resolver404, get_script_prefix, resolve
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
 from rest_framework.utils.encoders import JSONEncoder
 
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
@@ -44,6 +46,11 @@ BROWSABLE_API_CSP = {"style-src": ["'unsafe-inline'"]}
 
 
 class CSPBrowsableAPIRenderer(BrowsableAPIRenderer):
+    """DRF's browsable API in the app's template (a viewport, the site's log-in link), stating
+    the Content-Security-Policy it needs, with breadcrumbs of real pages only."""
+
+    template = "articles/api/browsable_api.html"
+
     def render(
         self,
         data: Any,
@@ -54,6 +61,22 @@ class CSPBrowsableAPIRenderer(BrowsableAPIRenderer):
         if response is not None:
             response._csp_update = BROWSABLE_API_CSP
         return super().render(data, accepted_media_type, renderer_context)
+
+    def get_breadcrumbs(self, request: Request) -> list[tuple[str, str]]:
+        """DRF's crumbs, one per API view met cutting the path back a part at a time, without
+        the API's catch-all 404 view: DRF tries each path without its trailing slash too
+        ("/api/articles"), which only the catch-all answers, and named it "Not Found"."""
+        crumbs: list[tuple[str, str]] = super().get_breadcrumbs(request)
+        return [(name, url) for name, url in crumbs if not _answers_only_404(url)]
+
+
+def _answers_only_404(url: str) -> bool:
+    path = "/" + url.split("?", 1)[0][len(get_script_prefix()) :]
+    try:
+        view = resolve(path).func
+    except Resolver404:
+        return False
+    return bool(getattr(getattr(view, "cls", None), "answers_only_404", False))
 
 
 def fast_renderers(renderers: list[Any]) -> list[Any]:

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import apps
 from django.urls import path, re_path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView, DefaultRouter
 
 from articles.api import comments, schema
 from articles.api import views as api
+from articles.api.renderers import fast_renderers
 
 app_name = "api"
 
 
+class ApiRoot(APIRootView):
+    """The API's entry point: a link to each collection; Docs describes every operation."""
+
+    name = "API root"
+
+    def get_renderers(self) -> list[Any]:
+        # The API's renderers (its browsable page's template), not a store-reading base
+        # class: the index answers while Redis is down.
+        return fast_renderers(super().get_renderers())
+
+
 class Router(DefaultRouter):
+    APIRootView = ApiRoot
     # No ".json" suffix routes: the viewsets take no `format` argument (a suffix was a 500),
     # the schema declares none, and `?format=json` or an Accept header picks JSON anyway.
     include_format_suffixes = False

@@ -90,6 +90,50 @@ def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
     }
 
 
+# --- what each operation's description says (for API users; docstrings are for developers) -
+
+_WHO = {
+    "anyone": "**Who:** anyone; no login needed. A logged-in caller also gets their own vote "
+    "on each article (`my_vote`).",
+    "anyone-plain": "**Who:** anyone; no login needed.",
+    "member": "**Who:** a logged-in user: send `Authorization: Token <token>` (see "
+    "`/api/auth/token/`), or use the site's session with its CSRF token. Without one: 401.",
+    "staff": "**Who:** staff only: 401 without a login, 403 for a user who is not staff.",
+    "poster": "**Who:** staff, or the article's poster while voting is open: 401 without a "
+    "login, 403 for anyone else.",
+}
+# Who a limit counts: "caller" is the user, or the client address before a login is checked.
+_BY = {"address": "client address", "user": "user", "caller": "user"}
+_PERIODS = {60: "a minute", 600: "every 10 minutes", 3600: "an hour"}
+
+
+def _limits(*actions: str) -> str:
+    """The rate limits an operation counts in, with their default figures (ratelimits.py)."""
+    parts = []
+    for name in actions:
+        rule = ratelimits.DEFAULT_RULES[name]
+        period = _PERIODS.get(rule.period, f"per {rule.period} s")
+        parts.append(f"{rule.limit} {rule.noun} {period} per {_BY[rule.by]}")
+    return (
+        f"**Rate limits** (defaults; the site may set others): {'; '.join(parts)}. Past one: "
+        "429, with Retry-After; every answer that counted carries RateLimit-* headers."
+    )
+
+
+_READ = ("api", "api_user")
+_WRITE = ("api", "api_user", "api_write")
+
+
+def _about(what: str, who: str, limits: tuple[str, ...], errors: str = "") -> str:
+    """An operation's description: what it does, who may call it, its rate limits and the
+    errors its own (beyond those every operation can give: 429, 503)."""
+    return "\n\n".join(
+        part
+        for part in (what, _WHO[who], _limits(*limits), errors and f"**Errors:** {errors}")
+        if part
+    )
+
+
 PAGE = OpenApiParameter(
     "page",
     {"type": "integer", "minimum": 1, "maximum": conf.max_page()},
@@ -263,6 +307,15 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="List articles by score or by time",
+        description=_about(
+            f"Articles, {conf.DEFAULTS['PER_PAGE']} a page by default, ranked by `order`: "
+            "`score` (the front page's ranking: newer articles rank higher, and each net vote, "
+            f"up minus down, counts as {conf.DEFAULTS['VOTE_SCORE']} seconds of newness) or "
+            "`time` (newest first). Deleted articles are left out; a page past the end is empty.",
+            "anyone",
+            _READ,
+            "400 for an unknown `order` or a bad `page` (`field` names it).",
+        ),
         parameters=[ORDER, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400)},
     )
@@ -278,9 +331,19 @@ class ArticleViewSet(ApiViewSet):
         parameters=[IDEMPOTENCY_KEY, LOCATION],
         request=ArticleCreateSerializer,
         responses={201: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415, 422)},
-        description="404 when a named group does not exist; 409 (`duplicate_link`, with "
-        "`article_id`) when the link was already posted and is still open for voting; "
-        "429 past the posting limit shared with the web pages (10 an hour by default).",
+        description=_about(
+            "Posts an article: a title, and a link or a text (or both), in any groups that "
+            "exist. The poster's own up-vote counts from the start, and voting is open for a "
+            "week. Answers 201 with the article, and its URL in `Location`. With an "
+            "`Idempotency-Key`, a retry cannot post it twice.",
+            "member",
+            (*_WRITE, "post"),
+            "400 for a missing or bad field (`field` names it); 404 (`group_not_found`) when a "
+            "named group does not exist; 409 (`duplicate_link`, with `article_id`) when the "
+            "link was already posted and is still open for voting; 422 "
+            "(`idempotency_key_reused`) when the key came with another body. The posting limit "
+            "is shared with the web pages.",
+        ),
     )
     def create(self, request: Request) -> Response:
         data = _valid(ArticleCreateSerializer, request.data)
@@ -304,6 +367,13 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="One article",
+        description=_about(
+            "One article: its title, link and text, votes, score, groups, and when its voting "
+            "closes.",
+            "anyone",
+            _READ,
+            "404 (`article_not_found`) when there is no such article, or it was deleted.",
+        ),
         parameters=[ARTICLE_ID],
         responses={200: ArticleSerializer, **_errors(404)},
     )
@@ -317,8 +387,12 @@ class ArticleViewSet(ApiViewSet):
         parameters=[ARTICLE_ID],
         request=ArticleEditSerializer,
         responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
-        description=EDIT_DESCRIPTION + " PUT sends the title and link (the text may be left "
-        "out: it stays as it is).",
+        description=_about(
+            EDIT_DESCRIPTION + " PUT sends the title and link (the text may be left out: it "
+            "stays as it is).",
+            "poster",
+            _WRITE,
+        ),
     )
     def update(self, request: Request, id: str) -> Response:
         return self._edit(request, id, partial=False)
@@ -328,7 +402,9 @@ class ArticleViewSet(ApiViewSet):
         parameters=[ARTICLE_ID],
         request=ArticleEditSerializer,
         responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
-        description=EDIT_DESCRIPTION + " PATCH sends only the fields to change.",
+        description=_about(
+            EDIT_DESCRIPTION + " PATCH sends only the fields to change.", "poster", _WRITE
+        ),
     )
     def partial_update(self, request: Request, id: str) -> Response:
         return self._edit(request, id, partial=True)
@@ -351,6 +427,15 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="Delete an article (staff, or its poster while voting is open)",
+        description=_about(
+            "Deletes an article: it leaves every list, group and search. Staff may delete any "
+            "article (kept in the moderation log with the `reason`); its poster only their own, "
+            "while its voting is open. Answers 204, no body.",
+            "member",
+            _WRITE,
+            "403 (`not_allowed`) for someone else's article, or the poster's own once its "
+            "voting has closed; 404 (`article_not_found`).",
+        ),
         parameters=[ARTICLE_ID, REASON],
         responses={204: None, **_errors(400, 401, 403, 404)},
     )
@@ -370,7 +455,15 @@ class ArticleViewSet(ApiViewSet):
         parameters=[ARTICLE_ID],
         request=VoteSerializer,
         responses={200: ArticleSerializer, **_errors(400, 401, 403, 404, 409, 415)},
-        description="409 (`voting_closed`) once the article's one-week voting window is over.",
+        description=_about(
+            "Sets your vote on an article: `up`, `down`, or `none` to take it back. Setting the "
+            "vote you already have changes nothing, so a retry is safe. Answers the article "
+            "with its new counts and score.",
+            "member",
+            (*_WRITE, "vote"),
+            "400 for a `value` other than `up`, `down` or `none`; 404 (`article_not_found`); "
+            "409 (`voting_closed`) once the article's one-week voting window is over.",
+        ),
     )
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
@@ -383,6 +476,15 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="Staff: add the article to groups and remove it from others, in one step",
+        description=_about(
+            "Adds the article to the groups named in `add` and removes it from those in "
+            "`remove`, in one step; answers the groups it is in afterwards. Kept in the "
+            "moderation log with the `reason`.",
+            "staff",
+            _WRITE,
+            "400 for a bad group name, or one both added and removed; 404 "
+            "(`article_not_found`, or `group_not_found` for a group to add).",
+        ),
         parameters=[ARTICLE_ID],
         request=GroupsUpdateSerializer,
         responses={200: ArticleGroupsSerializer, **_errors(400, 401, 403, 404, 415)},
@@ -401,6 +503,15 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="Good articles (at least 200 up-votes): the newest 50, or one day's",
+        description=_about(
+            f"Good articles: those with at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes "
+            "(by default). Without `date`: the newest "
+            f"{conf.DEFAULTS['HOME_GOOD_ARTICLES']}, on one page (a later page is empty). With "
+            "`date`: those posted on that UTC day, page by page.",
+            "anyone",
+            _READ,
+            "400 for a bad `date` (YYYY-MM-DD) or `page` (`field` names it).",
+        ),
         parameters=[DATE, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400)},
     )
@@ -443,9 +554,17 @@ class ArticleViewSet(ApiViewSet):
             PAGE,
         ],
         responses={200: SearchPageSerializer, **_errors(400)},
-        description="400 (`empty_search`, field `q`) when the query has no word to look "
-        "for; 400 (`invalid`, field `q`) when it is longer than 400 characters or names more "
-        "than 8 words. Results are cached for a short time (30 s by default).",
+        description=_about(
+            "Articles whose title or text has every word of `q` (`-word` leaves out those "
+            "with it), in one `group` and `period` if given, ranked by `order`. Results are "
+            f"cached for a short time ({conf.DEFAULTS['SEARCH_CACHE_SECONDS']} s by default), so "
+            "a new article or vote can take that long to show.",
+            "anyone",
+            _READ,
+            "400 (`empty_search`, field `q`) when the query has no word to look for; 400 "
+            "(`invalid`, field `q`) when it is longer than 400 characters or names more than 8 "
+            "words; 400 for a bad `order`, `period`, `group` or `page` (`field` names it).",
+        ),
     )
     @action(detail=False, methods=["get"])
     def search(self, request: Request) -> Response:
@@ -462,12 +581,15 @@ class ArticleViewSet(ApiViewSet):
 
     @documented(
         summary="Top articles of the last day, week, month, year or of all time",
-        description=(
+        description=_about(
             "Articles ranked by net votes (up-votes minus down-votes), most first: of all "
             "articles (`period=all`, the default), or of those posted in the last day, "
             "week, month or year (those rankings are recomputed at most once a minute). "
             "For the time-decayed ranking of the front page, list articles with "
-            "`order=score`."
+            "`order=score`.",
+            "anyone",
+            _READ,
+            "400 for an unknown `period` or a bad `page` (`field` names it).",
         ),
         parameters=[PERIOD, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400)},
@@ -495,6 +617,11 @@ class GroupViewSet(ApiViewSet):
 
     @documented(
         summary="Every group, by name",
+        description=_about(
+            "Every group, by name, with its description and how many articles it holds (`size`).",
+            "anyone-plain",
+            _READ,
+        ),
         responses={200: GroupSerializer(many=True), **_errors()},
     )
     def list(self, request: Request) -> Response:
@@ -502,6 +629,14 @@ class GroupViewSet(ApiViewSet):
 
     @documented(
         summary="Staff: create a group",
+        description=_about(
+            "Creates a group: a name (1-64 characters of a-z, 0-9 and '-') and a description; "
+            "kept in the moderation log. Answers 201 with the group.",
+            "staff",
+            _WRITE,
+            "400 for a bad name or description (`field` names it); 409 (`group_exists`) when "
+            "the name is taken.",
+        ),
         request=GroupCreateSerializer,
         responses={201: GroupSerializer, **_errors(400, 401, 403, 409, 415)},
     )
@@ -515,6 +650,12 @@ class GroupViewSet(ApiViewSet):
 
     @documented(
         summary="One group",
+        description=_about(
+            "One group: its name, description and how many articles it holds (`size`).",
+            "anyone-plain",
+            _READ,
+            "404 (`group_not_found`).",
+        ),
         parameters=[GROUP_NAME],
         responses={200: GroupSerializer, **_errors(404)},
     )
@@ -523,6 +664,13 @@ class GroupViewSet(ApiViewSet):
 
     @documented(
         summary="Staff: change a group's description",
+        description=_about(
+            "Changes a group's description (its name stays); kept in the moderation log. A "
+            "body without `description` changes nothing.",
+            "staff",
+            _WRITE,
+            "400 for a bad description; 404 (`group_not_found`).",
+        ),
         parameters=[GROUP_NAME],
         request=GroupUpdateSerializer,
         responses={200: GroupSerializer, **_errors(400, 401, 403, 404, 415)},
@@ -535,6 +683,13 @@ class GroupViewSet(ApiViewSet):
 
     @documented(
         summary="Staff: delete a group (its articles stay, outside it)",
+        description=_about(
+            "Deletes a group; its articles stay, outside it. Kept in the moderation log with "
+            "the `reason`. Answers 204, no body.",
+            "staff",
+            _WRITE,
+            "400 for a bad `reason`; 404 (`group_not_found`).",
+        ),
         parameters=[GROUP_NAME, REASON],
         responses={204: None, **_errors(400, 401, 403, 404)},
     )
@@ -545,6 +700,12 @@ class GroupViewSet(ApiViewSet):
 
     @documented(
         summary="A group's articles by score or by time",
+        description=_about(
+            "A group's articles, page by page, ranked by `order` as in the list of all articles.",
+            "anyone",
+            _READ,
+            "400 for a bad `order` or `page`; 404 (`group_not_found`).",
+        ),
         parameters=[GROUP_NAME, ORDER, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400, 404)},
     )
@@ -566,6 +727,12 @@ class UserViewSet(ApiViewSet):
 
     @documented(
         summary="A user's submissions, newest first",
+        description=_about(
+            "The articles a user posted (not those since deleted), newest first, page by page.",
+            "anyone",
+            _READ,
+            "400 for a bad `page`; 404 when there is no such user.",
+        ),
         parameters=[USERNAME, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400, 404)},
     )
@@ -589,6 +756,14 @@ class ModlogViewSet(ApiViewSet):
 
     @documented(
         summary="The moderation log: every staff action, newest first, 50 a page",
+        description=_about(
+            "The moderation log: every staff action (edits, deletions, group changes), newest "
+            "first, 50 a page, with who did it, when and why. It keeps the last "
+            f"{conf.DEFAULTS['MODLOG_LENGTH']:,} actions by default.",
+            "anyone-plain",
+            _READ,
+            "400 for a bad `page`.",
+        ),
         parameters=[PAGE],
         responses={200: ModlogPageSerializer, **_errors(400)},
     )
@@ -604,6 +779,13 @@ class StatsViewSet(ApiViewSet):
 
     @documented(
         summary="Staff: articles posted and votes cast on each of the last N UTC days",
+        description=_about(
+            "Articles posted and votes cast on each of the last `days` UTC days (30 by "
+            "default, today included), with their totals.",
+            "staff",
+            _READ,
+            "400 (field `days`) outside 1-366.",
+        ),
         parameters=[
             OpenApiParameter("days", {"type": "integer", "minimum": 1, "maximum": 366}),
         ],
@@ -638,6 +820,15 @@ class TokenView(ApiMixin, ObtainAuthToken):
 
     @documented(
         summary="Get your API token",
+        description=_about(
+            "Exchanges a username and password for that user's API token (the same one on "
+            "each call until it is revoked); send it as `Authorization: Token <token>`. A "
+            "password change or reset revokes it.",
+            "anyone-plain",
+            ("api",),
+            "400 (`authorization`) when the username and password do not match an active "
+            "user; 400 (`required`, `field` names it) when one is missing.",
+        ),
         # One body schema, JSON: a client generated for JSON and form bodies of one schema
         # did not import. The view still reads a form too (FormParser), undeclared.
         request={"application/json": TokenRequestSerializer},
@@ -654,9 +845,13 @@ class TokenView(ApiMixin, ObtainAuthToken):
         summary="Revoke your API tokens",
         request=None,
         responses={204: None, **_errors(401, 403)},
-        description="Deletes the caller's token: it stops working at once in the server "
-        "process that answered and within ARTICLES_TOKEN_CACHE_SECONDS (5 s by default) "
-        "in the others. A password change or reset revokes it too. POST again for a new one.",
+        description=_about(
+            "Deletes the caller's token: it stops working at once in the server process that "
+            "answered, and within a few seconds (5 by default) everywhere. A password change "
+            "or reset revokes it too. POST again for a new one. Answers 204, no body.",
+            "member",
+            _WRITE,
+        ),
     )
     def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if not request.user.is_authenticated:
@@ -670,6 +865,7 @@ class NotFoundView(ApiMixin, APIView):
 
     schema = None
     permission_classes = [AllowAny]
+    answers_only_404 = True  # no breadcrumb in the browsable API (renderers.py)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -19,6 +19,7 @@
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
 | ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
 | ARTICLES_SEARCH_CACHE_SLOTS | 256 | how many searches can be cached at once |
+| ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ DEFAULTS: dict[str, Any] = {
     # slots (search:<slot>): the number of cache keys is bounded, whatever people type
     "SEARCH_CACHE_SECONDS": 30,
     "SEARCH_CACHE_SLOTS": 256,
+    "VOTE_INTENT_SECONDS": 1800,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -190,3 +192,7 @@ def rate_limit_overrides() -> dict[str, tuple[int, int] | None]:
 
 def health_detail_networks() -> list[str]:
     return list(get("HEALTH_DETAIL_NETWORKS"))
+
+
+def vote_intent_seconds() -> int:
+    return max(1, int(get("VOTE_INTENT_SECONDS")))

@@ -67,6 +67,8 @@ ARTICLE_ROWS = _load("article_rows")
 SEARCH = _load("search")
 REINDEX = _load("reindex")
 UNINDEX = _load("unindex")
+USER_FORGET = _load("user_forget")
+USER_KARMA = _load("user_karma")
 
 
 # --- script replies ------------------------------------------------------------------

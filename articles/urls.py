@@ -18,10 +18,11 @@ urlpatterns = [
     path("a/<int:article_id>/", views.article_detail, name="article-detail"),
     path("a/<int:article_id>/vote/", views.article_vote, name="article-vote"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),
-    path("u/<str:username>/", views.user_detail, name="user-detail"),
+    # path, not str: a name made outside the sign-up's rule (the admin) may hold a "/".
+    path("u/<path:username>/", views.user_detail, name="user-detail"),
     path("submit/", views.submit, name="submit"),
     path("signup/", accounts.signup, name="signup"),
-    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
+    path("accounts/login/", accounts.login_view, name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("accounts/password/", accounts.password_change, name="password-change"),
     path("accounts/password/done/", accounts.password_change_done, name="password-change-done"),

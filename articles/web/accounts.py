@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import login, logout
+from django.contrib.auth import get_user_model, login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordResetForm
@@ -23,7 +23,7 @@ from articles.addresses import user_pk
 from articles.api import tokens
 from articles.errors import RateLimited
 from articles.web import intents
-from articles.web.forms import AccountForm, DeleteAccountForm, SignUpForm
+from articles.web.forms import LOOKALIKE, AccountForm, DeleteAccountForm, SignUpForm
 from articles.web.helpers import form_status, html_errors, rate_limit, safe_next
 from articles.web.rendering import JinjaTemplateMixin, render, render_to_string
 
@@ -35,6 +35,8 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
     (ratelimits.LOGIN_RULES) and a vote asked for while logged out cast on success."""
 
     template_name = "articles/accounts/login.html"
+    # A logged-in visitor sent here (a stale link, the back button) goes on to `next`.
+    redirect_authenticated_user = True
 
     def get_default_redirect_url(self) -> str:
         return reverse("articles:home")
@@ -69,6 +71,10 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         return {**context, **_intent_context(self.request)}
+
+
+# A Redis outage while the failed-login counters are read is the 503 page, not a 500.
+login_view = html_errors(LoginView.as_view())  # type: ignore[arg-type]
 
 
 def _intent_context(request: HttpRequest) -> dict[str, Any]:
@@ -172,7 +178,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 with transaction.atomic():
                     user = form.save()
             except IntegrityError:
-                form.add_error("username", "A user with that username already exists.")
+                form.add_error("username", _lost_race_message(form.cleaned_data["username"]))
             else:
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
                 messages.success(request, f"Welcome, {user.get_username()}! Your account is made.")
@@ -185,6 +191,13 @@ def signup(request: HttpRequest) -> HttpResponse:
         {"form": form, "next": safe_next(request, ""), **_intent_context(request)},
         status=form_status(form),
     )
+
+
+def _lost_race_message(username: str) -> str:
+    """Why a sign-up whose checks passed lost the race: the name, or a look-alike of it."""
+    User = get_user_model()
+    taken = User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).exists()
+    return "A user with that username already exists." if taken else LOOKALIKE
 
 
 @login_required(login_url=LOGIN_URL)

@@ -56,12 +56,12 @@ class SignUpForm(UserCreationForm):
         username.widget.attrs["maxlength"] = str(names.NAME_MAX)
 
     def clean_username(self) -> str:
-        username = str(self.cleaned_data.get("username", ""))
+        username = str(super().clean_username())  # taken as it is (any case): Django says so
         if people.name_taken(username):
             raise forms.ValidationError(LOOKALIKE)
         if not names.allowed(username):
             raise forms.ValidationError(f"A name is {names.NAME_HELP}")
-        return super().clean_username()
+        return username
 
     def save(self, commit: bool = True) -> Any:
         user = super().save(commit=False)

@@ -80,7 +80,7 @@ def test_signing_up_casts_the_intended_vote(client, make_user):
     a = article(make_user("ann"))
     token = intent_of(login_page_for_vote(client, a.id))
     signup = client.get("/signup/", {"next": "/new/", "intent": token}).content.decode()
-    assert "Log in to vote." in signup and intent_of(signup) == token
+    assert "Sign up to vote." in signup and intent_of(signup) == token
     response = client.post(
         "/signup/",
         {
@@ -228,7 +228,9 @@ def test_names_confusable_with_an_existing_one_are_refused(client, make_user, lo
     make_user("alice"), make_user("moderator")
     response = _signup(client, lookalike)
     assert response.status_code == 400
-    assert "looks like another account" in response.content.decode()
+    # Another case of the same name is Django's own refusal; the rest are look-alikes.
+    said = "already exists" if lookalike == "ALICE" else "looks like another account"
+    assert said in response.content.decode()
     assert not get_user_model().objects.filter(username=lookalike).exists()
 
 
@@ -369,6 +371,26 @@ def test_a_reset_for_an_unknown_address_looks_the_same_and_sends_nothing(client,
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     response = client.post("/accounts/password/reset/", {"email": "who@example.org"})
     assert response.status_code == 302 and mail.outbox == []
+
+
+def test_reset_emails_are_limited_per_address(client, settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.ARTICLES_RATE_LIMITS = {"password_reset": (2, 3600)}
+    for _ in range(2):
+        assert (
+            client.post("/accounts/password/reset/", {"email": "a@example.org"}).status_code == 302
+        )
+    refused = client.post("/accounts/password/reset/", {"email": "a@example.org"})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "Too many password reset e-mails" in refused.content.decode()
+
+
+def test_login_with_redis_down_is_a_503_not_a_500(make_user, redis_server, settings):
+    make_user("dave")
+    settings.ARTICLES_REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    settings.ARTICLES_REDIS_ALIAS = None
+    response = _login(Client(), "dave", PASSWORD)
+    assert response.status_code == 503
 
 
 # --- deleting an account -----------------------------------------------------------------

@@ -31,6 +31,7 @@ def test_votesite_additions_keep_the_colon_style():
     assert keys.top_scratch("day") == "top:day:tmp"
     assert keys.idempotency(3, "abc-1") == "idempotency:3:abc-1"
     assert keys.rate_limit("vote", "42", 1000) == "ratelimit:vote:42:1000"
+    assert keys.vote_intent("A" * 22) == "vote_intent:" + "A" * 22
 
 
 @pytest.mark.parametrize(
@@ -94,3 +95,9 @@ def test_search_keys():
     assert keys.search_cache(7) == "search:7"
     assert keys.search_cache_query(7) == "search:7:q"
     assert keys.search_scratch(7) == "search:7:tmp"
+
+
+@pytest.mark.parametrize("bad", ["", "short", "a:b" * 8, "x" * 65, "é" * 20])
+def test_vote_intent_keys_refuse_anything_but_a_token(bad):
+    with pytest.raises(ValueError):
+        keys.vote_intent(bad)

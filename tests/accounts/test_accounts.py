@@ -444,3 +444,28 @@ def test_forget_renames_only_the_users_own_items(make_user, conn):
     assert services.user_forget(user_id=dave.pk) == 1
     assert selectors.article_get(article_id=mine.id).poster_name == DELETED_NAME
     assert selectors.article_get(article_id=theirs.id).poster_name == "erin"
+
+
+# --- the table --------------------------------------------------------------------------
+
+
+def test_the_migrations_match_the_model():
+    from django.core.management import call_command
+
+    call_command("makemigrations", "articles", "--check", "--dry-run", verbosity=0)
+
+
+def test_the_migration_keys_existing_users_oldest_first():
+    """Ensure users made before the table get a profile; of two look-alikes, the older
+    keeps the key and the newer gets none (both keep logging in)."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    User = get_user_model()
+    User.objects.bulk_create([User(username="alice"), User(username="\u0430lice")])  # no signals
+    older, newer = User.objects.order_by("pk")
+    Profile.objects.all().delete()
+    import_module("articles.migrations.0001_profile").keys_of_existing_users(apps, None)
+    assert Profile.objects.get(user=older).name_key == "alice"
+    assert Profile.objects.get(user=newer).name_key is None

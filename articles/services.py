@@ -290,9 +290,15 @@ def vote_intent_cast(
     *, nonce: str, ttl: int, article_id: int, user_id: int, direction: Vote
 ) -> Article | None:
     """Cast a vote a user asked for before logging in, once per intent: the first call
-    with `nonce` claims it (SET NX, kept `ttl` seconds) and votes; later calls return None.
-    Raises what article_vote raises (the claim stands: the intent was used)."""
-    if not get_connection().set(keys.vote_intent(nonce), user_id, nx=True, ex=max(1, ttl)):
+    with `nonce` claims it for `user_id` (SET NX, kept `ttl` seconds) and votes; calls for
+    any other user return None. The claimant's own repeat (the client's retry of a SET
+    whose reply was lost) votes again, which changes nothing. Raises what article_vote
+    raises (the claim stands: the intent was used)."""
+    conn, key = get_connection(), keys.vote_intent(nonce)
+    if (
+        not conn.set(key, user_id, nx=True, ex=max(1, ttl))
+        and conn.get(key) != str(user_id).encode()
+    ):
         return None
     return article_vote(article_id=article_id, user_id=user_id, direction=direction)
 

@@ -108,6 +108,10 @@ def test_an_intent_is_cast_once(make_user):
         nonce="n" * 22, ttl=60, article_id=a.id, user_id=cid.pk, direction=Vote.UP
     )
     assert first is not None and first.votes == 2 and again is None
+    repeat = services.vote_intent_cast(  # bob's retry: the same vote, nothing changes
+        nonce="n" * 22, ttl=60, article_id=a.id, user_id=bob.pk, direction=Vote.UP
+    )
+    assert repeat is not None and repeat.votes == 2
     assert selectors.article_get(article_id=a.id).votes == 2
     assert get_connection().ttl(keys.vote_intent("n" * 22)) > 0
 

@@ -8,4 +8,4 @@ class ArticlesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from articles import checks  # noqa: F401  (registers the system checks)
+        from articles import checks, people  # noqa: F401  (system checks, account signals)

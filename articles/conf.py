@@ -26,6 +26,7 @@
 | ARTICLES_COMMENT_DISPLAY_DEPTH | 6 | levels a thread page shows ("continue this thread") |
 | ARTICLES_COMMENTS_PER_PAGE | 50 | top-level comments (or replies of the focus) a page |
 | ARTICLES_COMMENT_PAGE_ROWS | 250 | the most comments, of all depths, one thread page shows |
+| ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ DEFAULTS: dict[str, Any] = {
     # a page of a thread shows its top-level comments with their replies depth-first,
     # stopping at this many rows, so one huge subthread cannot make a page unbounded
     "COMMENT_PAGE_ROWS": 250,
+    "VOTE_INTENT_SECONDS": 1800,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -237,3 +239,7 @@ def rate_limit_overrides() -> dict[str, tuple[int, int] | None]:
 
 def health_detail_networks() -> list[str]:
     return list(get("HEALTH_DETAIL_NETWORKS"))
+
+
+def vote_intent_seconds() -> int:
+    return max(1, int(get("VOTE_INTENT_SECONDS")))

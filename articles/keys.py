@@ -166,6 +166,14 @@ def rate_limit(scope: str, ident: str, window: int) -> str:
     return f"ratelimit:{scope}:{ident}:{window}"
 
 
+def vote_intent(nonce: str) -> str:
+    """string, set (NX) when a signed vote intent is cast after a log-in; expires with the
+    intent, so each intent is cast at most once."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{16,64}", nonce):
+        raise ValueError("a vote intent nonce is 16-64 characters of A-Z a-z 0-9 _ -")
+    return f"vote_intent:{nonce}"
+
+
 def idx(word: str) -> str:
     """set of article:<id> whose title, text or link host holds `word` (search.py
     normalises it: letters and digits only, at most 32)."""

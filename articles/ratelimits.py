@@ -11,6 +11,7 @@ or turn it off with None.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -23,14 +24,15 @@ from articles.connection import get_connection, out_of_memory
 from articles.errors import RateLimited, StoreFull
 from articles.types import RateLimit
 
-Who = Literal["caller", "user", "address"]
+Who = Literal["caller", "user", "address", "account"]
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     limit: int
     period: int  # seconds
-    by: Who  # caller: the user when logged in, else the client address
+    by: Who  # caller: the user when logged in, else the client address; account: the
+    # username a login names (logged in or not, existing or not)
     noun: str  # what is counted, for the message: "Too many votes"
 
 
@@ -39,10 +41,16 @@ DEFAULT_RULES: dict[str, Rule] = {
     "vote": Rule(60, 60, "caller", "votes"),
     "comment": Rule(30, 600, "caller", "comments"),
     "signup": Rule(10, 3600, "address", "sign-ups"),
+    "password_reset": Rule(5, 3600, "address", "password reset e-mails"),
     "api": Rule(600, 60, "address", "requests"),
     "api_user": Rule(300, 60, "user", "requests"),
     "api_write": Rule(60, 60, "caller", "writes"),
+    # Failed logins (web form and token endpoint alike): counted on failure only, checked
+    # before the password is, so once locked even the right password waits.
+    "login_account": Rule(5, 900, "account", "failed logins for this account"),
+    "login_address": Rule(20, 900, "address", "failed logins from your address"),
 }
+LOGIN_RULES = ("login_account", "login_address")
 
 
 def rules() -> dict[str, Rule | None]:
@@ -98,6 +106,55 @@ def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit 
     return tightest
 
 
+def login_allowed(request: Any, username: str, now: float | None = None) -> None:
+    """Raise RateLimited if the account `username` or the caller's address has failed too
+    many logins in the current window; counts nothing (one round trip)."""
+    windows = _login_windows(request, username)
+    if not windows:
+        return
+    now = clock.now(now)
+    starts = [int(now // rule.period) for _, _, rule in windows]
+    counts = get_connection().mget(
+        [
+            keys.rate_limit(action, who, start)
+            for (action, who, _), start in zip(windows, starts, strict=True)
+        ]
+    )
+    for (action, _, rule), start, count in zip(windows, starts, counts, strict=True):
+        if count is not None and int(count) >= rule.limit:
+            metrics.RATE_LIMITED.labels(action=action).inc()
+            reset = max(1, int((start + 1) * rule.period - now))
+            raise RateLimited(
+                reset,
+                f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
+                f"Try again {clock.in_words(reset)}, or reset your password.",
+            )
+
+
+def login_failed(request: Any, username: str, now: float | None = None) -> None:
+    """Count one failed login against the account and the caller's address."""
+    windows = _login_windows(request, username)
+    if windows:
+        hits([(action, who, rule.limit, rule.period) for action, who, rule in windows], now)
+
+
+def _login_windows(request: Any, username: str) -> list[tuple[str, str, Rule]]:
+    table = rules()
+    found: list[tuple[str, str, Rule]] = []
+    for action in LOGIN_RULES:
+        rule = table.get(action)
+        if rule is None:
+            continue
+        who = _account(username) if rule.by == "account" else client_address(request)
+        found.append((action, who, rule))
+    return found
+
+
+def _account(username: str) -> str:
+    """A key-safe name for the account a login names, whatever its characters or case."""
+    return "a" + hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
+
+
 def hits(windows: Sequence[tuple[str, str, int, int]], now: float | None = None) -> list[RateLimit]:
     """Count one request in each (action, who, limit, period) window; one round trip."""
     now = clock.now(now)
@@ -129,6 +186,8 @@ def headers(state: RateLimit) -> dict[str, str]:
 
 
 def _identity(request: Any, by: Who) -> str | None:
+    if by == "account":
+        return None  # counted only by login_failed, which knows the account
     user = getattr(request, "user", None)
     logged_in = bool(user is not None and user.is_authenticated)
     if by == "user" or (by == "caller" and logged_in):

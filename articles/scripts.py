@@ -79,6 +79,8 @@ COMMENT_DELETE = _load("comment_delete")
 COMMENT_THREAD = _load("comment_thread")
 COMMENT_ROWS = _load("comment_rows")
 COMMENT_REPAIR = _load("comment_repair")
+USER_FORGET = _load("user_forget")
+USER_KARMA = _load("user_karma")
 
 
 # --- script replies ------------------------------------------------------------------

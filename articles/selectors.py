@@ -328,6 +328,15 @@ def user_article_list(
     return _page(members, number, count, user_id)
 
 
+def user_karma(*, user_id: int) -> int:
+    """Net votes (up - down) on the user's articles that still exist. One round trip."""
+    reply = scripts.USER_KARMA(
+        keys=[keys.submitted(user_id), keys.VOTES], args=[], client=get_connection()
+    )
+    scripts.raise_for_status(reply)
+    return int(reply[1])
+
+
 def group_list() -> list[Group]:
     """Every registered group with its description and size, by name. Two round trips."""
     conn = get_connection()

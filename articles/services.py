@@ -19,7 +19,7 @@ from articles.errors import (
 )
 from articles.replication import replicated
 from articles.scripts import raise_for_status
-from articles.types import Article, Comment, NewPost, Status, Vote
+from articles.types import DELETED_NAME, Article, Comment, NewPost, Status, Vote
 
 # A script that finds its inputs changed since the caller read them answers "retry";
 # a few rounds always suffice unless something rewrites the same article in a loop.
@@ -264,6 +264,47 @@ def article_vote(
         vote_score=conf.vote_score(),
         my_vote=Vote(int(result[2])),
     )
+
+
+# What user_forget renames, per index of a user's items: (index key, "<owner> <name>").
+# Comments add their `user_comments:<pk>` index here ("author author_name").
+def _user_items(user_id: int) -> list[tuple[str, str]]:
+    return [
+        (keys.submitted(user_id), "poster poster_name"),
+        (keys.user_comments(user_id), "author author_name"),
+    ]
+
+
+@replicated
+def user_forget(*, user_id: int) -> int:
+    """Show every item of a deleted account as by DELETED_NAME, in one script, so its old
+    name (which a new account may take) names nothing. Returns how many were renamed."""
+    items = _user_items(user_id)
+    reply = scripts.USER_FORGET(
+        keys=[key for key, _ in items],
+        args=[keys.user(user_id), DELETED_NAME, *(fields for _, fields in items)],
+        client=get_connection(),
+    )
+    raise_for_status(reply)
+    return int(reply[1])
+
+
+@replicated
+def vote_intent_cast(
+    *, nonce: str, ttl: int, article_id: int, user_id: int, direction: Vote
+) -> Article | None:
+    """Cast a vote a user asked for before logging in, once per intent: the first call
+    with `nonce` claims it for `user_id` (SET NX, kept `ttl` seconds) and votes; calls for
+    any other user return None. The claimant's own repeat (the client's retry of a SET
+    whose reply was lost) votes again, which changes nothing. Raises what article_vote
+    raises (the claim stands: the intent was used)."""
+    conn, key = get_connection(), keys.vote_intent(nonce)
+    if (
+        not conn.set(key, user_id, nx=True, ex=max(1, ttl))
+        and conn.get(key) != str(user_id).encode()
+    ):
+        return None
+    return article_vote(article_id=article_id, user_id=user_id, direction=direction)
 
 
 @replicated

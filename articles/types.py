@@ -10,6 +10,9 @@ from typing import Generic, TypeVar
 
 from articles import keys
 
+# What an item of a deleted account shows as its author (user_forget rewrites the names).
+DELETED_NAME = "[deleted]"
+
 
 class Status(enum.IntEnum):
     """The first element of every Lua script's reply, shared by all of them: scripts.py
@@ -333,9 +336,6 @@ class CommentState:
     VISIBLE = ""
     DELETED = "deleted"  # by its author, kept as "[deleted]" because it has replies
     REMOVED = "removed"  # by staff, with a reason in the moderation log
-
-
-DELETED_NAME = "[deleted]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -356,3 +356,17 @@ ARTICLES_RATE_LIMITS = {
     "vote": (env_int("ARTICLES_VOTES_PER_MINUTE", 60), 60),
     "signup": (env_int("ARTICLES_SIGNUPS_PER_HOUR", 10), 3600),
 }
+
+# --- E-mail (password resets): printed to the console unless EMAIL_HOST names an SMTP server
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "webmaster@localhost")

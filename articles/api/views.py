@@ -827,17 +827,25 @@ class TokenView(ApiMixin, ObtainAuthToken):
             "anyone-plain",
             ("api",),
             "400 (`authorization`) when the username and password do not match an active "
-            "user; 400 (`required`, `field` names it) when one is missing.",
+            "user; 400 (`required`, `field` names it) when one is missing. Failed attempts "
+            "are limited per account and per address (the `login_account` and "
+            "`login_address` rate limits, shared with the login page): past either, 429 "
+            "with Retry-After, even for the right password.",
         ),
         # One body schema, JSON: a client generated for JSON and form bodies of one schema
         # did not import. The view still reads a form too (FormParser), undeclared.
         request={"application/json": TokenRequestSerializer},
-        responses={200: TokenSerializer, **_errors(400, 415)},
+        responses={200: TokenSerializer, **_errors(400, 415, 429)},
         auth=[],
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        serializer.is_valid(raise_exception=True)
+        data = request.data if isinstance(request.data, dict) else {}
+        username = str(data.get("username", ""))
+        ratelimits.login_allowed(request, username)  # locked: 429 even for the right password
+        if not serializer.is_valid():
+            ratelimits.login_failed(request, username)
+            raise exceptions.ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})
 

@@ -1,32 +1,99 @@
-"""The app's own account pages (log in, log out, sign up, password change, API tokens), so
-a host project needs no auth URLs or templates of its own to run the site."""
+"""The app's own account pages (log in, log out, sign up, password change and reset, account
+settings and deletion, API tokens), so a host project needs no auth URLs or templates of
+its own to run the site."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordResetForm
+from django.core.mail import EmailMultiAlternatives
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
+from articles import conf, people, ratelimits
 from articles.addresses import user_pk
 from articles.api import tokens
-from articles.web.forms import SignUpForm
-from articles.web.helpers import form_rate_limit, form_response, html_errors, safe_next
-from articles.web.rendering import JinjaTemplateMixin, render
+from articles.errors import RateLimited
+from articles.web import intents
+from articles.web.forms import LOOKALIKE, AccountForm, DeleteAccountForm, SignUpForm
+from articles.web.helpers import (
+    form_rate_limit,
+    form_response,
+    html_errors,
+    rate_limit,
+    safe_next,
+)
+from articles.web.rendering import JinjaTemplateMixin, render, render_to_string
 
 LOGIN_URL = reverse_lazy("articles:login")
 
 
 class LoginView(JinjaTemplateMixin, auth_views.LoginView):
+    """Django's login, with failed logins limited per account and per address
+    (ratelimits.LOGIN_RULES) and a vote asked for while logged out cast on success."""
+
     template_name = "articles/accounts/login.html"
+    # A logged-in visitor sent here (a stale link, the back button) goes on to `next`.
+    redirect_authenticated_user = True
 
     def get_default_redirect_url(self) -> str:
         return reverse("articles:home")
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            ratelimits.login_allowed(request, request.POST.get("username", ""))
+        except RateLimited as exc:
+            form = self.get_form()
+            form.add_error(None, exc.message)
+            response = self.render_to_response(self.get_context_data(form=form))
+            response.status_code = exc.status_code
+            for name, value in exc.headers.items():
+                response[name] = value
+            return response
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        ratelimits.login_failed(self.request, self.request.POST.get("username", ""))
+        response = super().form_invalid(form)
+        response.status_code = 400
+        return response
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        # Read before login(): logging in rotates the CSRF secret the intent is bound to.
+        intent = intents.read(self.request, self.request.POST.get(intents.FIELD))
+        response = super().form_valid(form)
+        if intent is not None:
+            return redirect(intents.cast(self.request, intent))
+        return response
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        return {**context, **_intent_context(self.request)}
+
+
+# A Redis outage while the failed-login counters are read is the 503 page, not a 500.
+login_view = html_errors(LoginView.as_view())  # type: ignore[arg-type]
+
+
+def _intent_context(request: HttpRequest) -> dict[str, Any]:
+    """The vote a log-in or sign-up page was reached for: the signed intent for its form
+    (new from the query's vote_on/direction, or carried in a form or link) and its article."""
+    back = safe_next(request, "")
+    token = (
+        request.POST.get(intents.FIELD)
+        or request.GET.get(intents.FIELD)
+        or intents.requested(request, back or reverse("articles:home"))
+    )
+    intent = intents.read(request, token)
+    return {"intent": intent, "intent_article": intents.described(intent)}
 
 
 class LogoutView(auth_views.LogoutView):
@@ -43,6 +110,60 @@ class PasswordChangeDoneView(JinjaTemplateMixin, auth_views.PasswordChangeDoneVi
     template_name = "articles/accounts/password_change_done.html"
 
 
+class ResetForm(PasswordResetForm):
+    """Django's reset form, its e-mail written with the app's templates (no Django template
+    engine needed in the host)."""
+
+    def send_mail(
+        self,
+        subject_template_name: str,
+        email_template_name: str,
+        context: dict[str, Any],
+        from_email: str | None,
+        to_email: str,
+        html_email_template_name: str | None = None,
+    ) -> None:
+        context["reset_path"] = reverse(
+            "articles:password-reset-confirm", args=[context["uid"], context["token"]]
+        )
+        subject = "".join(render_to_string(subject_template_name, context).splitlines())
+        body = render_to_string(email_template_name, context)
+        EmailMultiAlternatives(subject, body, from_email, [to_email]).send()
+
+
+class PasswordResetView(JinjaTemplateMixin, auth_views.PasswordResetView):
+    """Ask for a reset link by e-mail: the same answer whether or not an account has that
+    address, so the page tells no one which addresses are registered."""
+
+    form_class = ResetForm
+    template_name = "articles/accounts/password_reset_form.html"
+    email_template_name = "articles/accounts/password_reset_email.txt"
+    subject_template_name = "articles/accounts/password_reset_subject.txt"
+    success_url = reverse_lazy("articles:password-reset-done")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        rate_limit("password_reset", self.request)
+        self.extra_email_context = {"articles_site_name": conf.site_name()}
+        return super().form_valid(form)
+
+
+class PasswordResetDoneView(JinjaTemplateMixin, auth_views.PasswordResetDoneView):
+    template_name = "articles/accounts/password_reset_done.html"
+
+
+class PasswordResetConfirmView(JinjaTemplateMixin, auth_views.PasswordResetConfirmView):
+    template_name = "articles/accounts/password_reset_confirm.html"
+    success_url = reverse_lazy("articles:password-reset-complete")
+
+
+class PasswordResetCompleteView(JinjaTemplateMixin, auth_views.PasswordResetCompleteView):
+    template_name = "articles/accounts/password_reset_complete.html"
+
+
+password_reset = html_errors(PasswordResetView.as_view())  # type: ignore[arg-type]
+password_reset_done = PasswordResetDoneView.as_view()
+password_reset_confirm = PasswordResetConfirmView.as_view()
+password_reset_complete = PasswordResetCompleteView.as_view()
 password_change = login_required(PasswordChangeView.as_view(), login_url=LOGIN_URL)
 password_change_done = login_required(PasswordChangeDoneView.as_view(), login_url=LOGIN_URL)
 
@@ -53,6 +174,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect(safe_next(request, reverse("articles:home")))
     form = SignUpForm(request.POST or None)
+    intent = intents.read(request, request.POST.get(intents.FIELD))
     if request.method == "POST" and form_rate_limit("signup", request, form) and form.is_valid():
         try:
             # The form checked the name was free; another sign-up may have taken it
@@ -60,13 +182,65 @@ def signup(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 user = form.save()
         except IntegrityError:
-            form.add_error("username", "A user with that username already exists.")
+            form.add_error("username", _lost_race_message(form.cleaned_data["username"]))
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome, {user.get_username()}! You are logged in.")
+            messages.success(request, f"Welcome, {user.get_username()}! Your account is made.")
+            if intent is not None:
+                return redirect(intents.cast(request, intent))
             return redirect(safe_next(request, reverse("articles:home")))
-    context = {"form": form, "next": safe_next(request, "")}
+    context = {"form": form, "next": safe_next(request, ""), **_intent_context(request)}
     return form_response(render(request, "articles/accounts/signup.html", context), form)
+
+
+def _lost_race_message(username: str) -> str:
+    """Why a sign-up whose checks passed lost the race: the name, or a look-alike of it."""
+    User = get_user_model()
+    taken = User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).exists()
+    return "A user with that username already exists." if taken else LOOKALIKE
+
+
+@login_required(login_url=LOGIN_URL)
+@require_http_methods(["GET", "POST"])
+@html_errors
+def account_settings(request: HttpRequest) -> HttpResponse:
+    """Your account: e-mail address and "about" text; links to the password and API token
+    pages; and deleting the account."""
+    profile = people.profile_of(request.user)
+    form = AccountForm(
+        request.POST or None,
+        initial={"email": getattr(request.user, "email", ""), "about": profile.about},
+    )
+    if request.method == "POST" and form.is_valid():
+        people.account_update(user=request.user, **form.cleaned_data)
+        messages.success(request, "Your account is saved.")
+        return redirect("articles:account-settings")
+    return _account_page(request, form=form, delete_form=DeleteAccountForm(user=request.user))
+
+
+@login_required(login_url=LOGIN_URL)
+@require_POST
+@html_errors
+def account_delete(request: HttpRequest) -> HttpResponse:
+    """Delete the account (after its password): its articles stay, shown as by [deleted]."""
+    form = DeleteAccountForm(request.POST, user=request.user)
+    if not form.is_valid():
+        settings_form = AccountForm(
+            initial={
+                "email": getattr(request.user, "email", ""),
+                "about": people.profile_of(request.user).about,
+            }
+        )
+        return _account_page(request, form=settings_form, delete_form=form)
+    people.account_delete(user=request.user)
+    logout(request)
+    messages.success(request, "Your account is deleted. Its articles now show as by [deleted].")
+    return redirect("articles:home")
+
+
+def _account_page(request: HttpRequest, **forms: Any) -> HttpResponse:
+    status = 400 if any(f.is_bound and f.errors for f in forms.values()) else 200
+    return render(request, "articles/accounts/settings.html", forms, status=status)
 
 
 @login_required(login_url=LOGIN_URL)

@@ -9,8 +9,9 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
-from articles import validation
+from articles import names, people, validation
 from articles.errors import InvalidInput
+from articles.models import ABOUT_MAX
 from articles.types import Group, Vote
 
 
@@ -34,8 +35,78 @@ def _clean_with(rule, value):  # type: ignore[no-untyped-def]
 
 
 class SignUpForm(UserCreationForm):
+    """A name within names.NAME_RULE that looks like no other account's, an optional
+    e-mail address (for password resets), and a password."""
+
+    email = forms.EmailField(
+        required=False,
+        label="E-mail (optional)",
+        help_text="Only for resetting a forgotten password; never shown to anyone.",
+    )
+
     class Meta(UserCreationForm.Meta):
-        fields = ("username",)
+        fields = ("username", "email")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        username = self.fields["username"]
+        assert isinstance(username, forms.CharField)
+        username.help_text = names.NAME_HELP
+        username.max_length = names.NAME_MAX
+        username.widget.attrs["maxlength"] = str(names.NAME_MAX)
+
+    def clean_username(self) -> str:
+        username = str(super().clean_username())  # taken as it is (any case): Django says so
+        if people.name_taken(username):
+            raise forms.ValidationError(LOOKALIKE)
+        if not names.allowed(username):
+            raise forms.ValidationError(f"A name is {names.NAME_HELP}")
+        return username
+
+    def save(self, commit: bool = True) -> Any:
+        user = super().save(commit=False)
+        user.strict_name = True  # a look-alike that raced in fails the save (people.py)
+        if commit:
+            user.save()
+        return user
+
+
+LOOKALIKE = "That name looks like another account's name; please choose another."
+
+
+class AccountForm(forms.Form):
+    """What a user changes on their account page: e-mail address and "about" text."""
+
+    email = forms.EmailField(
+        required=False,
+        label="E-mail",
+        help_text="For resetting a forgotten password; never shown. Leave empty for none.",
+    )
+    about = forms.CharField(
+        required=False,
+        max_length=ABOUT_MAX,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        label="About you",
+        help_text=f"Shown on your user page, as plain text; at most {ABOUT_MAX} characters.",
+    )
+
+
+class DeleteAccountForm(forms.Form):
+    """Deleting an account takes its password, so a left-open session cannot."""
+
+    password = forms.CharField(
+        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self) -> str:
+        password = str(self.cleaned_data["password"])
+        if not self.user.check_password(password):
+            raise forms.ValidationError("That is not your password.")
+        return password
 
 
 class ArticleSubmitForm(StoreErrorsMixin, forms.Form):

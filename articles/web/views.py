@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -16,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import clock, conf, selectors, services
+from articles import clock, conf, people, selectors, services
 from articles.addresses import user_pk
 from articles.database import database_reachable
 from articles.errors import (
@@ -227,19 +226,34 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 
 
 @require_GET
+@html_errors
+def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
+    """/u/<id>/ (what listings link to, by the account, never by a stored name): a
+    redirect to the user's page under their current name."""
+    person = get_object_or_404(get_user_model(), pk=user_id)
+    return redirect("articles:user-detail", person.get_username(), permanent=False)
+
+
+@require_GET
 @session_user
 @anonymous_cache
 @html_errors
-def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
-    person = get_object_or_404(get_user_model(), pk=user_id)
+def user_detail(request: HttpRequest, username: str) -> HttpResponse:
+    """A user's page: karma, "about", and their submissions, newest first. Sections are
+    blocks of user_detail.html, so more (comments) can be added beside them."""
+    User = get_user_model()
+    person = get_object_or_404(User, **{User.USERNAME_FIELD: username})
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
+    context = {
+        "person": person,
+        "page": page,
+        "karma": selectors.user_karma(user_id=person.pk),
+        "about": people.profile_of(person).about,
+    }
     return rendering.render(
-        request,
-        "articles/user_detail.html",
-        {"person": person, "page": page},
-        status=listing_status(page),
+        request, "articles/user_detail.html", context, status=listing_status(page)
     )
 
 
@@ -272,13 +286,15 @@ def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
     back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
     if not request.user.is_authenticated:
+        # The login page signs the vote as an intent and casts it once logged in.
+        query = {"next": back, "vote_on": article_id, "direction": request.POST.get("direction")}
+        login_url = f"{LOGIN_URL}?{urlencode({k: v for k, v in query.items() if v})}"
         if wants_json(request):
-            login_url = f"{LOGIN_URL}?{urlencode({'next': back})}"
             return JsonResponse(
                 {"detail": "Log in to vote.", "code": "login_required", "login": login_url},
                 status=401,
             )
-        return redirect_to_login(back, str(LOGIN_URL))
+        return redirect(login_url)
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", "A vote is up, down or none.")

@@ -31,6 +31,7 @@ def test_votesite_additions_keep_the_colon_style():
     assert keys.top_scratch("day") == "top:day:tmp"
     assert keys.idempotency(3, "abc-1") == "idempotency:3:abc-1"
     assert keys.rate_limit("vote", "42", 1000) == "ratelimit:vote:42:1000"
+    assert keys.vote_intent("A" * 22) == "vote_intent:" + "A" * 22
 
 
 @pytest.mark.parametrize(
@@ -114,3 +115,9 @@ def test_comment_keys():
             keys.comment_id_of(bad)
     with pytest.raises(ValueError):
         keys.comment_idempotency(3, "bad key")
+
+
+@pytest.mark.parametrize("bad", ["", "short", "a:b" * 8, "x" * 65, "é" * 20])
+def test_vote_intent_keys_refuse_anything_but_a_token(bad):
+    with pytest.raises(ValueError):
+        keys.vote_intent(bad)

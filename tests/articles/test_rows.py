@@ -67,7 +67,7 @@ def test_the_vote_form_returns_to_the_page_it_is_on(make_user):
     poster, voter = make_user(), make_user()
     a = article(poster)
     client = logged_in(voter)
-    for path in ("/new/", "/top/?period=week&amp;x=1", f"/u/{poster.pk}/"):
+    for path in ("/new/", "/top/?period=week&amp;x=1", f"/u/{poster.username}/"):
         url = path.replace("&amp;", "&")
         row = row_of(client.get(url).content.decode(), a.id)
         assert f'name="next" value="{path}"' in row

@@ -73,7 +73,7 @@ def test_every_listing_shows_title_domain_poster_counts_score_and_groups(client,
         reverse("articles:new"),
         reverse("articles:group-detail", args=["redis"]),
         reverse("articles:group-detail", args=["redis"]) + "?order=time",
-        reverse("articles:user-detail", args=[ann.pk]),
+        reverse("articles:user-detail", args=["ann"]),
         reverse("articles:article-detail", args=[a.id]),
     ]
     for url in urls:
@@ -297,7 +297,8 @@ def test_logged_out_voters_are_sent_to_log_in_and_back(client, make_user):
     a = article(make_user("ann"))
     response = client.post(f"/a/{a.id}/vote/", {"direction": "up", "next": "/top/"})
     assert response.status_code == 302
-    assert response["Location"] == "/accounts/login/?next=/top/"
+    # The login page is told which vote it is for (it signs it as an intent).
+    assert response["Location"] == f"/accounts/login/?next=%2Ftop%2F&vote_on={a.id}&direction=up"
     json = client.post(f"/a/{a.id}/vote/", {"direction": "up"}, HTTP_ACCEPT="application/json")
     assert json.status_code == 401
 

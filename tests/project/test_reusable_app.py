@@ -79,6 +79,8 @@ def test_the_wheel_carries_the_app_and_nothing_of_the_host(wheel: Path) -> None:
         "articles/templates/articles/accounts/login.html",
         "articles/static/articles/js/vote.js",
         "articles/static/articles/css/site.css",
+        "articles/migrations/0001_profile.py",
+        "articles/templates/articles/accounts/password_reset_email.txt",
         "articles/api/urls.py",
         "articles/web/views.py",
     ):
@@ -163,6 +165,8 @@ def test_pages_feeds_static_files_and_account_pages_work_under_the_hosts_prefix(
         "/news/groups/",
         "/news/accounts/login/",
         "/news/signup/",
+        "/news/accounts/password/reset/",
+        "/news/u/ann/",
         "/news/feeds/new/",
         "/static/articles/css/site.css",
         "/static/articles/js/vote.js",

@@ -44,7 +44,7 @@ def _csrf_client(user=None) -> Client:  # type: ignore[no-untyped-def]
     client = Client(enforce_csrf_checks=True)
     if user is not None:
         client.force_login(user)
-    client.get("/accounts/login/")  # a page with a form: sets the csrftoken cookie
+    client.get("/accounts/password/reset/")  # a form for anyone: sets the csrftoken cookie
     return client
 
 
@@ -113,7 +113,7 @@ def test_session_authenticated_api_writes_need_the_csrf_header(users):  # type: 
         article_id = build_world(users)
         client = APIClient(enforce_csrf_checks=True)
         client.force_login(users["staff"])
-        client.get("/accounts/login/")
+        client.get("/accounts/password/reset/")
         url = path.format(a=article_id)
         before = _state()
         for header in ({}, {"HTTP_X_CSRFTOKEN": WRONG}):

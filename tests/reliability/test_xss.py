@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 from django.utils.html import escape
 
 from articles import audit, keys, services
@@ -106,7 +107,8 @@ def _pages(site) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
     pages += ["/g/red/", "/g/red/?order=score", "/g/red/?order=time", "/g/red/?order=time&page=2"]
     pages += [f"/new/?x={Q}&page=2", f"/g/red/?order=time&{Q}=1"]
     pages += [f"/a/{i}/" for i in site["ids"]]
-    pages += [f"/u/{u.pk}/" for u in (*site["users"], site["plain"], site["staff"])]
+    people = (*site["users"], site["plain"], site["staff"])
+    pages += [reverse("articles:user-detail", args=[u.username]) for u in people]
     answers = [(page, 200) for page in pages]
     answers += [(f"/top/?period={Q}", 400), (f"/new/?page={Q}", 400), (f"/g/red/?order={Q}", 400)]
     answers += [(f"/good/2026-13-45/?page={Q}", 400)]

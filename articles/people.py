@@ -1,0 +1,75 @@
+"""Accounts as the app sees them: each user's Profile kept beside it, and a deleted
+account's name taken off its articles (services.user_forget) whatever deletes it: the
+account page, the admin or the shell.
+
+A user saved with `strict_name = True` (sign-up) must have a name key of its own: a
+look-alike of another account's name makes the save fail with IntegrityError, inside the
+sign-up's transaction. Other saves (admin, createsuperuser, load_demo) keep the key only
+when it is free.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models.signals import post_delete, post_save
+
+from articles import names, services
+from articles.models import Profile
+
+
+def profile_of(user: Any) -> Profile:
+    """The user's Profile; an empty one (not saved) for a user made before the table."""
+    try:
+        return Profile.objects.get(user_id=user.pk)
+    except Profile.DoesNotExist:
+        return Profile(user_id=user.pk)
+
+
+def name_taken(username: str) -> bool:
+    """Does another account's name look like `username`?"""
+    return Profile.objects.filter(name_key=names.name_key(username)).exists()
+
+
+def account_update(*, user: Any, email: str, about: str) -> None:
+    """Save a user's e-mail address and "about" text, in one transaction."""
+    with transaction.atomic():
+        if getattr(user, "email", None) != email:
+            user.email = email
+            user.save(update_fields=["email"])
+        Profile.objects.update_or_create(user_id=user.pk, defaults={"about": about})
+
+
+def account_delete(*, user: Any) -> None:
+    """Delete the account; its items are renamed to DELETED_NAME in the same transaction
+    (the post_delete signal), so a Redis outage leaves the account as it was."""
+    with transaction.atomic():
+        user.delete()
+
+
+def _user_saved(sender: Any, instance: Any, created: bool, raw: bool = False, **kw: Any) -> None:
+    if raw:
+        return  # loaddata: the fixture brings its own profiles
+    fields = kw.get("update_fields")
+    if not created and fields is not None and "username" not in fields:
+        return  # a log-in's last_login, a password: the name is unchanged
+    key = names.name_key(instance.get_username())
+    if getattr(instance, "strict_name", False):
+        Profile.objects.update_or_create(user_id=instance.pk, defaults={"name_key": key})
+        return
+    try:
+        with transaction.atomic():
+            Profile.objects.update_or_create(user_id=instance.pk, defaults={"name_key": key})
+    except IntegrityError:
+        Profile.objects.update_or_create(user_id=instance.pk, defaults={"name_key": None})
+
+
+def _user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
+    # Inside the deletion's transaction: if Redis cannot take it, the account stays.
+    services.user_forget(user_id=instance.pk)
+
+
+post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="articles-profile")
+post_delete.connect(_user_deleted, sender=get_user_model(), dispatch_uid="articles-forget")

@@ -96,6 +96,12 @@ def article_comments_new(article_id: int) -> str:
     return f"comments_new:{_positive(article_id)}"
 
 
+def article_comments_all(article_id: int) -> str:
+    """zset: every comment:<id> of the article, tombstones included -> post time (the
+    list that deleting, exporting and auditing an article's comments walk)."""
+    return f"comments_all:{_positive(article_id)}"
+
+
 def replies(comment_id: int) -> str:
     """zset: a comment's direct replies comment:<id> -> best score."""
     return f"replies:{_positive(comment_id)}"

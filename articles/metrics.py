@@ -13,6 +13,12 @@ VOTES = Counter(
     ["direction", "outcome"],
 )
 POSTS = Counter("articles_posts", "Articles posted (a repeated idempotent post not counted).")
+COMMENTS = Counter("articles_comments", "Comments posted (a repeated idempotent post not counted).")
+COMMENT_VOTES = Counter(
+    "articles_comment_votes",
+    "Votes on comments, by direction (up, down, none) and outcome (changed, repeated).",
+    ["direction", "outcome"],
+)
 RATE_LIMITED = Counter(
     "articles_rate_limited_requests",
     "Requests refused by a rate limit, by action.",

@@ -72,6 +72,12 @@ ARTICLE_ROWS = _load("article_rows")
 SEARCH = _load("search")
 REINDEX = _load("reindex")
 UNINDEX = _load("unindex")
+COMMENT_POST = _load("comment_post")
+COMMENT_VOTE = _load("comment_vote")
+COMMENT_EDIT = _load("comment_edit")
+COMMENT_DELETE = _load("comment_delete")
+COMMENT_THREAD = _load("comment_thread")
+COMMENT_ROWS = _load("comment_rows")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -105,3 +105,81 @@ local function word_specs(specs, first, n)
   end
   return specs
 end
+
+-- --- comments (issue 12) -------------------------------------------------------------
+-- The comment scripts name the keys of a comment's article and parent from its hash
+-- (`article`, `parent`), as a walk of a thread must: the store is one Redis, not a
+-- Cluster. Every such name is checked against the forms keys.py makes.
+
+-- The id in "comment:<id>" (or nil), and in "article:<id>" (or nil).
+local function comment_id_of(member)
+  return member and string.match(member, '^comment:([1-9]%d*)$')
+end
+local function article_id_of(member)
+  return member and string.match(member, '^article:([1-9]%d*)$')
+end
+
+-- The score of a comment in its parent's best order: types.comment_best, the same
+-- operations in the same order (the Wilson lower bound at z = 1.281551565545, in steps
+-- of 1/10,000, times 2^38, plus 2^38 - 1 - id so the older of equals comes first),
+-- formatted whole: Redis would write a Lua number with only 14 digits.
+local function comment_best(id, up, down)
+  local n = up + down
+  local w = 0
+  if n > 0 and up > 0 then
+    local z = 1.281551565545
+    local p = up / n
+    w = (p + z * z / (2 * n) - z * math.sqrt((p * (1 - p) + z * z / (4 * n)) / n))
+      / (1 + z * z / n)
+  end
+  local tie_base = 274877906944 -- 2^38
+  local tie = 0
+  if id < tie_base then tie = tie_base - 1 - id end
+  return string.format('%.0f', math.floor(w * 10000) * tie_base + tie)
+end
+
+-- The orderings a comment sits in under its parent: {best, new}.
+local function comment_orderings(article, parent)
+  local pid = comment_id_of(parent)
+  if pid then return 'replies:' .. pid, 'replies_new:' .. pid end
+  local aid = article_id_of(article)
+  return 'comments:' .. aid, 'comments_new:' .. aid
+end
+
+-- Every comment of an article, listed from comments_all:<aid>, each with the keys it
+-- owns; BAD_DATA (as bad_types) when one of them is of the wrong type, so a script
+-- can refuse before its first write. Returns list, nil | nil, bad.
+local function article_comment_keys(aid)
+  local all = 'comments_all:' .. aid
+  local bad = bad_types({all, 'zset', 'comments:', 'zset', 'comments:' .. aid, 'zset',
+    'comments_new:' .. aid, 'zset'})
+  if bad then return nil, bad end
+  local found = {}
+  for _, member in ipairs(redis.call('ZRANGE', all, 0, -1)) do
+    local cid = comment_id_of(member)
+    if cid then
+      local specs = {member, 'hash', 'comment_voted:' .. cid, 'set',
+        'comment_voted_down:' .. cid, 'set', 'replies:' .. cid, 'zset',
+        'replies_new:' .. cid, 'zset'}
+      bad = bad_types(specs)
+      if bad then return nil, bad end
+      found[#found + 1] = {member = member, cid = cid,
+        author = redis.call('HGET', member, 'author') or ''}
+    end
+  end
+  return found
+end
+
+-- Delete an article's comments (listed by article_comment_keys) and all their keys.
+local function delete_comments(aid, found)
+  for _, c in ipairs(found) do
+    redis.call('DEL', c.member, 'comment_voted:' .. c.cid, 'comment_voted_down:' .. c.cid,
+      'replies:' .. c.cid, 'replies_new:' .. c.cid)
+    redis.call('ZREM', 'comments:', c.member)
+    local pk = string.match(c.author, '^user:([1-9]%d*)$')
+    if pk and redis.call('TYPE', 'user_comments:' .. pk)['ok'] == 'zset' then
+      redis.call('ZREM', 'user_comments:' .. pk, c.member)
+    end
+  end
+  redis.call('DEL', 'comments:' .. aid, 'comments_new:' .. aid, 'comments_all:' .. aid)
+end

@@ -12,6 +12,9 @@
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
 -- ARGV[11] the hash's `words` as read (its search words, "" for none)
+-- The article's comments go in the same step: every comment in comments_all:<aid>, with
+-- its voter sets, reply orderings and entries in comments: and user_comments:<pk>, and
+-- the article's own comment orderings.
 -- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.VOTING_CLOSED} | {S.OK} deleted
 local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
   KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list', KEYS[10], 'zset'}
@@ -33,6 +36,10 @@ if ARGV[8] == 'open' then
   if not t or clock(ARGV[9]) >= t + tonumber(ARGV[10]) then return {S.VOTING_CLOSED} end
 end
 local member = ARGV[1]
+local aid = article_id_of(member)
+local comments, bad_comment = article_comment_keys(aid)
+if bad_comment then return bad_comment end
+delete_comments(aid, comments)
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], member)
 redis.call('ZREM', KEYS[5], member)

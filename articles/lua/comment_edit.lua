@@ -1,0 +1,20 @@
+-- comment_edit.lua: its author changes a comment's text within the edit window.
+-- KEYS[1] comment:<cid>
+-- ARGV[1] user:<pk>  ARGV[2] text  ARGV[3] now ("" for Redis' clock)  ARGV[4] edit window (s)
+-- Returns {S.COMMENT_NOT_FOUND} | {S.NOT_AUTHOR} | {S.COMMENT_GONE, state}
+--   | {S.EDIT_CLOSED} | {S.OK, field, value, ...} the comment's hash
+local bad = bad_types({KEYS[1], 'hash'})
+if bad then return bad end
+local c = redis.call('HMGET', KEYS[1], 'author', 'state', 'time')
+if not c[3] then return {S.COMMENT_NOT_FOUND} end
+if (c[2] or '') ~= '' then return {S.COMMENT_GONE, c[2]} end
+if c[1] ~= ARGV[1] then return {S.NOT_AUTHOR} end
+bad = bad_time(KEYS[1], c[3])
+if bad then return bad end
+local now = clock(ARGV[3])
+if now >= tonumber(c[3]) + tonumber(ARGV[4]) then return {S.EDIT_CLOSED} end
+redis.call('HSET', KEYS[1], 'text', ARGV[2], 'edited', math.floor(now))
+local reply = {S.OK}
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields do reply[#reply + 1] = fields[i] end
+return reply

@@ -1,0 +1,82 @@
+-- comment_rows.lua: comments outside a thread in one call: a page of a listing zset
+-- (comments:, user_comments:<pk>: newest first), the newest visible comments of an
+-- article (comments_all:<aid>, for its feed), or one comment; each with its article's
+-- title and the viewer's vote.
+-- KEYS[1] the listing zset, or the comment:<cid> (mode "one")
+-- ARGV[1] "list" | "visible" | "one"  ARGV[2] start  ARGV[3] stop (list), or how many
+-- (visible)  ARGV[4] the viewer's user:<pk> ("" for none)
+-- Returns {S.OK, count of the listing, then per comment: id, n, field, value, ...,
+--   article title, up flag, down flag}. A key of the wrong type is read as missing.
+local mode, viewer = ARGV[1], ARGV[4]
+
+local function try(command, key, ...)
+  local r = redis.pcall(command, key, ...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'WRONGTYPE', 1, true) then return nil end
+    return error(r.err)
+  end
+  return r
+end
+
+local reply = {S.OK, 0}
+local function emit(member, fields)
+  local cid = comment_id_of(member)
+  reply[#reply + 1] = cid
+  reply[#reply + 1] = #fields
+  local article = ''
+  for i = 1, #fields, 2 do
+    reply[#reply + 1] = fields[i]
+    reply[#reply + 1] = fields[i + 1]
+    if fields[i] == 'article' then article = fields[i + 1] end
+  end
+  local title = article_id_of(article) and try('HGET', article, 'title')
+  reply[#reply + 1] = title or ''
+  if viewer == '' then
+    reply[#reply + 1] = 0; reply[#reply + 1] = 0
+  else
+    reply[#reply + 1] = try('SISMEMBER', 'comment_voted:' .. cid, viewer) or 0
+    reply[#reply + 1] = try('SISMEMBER', 'comment_voted_down:' .. cid, viewer) or 0
+  end
+end
+
+local function row(member)
+  if not comment_id_of(member) then return nil end
+  local fields = try('HGETALL', member)
+  if not fields or #fields == 0 then return nil end
+  return fields
+end
+
+if mode == 'one' then
+  local fields = row(KEYS[1])
+  if not fields then return {S.COMMENT_NOT_FOUND} end
+  reply[2] = 1
+  emit(KEYS[1], fields)
+  return reply
+end
+reply[2] = try('ZCARD', KEYS[1]) or 0
+if mode == 'list' then
+  for _, member in ipairs(try('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3]) or {}) do
+    local fields = row(member)
+    if fields then emit(member, fields) end
+  end
+  return reply
+end
+-- "visible": the newest `want` visible ones, looking at no more than 20 x want.
+local want, found, at = tonumber(ARGV[3]), 0, 0
+while found < want and at < 20 * want do
+  local chunk = try('ZREVRANGE', KEYS[1], at, at + want - 1) or {}
+  if #chunk == 0 then break end
+  at = at + #chunk
+  for _, member in ipairs(chunk) do
+    local fields = row(member)
+    if fields and found < want then
+      local state = ''
+      for i = 1, #fields, 2 do if fields[i] == 'state' then state = fields[i + 1] end end
+      if state == '' then
+        emit(member, fields)
+        found = found + 1
+      end
+    end
+  end
+end
+return reply

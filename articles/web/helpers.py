@@ -8,15 +8,16 @@ import logging
 from collections.abc import Callable
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from articles import conf, ratelimits
+from articles import clock, conf, ratelimits
 from articles.addresses import client_address
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
@@ -27,8 +28,8 @@ from articles.errors import (
     StoreFull,
     StoreUnavailable,
 )
-from articles.responses import error_response
-from articles.types import Order, Page, Period
+from articles.responses import error_response, wants_json
+from articles.types import Comment, Order, Page, Period
 
 View = Callable[..., HttpResponse]
 logger = logging.getLogger(__name__)
@@ -63,6 +64,32 @@ def html_errors(view: View) -> View:
 def rate_limit(action: str, request: HttpRequest) -> None:
     """Count one `action` of the caller (ratelimits.py); raises RateLimited past the limit."""
     ratelimits.consume(request, action)
+
+
+def login_first(request: HttpRequest, back: str, what: str = "vote") -> HttpResponse | None:
+    """None for a logged-in user. Anyone else logs in first and comes back to `back`: the
+    in-page script gets a JSON 401 naming the login page, a form a redirect to it."""
+    if request.user.is_authenticated:
+        return None
+    if wants_json(request):
+        login_url = f"{reverse('articles:login')}?{urlencode({'next': back})}"
+        return JsonResponse(
+            {"detail": f"Log in to {what}.", "code": "login_required", "login": login_url},
+            status=401,
+        )
+    return redirect_to_login(back, reverse("articles:login"))
+
+
+def comment_editable(comment: Comment, user: Any, now: float | None = None) -> bool:
+    """May `user` edit `comment` now: its author, while it is visible and within
+    ARTICLES_COMMENT_EDIT_SECONDS of its posting (the store refuses anything else; this
+    decides whether a page offers the edit form)."""
+    return (
+        comment.visible
+        and bool(getattr(user, "is_authenticated", False))
+        and comment.author_id == user.pk
+        and clock.now(now) < comment.time + conf.comment_edit_seconds()
+    )
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -29,7 +27,7 @@ from articles.errors import (
 )
 from articles.responses import wants_json
 from articles.types import Order, Period, SearchOrder
-from articles.web import rendering
+from articles.web import comments, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
@@ -46,6 +44,7 @@ from articles.web.helpers import (
     health_details_allowed,
     html_errors,
     listing_status,
+    login_first,
     order_param,
     page_param,
     period_param,
@@ -230,10 +229,11 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
+    user_comments = selectors.user_comments(user_id=person.pk, per_page=10)
     return rendering.render(
         request,
         "articles/user_detail.html",
-        {"person": person, "page": page},
+        {"person": person, "page": page, "user_comments": user_comments},
         status=listing_status(page),
     )
 
@@ -243,8 +243,18 @@ def user_detail(request: HttpRequest, user_id: int) -> HttpResponse:
 @anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
-    article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
-    return rendering.render(request, "articles/article_detail.html", {"article": article})
+    """The article and a page of its comment thread (?sort=best|new, ?page=)."""
+    thread = selectors.comment_thread(
+        article_id=article_id,
+        order=comments.sort_param(request),
+        page=page_param(request),
+        user_id=viewer_id(request),
+    )
+    article = thread.article or selectors.article_get(article_id=article_id)
+    context = {"article": article, **comments.thread_context(request, thread)}
+    return rendering.render(
+        request, "articles/article_detail.html", context, status=listing_status(thread)
+    )
 
 
 @require_GET
@@ -263,14 +273,8 @@ def modlog(request: HttpRequest) -> HttpResponse:
 def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
     back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
-    if not request.user.is_authenticated:
-        if wants_json(request):
-            login_url = f"{LOGIN_URL}?{urlencode({'next': back})}"
-            return JsonResponse(
-                {"detail": "Log in to vote.", "code": "login_required", "login": login_url},
-                status=401,
-            )
-        return redirect_to_login(back, str(LOGIN_URL))
+    if (login := login_first(request, back)) is not None:
+        return login
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", "A vote is up, down or none.")

@@ -41,7 +41,6 @@ from articles.templatetags import articles_tags as tags
 from articles.types import Article, Comment, Vote
 from articles.urlcache import url_for
 from articles.web import rows
-from articles.web.helpers import comment_editable
 
 
 def render(
@@ -132,7 +131,7 @@ def environment() -> jinja2.Environment:
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
-    env.globals.update(ago=_ago, comment_editable=_comment_editable)
+    env.globals.update(ago=_ago, comment_row=rows.comment_row)
     return env
 
 
@@ -230,11 +229,6 @@ def _net(article: Article) -> int:
 
 def _ago(posted: float) -> str:
     return rows.ago_of(posted, time.time())
-
-
-@jinja2.pass_context
-def _comment_editable(context: jinja2.runtime.Context, comment: Comment) -> bool:
-    return comment_editable(comment, context.get("user"))
 
 
 def _voted(article: Article | Comment) -> str:

@@ -107,6 +107,9 @@ def test_the_author_sees_edit_and_delete_and_staff_see_remove(client, make_user)
     assert f'href="/c/{top.id}/edit/"' in page and f'href="/c/{top.id}/delete/"' in page
     page = text_of(login(client, make_user("mod", staff=True)).get(f"/a/{a.id}/"))
     assert f'href="/c/{top.id}/remove/"' in page
+    # Each comment's part is kept per viewer state: what ann and mod saw, bob does not.
+    page = text_of(login(client, make_user("bob")).get(f"/a/{a.id}/"))
+    assert f"/c/{top.id}/edit/" not in page and f"/c/{top.id}/remove/" not in page
 
 
 def test_sort_new_lists_newest_first_and_best_by_votes(client, make_user):

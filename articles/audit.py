@@ -18,12 +18,12 @@ from typing import Literal
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import conf, keys, search, services, validation
+from articles import conf, keys, scripts, search, services, validation
 from articles.connection import get_connection
 from articles.errors import ArticleNotFound, Conflict, InvalidInput, StoreCorrupt
 from articles.selectors import _ids, _s
 from articles.services import _ATTEMPTS, _group_keys
-from articles.types import Article, article_score, valid_time
+from articles.types import Article, Status, article_score, comment_best, valid_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,7 @@ class Problem:
     article_id: int | None = None
     group: str | None = None
     entry: str | None = None  # the index entry at fault: a normalised link, submitted:<pk>
+    member: str | None = None  # the comment:<id> at fault in `entry` (comment indexes)
 
 
 # The store-wide keys and the type each must hold. One of another type is reported, not
@@ -46,7 +47,7 @@ INDEX_TYPES = {
     keys.LINKS: "hash",
 }
 # Problems no repair can mend from what the store still knows: reported and left alone.
-REPORT_ONLY_KINDS = frozenset({"wrong_type", "bad_group_name"})
+REPORT_ONLY_KINDS = frozenset({"wrong_type", "bad_group_name", "comment_bad"})
 
 
 def invariant_audit(
@@ -89,6 +90,7 @@ def invariant_audit(
             progress(offset + len(chunk), len(ordered))
     problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch, broken))
     problems.extend(search_index_audit(conn, ordered, batch))
+    problems.extend(comment_audit(conn, now=now, batch=batch))
     return problems
 
 
@@ -733,3 +735,342 @@ def search_index_repair(problems: Iterable[Problem]) -> None:
                 )
             except StoreCorrupt:
                 continue  # a key of the wrong type: reported as such, left for a person
+
+
+# --- comments (issue 12) ---------------------------------------------------------------
+# The comment hashes are the truth; everything else about comments is derived from them
+# and audited against them: each parent's two orderings (scores from the counts), the
+# article's comments_all:, the site-wide comments: and each user_comments:<pk> (visible
+# comments only), the counts `replies` and the article's `comments`, parent links and
+# depths, and while the article's window is open the voter sets against the counts.
+COMMENT_KINDS = frozenset(
+    {
+        "comment_orphan",  # its article is gone: repair removes it
+        "comment_parent",  # parent missing, of another article, or depth != parent's + 1
+        "comment_tombstone",  # a "[deleted]"/"[removed]" comment left with no replies
+        "comment_votes",  # counts != voter sets, a user in both, a set without expiry
+        "comment_index",  # missing from, or with a wrong score in, a list it belongs in
+        "comment_stale",  # in a list its hash does not place it in
+        "comment_stale_voters",  # a voter set of a comment that is gone
+        "comment_replies",  # `replies` != its replies
+        "comment_count",  # the article's `comments` != its visible comments
+    }
+)
+_COMMENT_ZSETS = (
+    "comments:*",
+    "comments_new:*",
+    "comments_all:*",
+    "replies:*",
+    "replies_new:*",
+    "user_comments:*",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _CommentRow:
+    id: int
+    article_id: int
+    parent: str
+    author: str
+    state: str
+    time: float
+    votes: int
+    downvotes: int
+    depth: int
+    replies: int
+
+    @property
+    def member(self) -> str:
+        return keys.comment(self.id)
+
+
+def _comment_row(comment_id: int, raw: dict[bytes, bytes]) -> _CommentRow | str:
+    """The fields the audit needs, or what is wrong with the hash."""
+    try:
+        article_id = keys.article_id_of(_s(raw.get(b"article", b"")))
+    except ValueError:
+        return f"article is {_shown(raw.get(b'article'))}, not an article"
+    parent = _s(raw.get(b"parent", b""))
+    if parent and _comment_id_or_none(parent) is None:
+        return f"parent is {parent!r}, not a comment"
+    posted = _time_or_none(raw.get(b"time"))
+    if posted is None:
+        return f"time is {_shown(raw.get(b'time'))}, not a time"
+    counts = {}
+    for name in ("votes", "downvotes", "depth", "replies"):
+        value = raw.get(name.encode(), b"0")
+        if not _WHOLE.fullmatch(_s(value)):
+            return f"{name} is {_shown(value)}, not a whole number"
+        counts[name] = int(value)
+    return _CommentRow(
+        comment_id,
+        article_id,
+        parent,
+        _s(raw.get(b"author", b"")),
+        _s(raw.get(b"state", b"")),
+        posted,
+        counts["votes"],
+        counts["downvotes"],
+        counts["depth"],
+        counts["replies"],
+    )
+
+
+def _comment_id_or_none(member: str) -> int | None:
+    try:
+        return keys.comment_id_of(member)
+    except ValueError:
+        return None
+
+
+def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Problem]:
+    """Every broken comment invariant (COMMENT_KINDS), plus comment keys of the wrong
+    type and comment hashes no script can use (report only). Reads only."""
+    problems: list[Problem] = []
+    ids = sorted({i for k in conn.scan_iter(match=keys.COMMENT_SCAN, count=1000) if (i := _cid(k))})
+    rows: dict[int, _CommentRow] = {}
+    unknown: set[str] = set()  # members whose hash cannot be read: their entries are left
+    for offset in range(0, len(ids), batch):
+        chunk = ids[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for comment_id in chunk:
+            pipe.hgetall(keys.comment(comment_id))
+        for comment_id, raw in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
+            member = keys.comment(comment_id)
+            if isinstance(raw, redis.ResponseError):
+                unknown.add(member)
+                problems.append(_wrong_type(member, _s(conn.type(member)), "hash"))
+                continue
+            if not raw:
+                continue
+            row = _comment_row(comment_id, raw)
+            if isinstance(row, str):
+                unknown.add(member)
+                problems.append(Problem("comment_bad", row, entry=member))
+            else:
+                rows[comment_id] = row
+    articles = sorted({row.article_id for row in rows.values()})
+    pipe = conn.pipeline(transaction=False)
+    for article_id in articles:
+        pipe.hmget(keys.article(article_id), "time", "comments")
+    found: dict[int, tuple[float | None, bytes | None]] = {}
+    for article_id, reply in zip(articles, pipe.execute(raise_on_error=False), strict=True):
+        if isinstance(reply, redis.ResponseError):
+            found[article_id] = (None, None)  # not a hash: the article audit reports it
+        elif reply[0] is not None:
+            found[article_id] = (_time_or_none(reply[0]), reply[1])
+
+    def report(kind: str, detail: str, row: _CommentRow) -> None:
+        problems.append(Problem(kind, detail, entry=row.member))
+
+    expected: dict[str, dict[str, float]] = defaultdict(dict)
+    children: dict[str, int] = defaultdict(int)
+    visible: dict[int, int] = defaultdict(int)
+    live: list[_CommentRow] = []
+    for row in rows.values():
+        if row.article_id not in found:
+            report("comment_orphan", f"its article {row.article_id} is gone", row)
+            continue
+        live.append(row)
+        parent = rows.get(_comment_id_or_none(row.parent) or 0) if row.parent else None
+        if row.parent and (parent is None or parent.article_id != row.article_id):
+            report("comment_parent", f"parent {row.parent} is gone or of another article", row)
+        elif row.depth != (parent.depth + 1 if parent else 0):
+            report("comment_parent", f"depth {row.depth}, its parent's + 1 is not that", row)
+        if row.parent and parent is not None:
+            best, new = keys.replies(parent.id), keys.replies_new(parent.id)
+            children[row.parent] += 1
+        else:
+            best = keys.article_comments(row.article_id)
+            new = keys.article_comments_new(row.article_id)
+        expected[best][row.member] = comment_best(row.id, row.votes, row.downvotes)
+        expected[new][row.member] = float(row.id)
+        expected[keys.article_comments_all(row.article_id)][row.member] = row.time
+        if row.state == "":
+            visible[row.article_id] += 1
+            expected[keys.COMMENTS][row.member] = row.time
+            author = _user_id_or_none(row.author)
+            if author:
+                expected[keys.user_comments(author)][row.member] = row.time
+    for row in live:
+        if row.state and not children.get(row.member):
+            report("comment_tombstone", f"{row.state}, with no replies left", row)
+        if row.replies != children.get(row.member, 0):
+            n = children.get(row.member, 0)
+            report("comment_replies", f"replies {row.replies} != {n} replies", row)
+    for article_id, (_, raw_count) in found.items():
+        count = _whole(raw_count) if raw_count is not None else 0
+        if count != visible.get(article_id, 0):
+            problems.append(
+                Problem(
+                    "comment_count",
+                    f"comments is {_shown(raw_count)}, it has {visible.get(article_id, 0)} "
+                    "visible comments",
+                    entry=keys.article(article_id),
+                )
+            )
+    problems += _comment_indexes_audit(conn, expected, unknown, batch)
+    problems += _comment_voters_audit(conn, live, found, rows, now, batch)
+    return problems
+
+
+def _cid(key: bytes | str) -> int | None:
+    return _comment_id_or_none(_s(key))
+
+
+def _comment_indexes_audit(
+    conn: redis.Redis, expected: dict[str, dict[str, float]], unknown: set[str], batch: int
+) -> list[Problem]:
+    problems: list[Problem] = []
+    names = {_s(k) for pattern in _COMMENT_ZSETS for k in conn.scan_iter(match=pattern, count=1000)}
+    ordered = sorted(names | set(expected))
+    for offset in range(0, len(ordered), batch):
+        chunk = ordered[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for key in chunk:
+            pipe.type(key)
+            pipe.zrange(key, 0, -1, withscores=True)
+        replies = pipe.execute(raise_on_error=False)
+        for i, key in enumerate(chunk):
+            kind, content = _s(replies[2 * i]), replies[2 * i + 1]
+            if kind not in ("zset", "none") or isinstance(content, redis.ResponseError):
+                problems.append(_wrong_type(key, kind, "zset"))
+                continue
+            actual = {_s(m): score for m, score in content}
+            problems += _compare_comment_index(key, actual, expected.get(key, {}), unknown)
+    return problems
+
+
+def _compare_comment_index(
+    key: str, actual: dict[str, float], want: dict[str, float], unknown: set[str]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for member, score in sorted(want.items()):
+        have = actual.get(member)
+        if have is None or abs(have - score) > 1e-3:
+            shown = "nothing" if have is None else f"{have:.17g}"
+            detail = f"{key} has {shown} for {member}, not {score:.17g}"
+            problems.append(Problem("comment_index", detail, entry=key, member=member))
+    for member in sorted(set(actual) - set(want)):
+        if member not in unknown:
+            problems.append(
+                Problem("comment_stale", f"{key} holds {member}", entry=key, member=member)
+            )
+    return problems
+
+
+def _comment_voters_audit(
+    conn: redis.Redis,
+    live: list[_CommentRow],
+    found: dict[int, tuple[float | None, bytes | None]],
+    rows: dict[int, _CommentRow],
+    now: float,
+    batch: int,
+) -> list[Problem]:
+    problems: list[Problem] = []
+    window = conf.window()
+    voter_keys = [
+        _s(k)
+        for pattern in ("comment_voted:*", "comment_voted_down:*")
+        for k in conn.scan_iter(match=pattern, count=1000)
+    ]
+    for key in voter_keys:
+        comment_id = _comment_id_or_none("comment:" + key.partition(":")[2])
+        if comment_id is None or comment_id not in rows:
+            if comment_id is not None and conn.exists(keys.comment(comment_id)):
+                continue  # a hash no script can use (comment_bad), or one written since
+            problems.append(
+                Problem(
+                    "comment_stale_voters",
+                    f"{key}: its comment is gone",
+                    entry=key,
+                    member=keys.comment(comment_id) if comment_id else "",
+                )
+            )
+    open_rows = [
+        row
+        for row in live
+        if (posted := found[row.article_id][0]) is not None and now < posted + window
+    ]
+    for offset in range(0, len(open_rows), batch):
+        chunk = open_rows[offset : offset + batch]
+        pipe = conn.pipeline(transaction=False)
+        for row in chunk:
+            up, down = keys.comment_voted(row.id), keys.comment_voted_down(row.id)
+            pipe.scard(up)
+            pipe.scard(down)
+            pipe.sinter([up, down])
+            pipe.ttl(up)
+            pipe.ttl(down)
+        replies = pipe.execute(raise_on_error=False)
+        for i, row in enumerate(chunk):
+            n_up, n_down, both, ttl_up, ttl_down = replies[i * 5 : i * 5 + 5]
+            if any(isinstance(r, redis.ResponseError) for r in (n_up, n_down, both)):
+                for key in (keys.comment_voted(row.id), keys.comment_voted_down(row.id)):
+                    kind = _s(conn.type(key))
+                    if kind not in ("set", "none"):
+                        problems.append(_wrong_type(key, kind, "set"))
+                continue
+            wrong = []
+            if row.votes != n_up:
+                wrong.append(f"votes {row.votes} != {n_up} up-voters")
+            if row.downvotes != n_down:
+                wrong.append(f"downvotes {row.downvotes} != {n_down} down-voters")
+            if both:
+                wrong.append(f"{len(both)} user(s) in both voter sets")
+            if -1 in (ttl_up, ttl_down):
+                wrong.append("a voter set has no expiry")
+            if wrong:
+                problems.append(Problem("comment_votes", "; ".join(wrong), entry=row.member))
+    return problems
+
+
+def comment_repair(problems: Iterable[Problem], *, now: float | None = None) -> int:
+    """Mend the comment problems of an audit, each with one small script that judges
+    from what the store holds when it runs (comment_repair.lua). Returns how many
+    steps changed something. Counts go last, after the entries they count."""
+    conn = get_connection()
+    now = _redis_now(conn) if now is None else now
+    window = conf.window()
+    changed = 0
+
+    def run(mode: str, key: str, *args: object) -> None:
+        nonlocal changed
+        reply = scripts.COMMENT_REPAIR(keys=[key], args=[mode, *args], client=conn)
+        if int(reply[0]) == Status.OK:
+            changed += int(reply[1])
+
+    problems = [p for p in problems if p.kind in COMMENT_KINDS]
+    whole = {"comment_orphan", "comment_parent", "comment_tombstone", "comment_votes"}
+    members = {p.entry for p in problems if p.kind in whole and p.entry}
+    members |= {p.member for p in problems if p.kind == "comment_index" and p.member}
+    for member in sorted(members, key=lambda m: _comment_id_or_none(m) or 0):
+        comment_id = _comment_id_or_none(member)
+        if comment_id is not None:
+            run("comment", member, now, window, comment_id)
+    for p in problems:
+        if p.kind == "comment_stale" and p.entry and p.member is not None:
+            run("stale", p.entry, p.member)
+        elif p.kind == "comment_stale_voters" and p.entry:
+            run("voters", p.entry, p.member or "")
+    for p in problems:
+        if p.kind == "comment_replies" and p.entry:
+            comment_id = _comment_id_or_none(p.entry)
+            if comment_id is not None:
+                run("replies", p.entry, comment_id)
+        elif p.kind == "comment_count" and p.entry:
+            run("count", p.entry)
+    return changed
+
+
+def comments_repair_all(*, rounds: int = 4) -> list[Problem]:
+    """Audit and repair the comments until the audit finds nothing a repair can mend (a
+    removal can leave a count to fix), at most `rounds` times; returns what is left."""
+    conn = get_connection()
+    left: list[Problem] = []
+    for _ in range(rounds):
+        left = [p for p in comment_audit(conn, now=_redis_now(conn)) if p.kind in COMMENT_KINDS]
+        if not left:
+            return left
+        comment_repair(left)
+    return left

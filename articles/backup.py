@@ -11,10 +11,11 @@ import redis
 from redis.typing import EncodableT, FieldT
 
 from articles import clock, keys, search, validation
-from articles.audit import _index_types, _indexed_article_ids, _scan_groups
+from articles.audit import _cid, _index_types, _indexed_article_ids, _scan_groups
 from articles.connection import get_connection
 from articles.errors import Conflict, InvalidInput
 from articles.services import _member_key
+from articles.types import CommentState, comment_best
 
 EXPORT_VERSION = 1
 
@@ -29,7 +30,7 @@ def store_is_empty() -> bool:
 
 
 def _is_empty(conn: redis.Redis | redis.client.Pipeline) -> bool:
-    counter = conn.exists(keys.ARTICLE_IDS)
+    counter = conn.exists(keys.ARTICLE_IDS, keys.COMMENT_IDS)
     found = conn.scan(0, match=keys.ARTICLE_SCAN, count=100)[1]
     return not (counter or conn.exists(keys.TIME, keys.GROUPS) or found)
 
@@ -39,8 +40,9 @@ def store_export(
 ) -> Iterable[dict[str, object]]:
     """Every record of the store as JSON-ready dicts: a header, the group registry, each
     article with its vote state (up and down voter sets and their expiry), its indexes and
-    groups, the link index, the daily stats, the moderation log and the id counter (last:
-    a file without it is incomplete, and import refuses it).
+    groups, each comment with its voter sets (its orderings and lists are derived from the
+    hashes on import), the link index, the daily stats, the moderation log and the id
+    counters (last: a file without them is incomplete, and import refuses it).
 
     Each article is read in one MULTI/EXEC, so its record is consistent (counts agree with
     its voter sets); the export as a whole is not a point-in-time snapshot of the store
@@ -70,6 +72,7 @@ def store_export(
         report(f"{key} is a {kind}, not a set: not exported")
     ids = _indexed_article_ids(conn, broken)
     highest = 0
+    exported: set[int] = set()
     for article_id in sorted(ids):
         try:
             record = _article_record(conn, article_id, memberships.get(article_id, set()), broken)
@@ -78,7 +81,12 @@ def store_export(
             continue
         if record is not None:
             highest = article_id
+            exported.add(article_id)
             yield record
+    highest_comment = 0
+    for comment in _comment_records(conn, exported, report):
+        highest_comment = max(highest_comment, int(str(comment["id"])))
+        yield comment
     if keys.LINKS not in broken:
         for norm, member in sorted(conn.hgetall(keys.LINKS).items()):
             if not _member_key(_x(member)):
@@ -111,7 +119,67 @@ def store_export(
     except (ValueError, redis.ResponseError) as exc:
         report(f"{keys.ARTICLE_IDS} is not a count ({exc}): exported as the highest id")
         counter = 0
-    yield {"type": "counter", "article_counter": max(counter, highest)}
+    try:
+        comment_counter = int(conn.get(keys.COMMENT_IDS) or 0)
+    except (ValueError, redis.ResponseError) as exc:
+        report(f"{keys.COMMENT_IDS} is not a count ({exc}): exported as the highest id")
+        comment_counter = 0
+    yield {
+        "type": "counter",
+        "article_counter": max(counter, highest),
+        "comment_counter": max(comment_counter, highest_comment),
+    }
+
+
+def _comment_records(
+    conn: redis.Redis, articles: set[int], report: Callable[[str], None]
+) -> Iterable[dict[str, object]]:
+    """Each comment with its voter sets, in id order (a parent before its replies); one
+    whose article or parent is not exported is left out and named (import would refuse
+    it), and so, in turn, are its replies."""
+    ids = sorted({i for k in conn.scan_iter(match=keys.COMMENT_SCAN, count=1000) if (i := _cid(k))})
+    exported: dict[int, int] = {}  # comment id -> its article id
+    for comment_id in ids:
+        member = keys.comment(comment_id)
+        up, down = keys.comment_voted(comment_id), keys.comment_voted_down(comment_id)
+        pipe = conn.pipeline(transaction=True)
+        pipe.time()
+        pipe.hgetall(member)
+        pipe.smembers(up)
+        pipe.pttl(up)
+        pipe.smembers(down)
+        pipe.pttl(down)
+        try:
+            clock_now, raw, ups, up_ttl, downs, down_ttl = pipe.execute()
+        except redis.ResponseError as exc:
+            report(f"comment {comment_id}: {exc}: not exported")
+            continue
+        if not raw:
+            continue
+        fields = {_x(k): _x(v) for k, v in sorted(raw.items())}
+        try:
+            record = _comment({"id": comment_id, "hash": fields})
+        except (InvalidInput, KeyError, TypeError, ValueError) as exc:
+            report(f"comment {comment_id}: {exc}: not exported")
+            continue
+        article_id, parent = int(str(record["article_id"])), record["parent_id"]
+        if article_id not in articles:
+            report(f"comment {comment_id}: its article {article_id} is not exported")
+            continue
+        if parent is not None and exported.get(int(str(parent))) != article_id:
+            report(f"comment {comment_id}: its parent {parent} is not exported with it")
+            continue
+        exported[comment_id] = article_id
+        server_ms = clock_now[0] * 1000 + clock_now[1] // 1000
+        yield {
+            "type": "comment",
+            "id": comment_id,
+            "hash": fields,
+            "up": sorted(_x(m) for m in ups),
+            "up_expire_at_ms": server_ms + up_ttl if up_ttl >= 0 else None,
+            "down": sorted(_x(m) for m in downs),
+            "down_expire_at_ms": server_ms + down_ttl if down_ttl >= 0 else None,
+        }
 
 
 def _article_record(
@@ -174,9 +242,11 @@ class _Restore:
     """A backup file, validated: every key name formed from checked ids and names."""
 
     counter: int | None = None
+    comment_counter: int = 0
     header: bool = False
     groups: dict[str, bytes] = field(default_factory=dict)
     articles: list[dict[str, object]] = field(default_factory=list)
+    comments: list[dict[str, object]] = field(default_factory=list)
     links: dict[bytes, str] = field(default_factory=dict)
     stats: dict[str, dict[FieldT, EncodableT]] = field(default_factory=dict)
     modlog: list[bytes] = field(default_factory=list)
@@ -216,16 +286,20 @@ def store_restore(*, records: Iterable[tuple[int, object]], replace: bool) -> Co
         )
     highest = max((int(str(a["id"])) for a in plan.articles), default=0)
     counter = max(plan.counter, highest)
+    _link_comments(plan)
+    comment_counter = max([plan.comment_counter, *(int(str(c["id"])) for c in plan.comments)])
     with get_connection().pipeline(transaction=True) as pipe:
         try:
-            # A post INCRs article: before anything else, and a group create writes groups:.
-            pipe.watch(keys.ARTICLE_IDS, keys.TIME, keys.GROUPS)
+            # A post INCRs article: (a comment comment:) before anything else, and a group
+            # create writes groups:.
+            pipe.watch(keys.ARTICLE_IDS, keys.COMMENT_IDS, keys.TIME, keys.GROUPS)
             if not replace and not _is_empty(pipe):
                 raise StoreNotEmpty()
             pipe.multi()
             if replace:
                 pipe.flushdb()
             pipe.set(keys.ARTICLE_IDS, counter)
+            pipe.set(keys.COMMENT_IDS, comment_counter)
             _write(pipe, plan)
             pipe.execute()
         except redis.WatchError:
@@ -252,6 +326,9 @@ def _validate(plan: _Restore, record: object) -> None:
         plan.header = True
     elif kind == "counter":
         plan.counter = _count(record["article_counter"])
+        plan.comment_counter = _count(record.get("comment_counter", 0))
+    elif kind == "comment":
+        plan.comments.append(_comment(record))
     elif kind == "group":
         name = validation.clean_group_name(record["name"], "name")
         plan.groups[name] = _raw(record.get("description") or "")
@@ -302,6 +379,118 @@ def _article(record: dict[str, object]) -> dict[str, object]:
     return out
 
 
+_COMMENT_STATES = (CommentState.VISIBLE, CommentState.DELETED, CommentState.REMOVED)
+
+
+def _comment(record: dict[str, object]) -> dict[str, object]:
+    """A comment record, checked: its id, article, parent, time, state and counts."""
+    comment_id = record["id"]
+    keys.comment(comment_id)  # type: ignore[arg-type]  # ValueError unless a positive int
+    raw_hash = record["hash"]
+    if not isinstance(raw_hash, dict) or not raw_hash:
+        raise ValueError("a comment needs its hash")
+    fields = {_text(k): _text(v) for k, v in raw_hash.items()}
+    try:
+        article_id = keys.article_id_of(fields.get("article", ""))
+    except ValueError:
+        raise InvalidInput("article", "A comment's article must be article:<id>.") from None
+    parent = fields.get("parent", "")
+    try:
+        parent_id = keys.comment_id_of(parent) if parent else None
+    except ValueError:
+        raise InvalidInput("parent", "A comment's parent must be comment:<id> or empty.") from None
+    if parent_id is not None and parent_id >= int(str(comment_id)):
+        raise InvalidInput("parent", "A comment's parent comes before it.")
+    posted = _time(float(fields.get("time", "")))
+    if posted is None or posted < 0:
+        raise InvalidInput("time", "A comment needs its time.")
+    if fields.get("state", "") not in _COMMENT_STATES:
+        raise InvalidInput("state", f"A comment's state is one of {_COMMENT_STATES}.")
+    counts = {name: _count(int(fields.get(name, "0"))) for name in ("votes", "downvotes", "depth")}
+    out: dict[str, object] = {
+        "id": comment_id,
+        "hash": {k.encode("utf-8", "surrogateescape"): _raw(v) for k, v in fields.items()},
+        "article_id": article_id,
+        "parent_id": parent_id,
+        "time": posted,
+        "visible": fields.get("state", "") == CommentState.VISIBLE,
+        "author_pk": _user_pk(fields.get("author", "")),
+        **counts,
+    }
+    for name in ("up", "down"):
+        out[name] = [_raw(m) for m in _list(record.get(name))]
+        expire = record.get(f"{name}_expire_at_ms")
+        out[f"{name}_expire_at_ms"] = None if expire is None else _count(expire)
+    return out
+
+
+def _link_comments(plan: _Restore) -> None:
+    """Check the comments against each other and their articles (each article in the
+    file, each parent a comment of the same article in the file, depth its parent's + 1)
+    and set the counts the restore derives: each comment's `replies`, each article's
+    `comments` (its visible comments)."""
+    articles = {int(str(a["id"])): a for a in plan.articles}
+    comments: dict[int, dict[str, object]] = {}
+    replies: Counter[int] = Counter()
+    visible: Counter[int] = Counter()
+    for c in sorted(plan.comments, key=lambda c: int(str(c["id"]))):
+        comment_id, article_id = int(str(c["id"])), int(str(c["article_id"]))
+        if comment_id in comments:
+            raise InvalidInput("comment", f"comment {comment_id}: twice in the file.")
+        if article_id not in articles:
+            raise InvalidInput("comment", f"comment {comment_id}: its article is not in the file.")
+        parent = comments.get(int(str(c["parent_id"]))) if c["parent_id"] is not None else None
+        if c["parent_id"] is not None:
+            if parent is None or parent["article_id"] != article_id:
+                raise InvalidInput(
+                    "comment", f"comment {comment_id}: its parent is not a comment of its article."
+                )
+            replies[int(str(c["parent_id"]))] += 1
+        depth = int(str(parent["depth"])) + 1 if parent is not None else 0
+        if c["depth"] != depth:
+            raise InvalidInput("comment", f"comment {comment_id}: depth is not its parent's + 1.")
+        comments[comment_id] = c
+        visible[article_id] += bool(c["visible"])
+    for comment_id, c in comments.items():
+        c["hash"][b"replies"] = str(replies[comment_id]).encode()  # type: ignore[index]
+    for article_id, a in articles.items():
+        fields: dict[bytes, bytes] = a["hash"]  # type: ignore[assignment]
+        if visible[article_id] or b"comments" in fields:
+            fields[b"comments"] = str(visible[article_id]).encode()
+    plan.comments = [comments[i] for i in sorted(comments)]
+
+
+def _write_comments(pipe: redis.client.Pipeline, plan: _Restore) -> None:
+    for c in plan.comments:
+        comment_id, article_id = int(str(c["id"])), int(str(c["article_id"]))
+        member = keys.comment(comment_id)
+        up, down = keys.comment_voted(comment_id), keys.comment_voted_down(comment_id)
+        pipe.delete(member, up, down)
+        pipe.hset(member, mapping=c["hash"])  # type: ignore[arg-type]
+        parent_id = c["parent_id"]
+        if parent_id is None:
+            best = keys.article_comments(article_id)
+            new = keys.article_comments_new(article_id)
+        else:
+            best, new = keys.replies(int(str(parent_id))), keys.replies_new(int(str(parent_id)))
+        votes, downvotes = int(str(c["votes"])), int(str(c["downvotes"]))
+        pipe.zadd(best, {member: comment_best(comment_id, votes, downvotes)})
+        pipe.zadd(new, {member: comment_id})
+        posted: float = c["time"]  # type: ignore[assignment]
+        pipe.zadd(keys.article_comments_all(article_id), {member: posted})
+        if c["visible"]:
+            pipe.zadd(keys.COMMENTS, {member: posted})
+            if c["author_pk"]:
+                pipe.zadd(keys.user_comments(int(str(c["author_pk"]))), {member: posted})
+        for key, name in ((up, "up"), (down, "down")):
+            members: list[bytes] = c[name]  # type: ignore[assignment]
+            if members:
+                pipe.sadd(key, *members)
+                expire = c[f"{name}_expire_at_ms"]
+                if expire is not None:
+                    pipe.pexpireat(key, expire)  # type: ignore[arg-type]
+
+
 def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
     if plan.groups:
         pipe.hset(keys.GROUPS, mapping=dict(plan.groups.items()))
@@ -333,6 +522,7 @@ def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
                     pipe.pexpireat(key, expire)  # type: ignore[arg-type]
         for name in a["groups"]:  # type: ignore[attr-defined]
             pipe.sadd(keys.group(name), member)
+    _write_comments(pipe, plan)
     for name in plan.groups:
         pipe.delete(keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name))
     if plan.links:

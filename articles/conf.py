@@ -25,7 +25,7 @@
 | ARTICLES_COMMENT_MAX_DEPTH | 64 | the deepest stored reply (0 = top level) |
 | ARTICLES_COMMENT_DISPLAY_DEPTH | 6 | levels a thread page shows ("continue this thread") |
 | ARTICLES_COMMENTS_PER_PAGE | 50 | top-level comments (or replies of the focus) a page |
-| ARTICLES_COMMENT_PAGE_ROWS | 500 | the most comments, of all depths, one thread page shows |
+| ARTICLES_COMMENT_PAGE_ROWS | 250 | the most comments, of all depths, one thread page shows |
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "COMMENTS_PER_PAGE": 50,
     # a page of a thread shows its top-level comments with their replies depth-first,
     # stopping at this many rows, so one huge subthread cannot make a page unbounded
-    "COMMENT_PAGE_ROWS": 500,
+    "COMMENT_PAGE_ROWS": 250,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).

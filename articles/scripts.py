@@ -78,6 +78,7 @@ COMMENT_EDIT = _load("comment_edit")
 COMMENT_DELETE = _load("comment_delete")
 COMMENT_THREAD = _load("comment_thread")
 COMMENT_ROWS = _load("comment_rows")
+COMMENT_REPAIR = _load("comment_repair")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -693,23 +693,41 @@ def comment_post_replay(
     idempotency_key: str,
     text: str,
     parent_id: int | None = None,
+    author_name: str | None = None,
 ) -> Comment | None:
-    """What an earlier comment_post with this Idempotency-Key made (None when there was
-    none), so a retry can be answered before the rate limit counts it. Raises
-    InvalidInput, IdempotencyKeyReused (the key was used for a different request)."""
+    """What an earlier comment_post with this Idempotency-Key made, as it was created
+    (even if deleted since), or None when there was none; one GET, so a retry can be
+    answered before the rate limit counts it. Raises InvalidInput, IdempotencyKeyReused
+    (the key was used for a different request). Without `author_name` the comment is
+    read as it is now instead (CommentNotFound if deleted since)."""
     text = validation.clean_comment_text(text)
     try:
         key = keys.comment_idempotency(user_id, idempotency_key)
     except ValueError as exc:
         raise InvalidInput("idempotency_key", str(exc)) from None
     raw = get_connection().get(key)
-    match = re.fullmatch(rb"([1-9][0-9]*):([0-9a-f]+)", raw) if isinstance(raw, bytes) else None
+    match = _COMMENT_IDEMPOTENT.fullmatch(raw) if isinstance(raw, bytes) else None
     if match is None:
         return None
-    comment_id, fingerprint = int(match.group(1)), match.group(2).decode()
-    if fingerprint != validation.comment_fingerprint(article_id, parent_id, text):
-        raise IdempotencyKeyReused(comment_id)
-    return comment_get(comment_id=comment_id, user_id=user_id)
+    comment_id, posted, depth, fingerprint = match.groups()
+    if fingerprint.decode() != validation.comment_fingerprint(article_id, parent_id, text):
+        raise IdempotencyKeyReused(int(comment_id))
+    if author_name is None:
+        return comment_get(comment_id=int(comment_id), user_id=user_id)
+    return Comment.new_post(
+        comment_id=int(comment_id),
+        article_id=article_id,
+        parent_id=parent_id,
+        user_id=user_id,
+        author_name=author_name,
+        text=text,
+        posted=float(posted),
+        depth=int(depth),
+    )
+
+
+# comment_idempotency:<pk>:<key> as comment_post.lua writes it: <id>:<time>:<depth>:<fingerprint>
+_COMMENT_IDEMPOTENT = re.compile(rb"([1-9][0-9]*):([0-9]+):([0-9]+):([0-9a-f]+)")
 
 
 def recent_comments(

@@ -666,28 +666,24 @@ def comment_post(
     status = raise_for_status(result, allow=(Status.ID_TAKEN, Status.COMMENT_GONE))
     if status is Status.COMMENT_GONE:
         raise InvalidInput("parent", "That comment was deleted, so it takes no replies.")
-    if status is Status.REPEATED:
-        return selectors.comment_get(comment_id=int(result[1]), user_id=user_id)
     if status is Status.ID_TAKEN:
         if _decode(result[1]) == keys.user(user_id):
             return selectors.comment_get(comment_id=comment_id, user_id=user_id)
         raise Conflict()
-    metrics.COMMENTS.inc()
-    return Comment(
-        id=comment_id,
+    if status is Status.OK:
+        metrics.COMMENTS.inc()
+        comment_id, posted, depth = comment_id, float(result[1]), int(result[2])
+    else:
+        comment_id, posted, depth = int(result[1]), float(result[2]), int(result[3])
+    return Comment.new_post(
+        comment_id=comment_id,
         article_id=article_id,
         parent_id=parent_id,
-        author=keys.user(user_id),
+        user_id=user_id,
         author_name=author_name,
         text=text,
-        time=float(result[1]),
-        edited=None,
-        votes=0,
-        downvotes=0,
-        depth=int(result[2]),
-        replies=0,
-        state="",
-        my_vote=Vote.NONE,
+        posted=posted,
+        depth=depth,
     )
 
 

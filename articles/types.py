@@ -352,6 +352,37 @@ class Comment:
     reason: str = ""  # a staff removal's reason
 
     @classmethod
+    def new_post(
+        cls,
+        *,
+        comment_id: int,
+        article_id: int,
+        parent_id: int | None,
+        user_id: int,
+        author_name: str,
+        text: str,
+        posted: float,
+        depth: int,
+    ) -> Comment:
+        """The comment as its post created it (no votes, no replies)."""
+        return cls(
+            id=comment_id,
+            article_id=article_id,
+            parent_id=parent_id,
+            author=keys.user(user_id),
+            author_name=author_name,
+            text=text,
+            time=posted,
+            edited=None,
+            votes=0,
+            downvotes=0,
+            depth=depth,
+            replies=0,
+            state=CommentState.VISIBLE,
+            my_vote=Vote.NONE,
+        )
+
+    @classmethod
     def from_hash(
         cls,
         comment_id: int,
@@ -495,7 +526,9 @@ class FrontPage(GoodPage):
 class ThreadPage(Page[Comment]):
     """A page of an article's comment thread: `items` in display order (depth-first, each
     comment's replies under it); number/count/per_page count the top-level comments (or
-    the focus comment's replies). Read in one script call (comment_thread)."""
+    the focus comment's replies). Each comment's `depth` is its stored depth (0 = top
+    level), so under a focus the indent is depth - focus.depth - 1. Read in one script
+    call (comment_thread)."""
 
     article: Article | None = None
     order: CommentOrder = CommentOrder.BEST

@@ -9,7 +9,10 @@
 -- ARGV[1] comment id  ARGV[2] user:<pk>  ARGV[3] author name  ARGV[4] text
 -- ARGV[5] now ("" for Redis' own clock)  ARGV[6] commenting time after the post (s)
 -- ARGV[7] max depth  ARGV[8] idempotency ttl (0: none)  ARGV[9] request fingerprint
--- Returns {S.OK, time, depth} | {S.REPEATED, id} | {S.KEY_REUSED, id} | {S.NOT_FOUND}
+-- The idempotency key keeps "<id>:<time>:<depth>:<fingerprint>", so a repeat is answered
+-- with the comment as it was created, even if it was deleted since.
+-- Returns {S.OK, time, depth} | {S.REPEATED, id, time, depth} | {S.KEY_REUSED, id}
+--   | {S.NOT_FOUND}
 --   | {S.COMMENTING_CLOSED} | {S.COMMENT_NOT_FOUND} parent missing or of another article
 --   | {S.COMMENT_GONE} parent deleted | {S.TOO_DEEP, max depth} | {S.ID_TAKEN, author}
 local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'zset', KEYS[4], 'zset',
@@ -20,8 +23,8 @@ local idem_ttl = tonumber(ARGV[8])
 if idem_ttl > 0 then
   local prior = redis.call('GET', KEYS[9])
   if prior then
-    local id, print = string.match(prior, '^(%d+):(%x+)$')
-    if id and print == ARGV[9] then return {S.REPEATED, id} end
+    local id, posted, depth, print = string.match(prior, '^(%d+):(%d+):(%d+):(%x+)$')
+    if id and print == ARGV[9] then return {S.REPEATED, id, posted, depth} end
     return {S.KEY_REUSED, id or ''}
   end
 end
@@ -58,6 +61,7 @@ redis.call('ZADD', KEYS[6], now, KEYS[2])
 redis.call('ZADD', KEYS[7], now, KEYS[2])
 redis.call('ZADD', KEYS[8], now, KEYS[2])
 if idem_ttl > 0 then
-  redis.call('SET', KEYS[9], ARGV[1] .. ':' .. ARGV[9], 'EX', idem_ttl)
+  redis.call('SET', KEYS[9], ARGV[1] .. ':' .. string.format('%d', now) .. ':' .. depth
+    .. ':' .. ARGV[9], 'EX', idem_ttl)
 end
 return {S.OK, now, depth}

@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help = (
         "Check score, vote counts, voter sets, their expiry, the good-article index, "
         "group fields, the duplicate-link index, the posters' indexes and the search index "
-        "of every article; "
+        "of every article, and the comments' orderings, counts, voter sets and parent links; "
         "--repair fixes what is wrong."
     )
 
@@ -83,3 +83,5 @@ class Command(BaseCommand):
                 audit.article_groups_set(article_id=article_id, groups=groups)
         audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)
         audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)
+        if any(p.kind in audit.COMMENT_KINDS for p in problems):
+            audit.comments_repair_all()

@@ -1,0 +1,128 @@
+"""check_votes audits the comments (orderings, counts, voter sets, parent links, the
+article's count, the site-wide and users' lists) and --repair mends each."""
+
+from __future__ import annotations
+
+import time
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from articles import audit, keys, services
+from articles.connection import get_connection
+from articles.types import Vote, comment_best
+
+
+@pytest.fixture
+def now() -> int:
+    return int(time.time())
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("check_votes", *args, stdout=out)
+    return out.getvalue()
+
+
+def say(article_id: int, user_id: int = 2, parent: int | None = None) -> int:
+    return services.comment_post(
+        article_id=article_id,
+        user_id=user_id,
+        author_name=f"u{user_id}",
+        text="hi",
+        parent_id=parent,
+    ).id
+
+
+@pytest.fixture
+def thread(now) -> dict[str, int]:
+    """Article 1 with comments 1 (top) -> 2 -> 3, 4 (top), 5 (top), each voted on."""
+    article = services.article_post(
+        user_id=1, poster_name="p", title="T", link="https://e.org/1", now=now
+    ).id
+    one = say(article)
+    two = say(article, 3, one)
+    three = say(article, 4, two)
+    four, five = say(article), say(article, 5)
+    for cid in (one, two, three, four, five):
+        services.comment_vote(comment_id=cid, user_id=9, vote=Vote.UP)
+    return {"article": article, "one": one, "two": two, "three": three, "four": four}
+
+
+def comment_kinds() -> set[str]:
+    return {p.kind for p in audit.invariant_audit() if p.kind in audit.COMMENT_KINDS}
+
+
+def test_a_clean_thread_passes(thread):
+    assert "0 problem(s)" in run()
+
+
+CORRUPTIONS = {
+    "comment_index": lambda c: c.zincrby("comments:1", 2**38, "comment:1"),
+    "comment_index ": lambda c: c.zrem("replies_new:1", "comment:2"),
+    "comment_stale": lambda c: c.zadd("replies:4", {"comment:5": 1}),
+    "comment_stale ": lambda c: c.zadd("user_comments:7", {"comment:1": 1}),
+    "comment_votes": lambda c: c.hincrby("comment:4", "votes", 2),
+    "comment_votes ": lambda c: c.sadd("comment_voted_down:4", "user:9"),
+    "comment_votes  ": lambda c: c.persist("comment_voted:5"),
+    "comment_replies": lambda c: c.hset("comment:1", "replies", 5),
+    "comment_count": lambda c: c.hincrby("article:1", "comments", -2),
+    "comment_parent": lambda c: c.hset("comment:3", "depth", 7),
+    "comment_stale_voters": lambda c: c.sadd("comment_voted:77", "user:1"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_each_corruption_is_reported_then_repaired(conn, thread, kind):
+    CORRUPTIONS[kind](conn)
+    assert kind.strip() in comment_kinds()
+    with pytest.raises(CommandError):
+        run()
+    assert "Repaired" in run("--repair")
+    assert not comment_kinds() and "0 problem(s)" in run()
+    # the repair restored what the scripts keep, not some other consistent state
+    assert conn.zscore("comments:1", "comment:1") == comment_best(1, 1, 0)
+    assert int(conn.hget("article:1", "comments")) == 5
+    assert int(conn.hget("comment:1", "replies")) == 1
+
+
+def test_a_missing_parent_makes_the_reply_top_level(conn, thread):
+    conn.delete("comment:1")  # by hand, behind the scripts' back
+    assert {"comment_parent", "comment_count"} <= comment_kinds()
+    run("--repair")
+    assert not comment_kinds()
+    assert conn.hget("comment:2", "parent") == b"" and conn.hget("comment:2", "depth") == b"0"
+    assert conn.hget("comment:3", "depth") == b"1"
+    assert conn.zscore("comments_new:1", "comment:2") == 2
+    assert int(conn.hget("article:1", "comments")) == 4
+
+
+def test_comments_of_a_vanished_article_are_removed(conn, thread):
+    conn.delete("article:1")
+    assert "comment_orphan" in comment_kinds()
+    call_command("check_votes", "--repair", stdout=StringIO())
+    assert not comment_kinds()
+    assert not any(conn.exists(keys.comment(i)) for i in range(1, 6))
+    assert conn.zcard("comments:") == 0 and conn.zcard("user_comments:2") == 0
+
+
+def test_a_tombstone_left_without_replies_is_removed(conn, thread):
+    services.comment_delete(comment_id=thread["one"], user_id=2)  # has a reply: tombstone
+    conn.hset("comment:2", mapping={"parent": "", "depth": 0})  # its reply moved by hand
+    assert {"comment_tombstone", "comment_replies", "comment_index"} <= comment_kinds()
+    run("--repair")
+    assert not comment_kinds() and not conn.exists("comment:1", "replies_new:1")
+    assert conn.zscore("comments:1", "comment:2") == comment_best(2, 1, 0)
+
+
+def test_a_comment_hash_no_script_can_use_is_reported_and_left(conn, thread):
+    conn.hset("comment:4", "votes", "many")
+    problems = [p for p in audit.invariant_audit() if p.kind == "comment_bad"]
+    assert problems and problems[0].entry == "comment:4"
+    conn.set("replies:9", "not a zset")
+    assert any(p.kind == "wrong_type" and p.entry == "replies:9" for p in audit.invariant_audit())
+    with pytest.raises(CommandError):
+        run("--repair")
+    assert conn.hget("comment:4", "votes") == b"many"  # a person decides
+    assert get_connection().zscore("comments:1", "comment:4") is not None

@@ -78,7 +78,7 @@ def sort_param(request: HttpRequest) -> CommentOrder:
         raise InvalidInput("sort", "Sort must be 'best' or 'new'.") from None
 
 
-def thread_context(request: HttpRequest, thread: ThreadPage) -> dict[str, Any]:
+def thread_context(thread: ThreadPage) -> dict[str, Any]:
     """What _thread.html needs besides the thread: its nested comments and empty forms."""
     focus = thread.focus
     items = thread.items if focus is None else [c for c in thread.items if c.id != focus.id]
@@ -110,7 +110,7 @@ def comment_detail(request: HttpRequest, article_id: int, comment_id: int) -> Ht
     if focus is not None and focus.article_id != article_id:
         return redirect("articles:comment-detail", focus.article_id, focus.id, permanent=True)
     article = thread.article or selectors.article_get(article_id=article_id)
-    context = {"article": article, **thread_context(request, thread)}
+    context = {"article": article, **thread_context(thread)}
     return rendering.render(
         request, "articles/comment_detail.html", context, status=listing_status(thread)
     )

@@ -251,7 +251,7 @@ def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
         user_id=viewer_id(request),
     )
     article = thread.article or selectors.article_get(article_id=article_id)
-    context = {"article": article, **comments.thread_context(request, thread)}
+    context = {"article": article, **comments.thread_context(thread)}
     return rendering.render(
         request, "articles/article_detail.html", context, status=listing_status(thread)
     )

@@ -488,6 +488,18 @@ def test_a_comment_write_drops_the_kept_anonymous_pages(client, make_user):
     rows.clear()
 
 
+def test_a_comment_vote_drops_only_its_articles_kept_pages(client, make_user):
+    ann = make_user("ann")
+    a = article(ann)
+    c = comment(ann, a.id)
+    anonymous = Client()
+    for url in (f"/a/{a.id}/", f"/a/{a.id}/c/{c.id}/", "/new/"):
+        assert anonymous.get(url).status_code == 200
+    login(client, make_user("bob")).post(f"/c/{c.id}/vote/", {"direction": "up"})
+    assert sorted(pagecache._pages) == ["/new/"]
+    assert '<b data-field="net">1</b>' in text_of(anonymous.get(f"/a/{a.id}/"))
+
+
 def test_new_comments_page_lists_the_newest_with_their_articles_and_pages(
     client, make_user, settings
 ):

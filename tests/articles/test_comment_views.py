@@ -172,6 +172,10 @@ def test_deleted_and_removed_comments_with_replies_leave_tombstones(client, make
     assert "[deleted]" in page and "[removed]" in page
     assert "will be deleted" not in page and "will be removed" not in page
     assert "reply one" in page and "reply two" in page
+    login(client, bob)
+    permalink = text_of(client.get(f"/a/{a.id}/c/{gone.id}/"))
+    assert "This comment is deleted: it takes no new replies." in permalink
+    assert 'id="reply"' not in permalink and "reply one" in permalink
 
 
 def test_commenting_closed_says_so_and_a_post_is_refused_403_keeping_the_text(

@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from articles.web import accounts, feeds, views
+from articles.web import accounts, comments, feeds, views
 from articles.web.helpers import html_errors
 
 app_name = "articles"
@@ -19,6 +19,18 @@ urlpatterns = [
     path("a/<int:article_id>/vote/", views.article_vote, name="article-vote"),
     path("a/<int:article_id>/edit/", views.article_edit, name="article-edit"),
     path("a/<int:article_id>/delete/", views.article_delete, name="article-delete"),
+    path("a/<int:article_id>/comment/", comments.comment_post, name="comment-post"),
+    path(
+        "a/<int:article_id>/c/<int:comment_id>/",
+        comments.comment_detail,
+        name="comment-detail",
+    ),
+    path("c/<int:comment_id>/", comments.comment_link, name="comment-link"),
+    path("c/<int:comment_id>/vote/", comments.comment_vote, name="comment-vote"),
+    path("c/<int:comment_id>/edit/", comments.comment_edit, name="comment-edit"),
+    path("c/<int:comment_id>/delete/", comments.comment_delete, name="comment-delete"),
+    path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),
+    path("comments/", comments.recent_comments, name="recent-comments"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),
     # path, not str: a name made outside the sign-up's rule (the admin) may hold a "/".
     path("u/<path:username>/", views.user_detail, name="user-detail"),
@@ -68,4 +80,9 @@ urlpatterns = [
     path("feeds/new/", html_errors(feeds.NewFeed()), name="feed-new"),
     path("feeds/good/", html_errors(feeds.GoodFeed()), name="feed-good"),
     path("feeds/g/<slug:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
+    path(
+        "feeds/a/<int:article_id>/comments/",
+        html_errors(feeds.ArticleCommentsFeed()),
+        name="feed-article-comments",
+    ),
 ]

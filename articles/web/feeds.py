@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from articles import conf, markdown, selectors
 from articles.errors import GroupNotFound, InvalidInput
 from articles.templatetags.articles_tags import safe_url
-from articles.types import Article, Group, Order, Period
+from articles.types import Article, Comment, Group, Order, Period
 
 
 class ArticleFeed(Feed):
@@ -138,3 +138,43 @@ class GroupFeed(ArticleFeed):
 
     def items(self, obj: Group) -> list[Article]:
         return selectors.group_article_list(name=obj.name, order=Order.SCORE).items
+
+
+class ArticleCommentsFeed(Feed):
+    """/feeds/a/<id>/comments/: an article's newest comments (visible ones only)."""
+
+    feed_type = Atom1Feed
+
+    def get_object(self, request: HttpRequest, article_id: int) -> Article:
+        return selectors.article_get(article_id=article_id)  # ArticleNotFound: the 404 page
+
+    def title(self, obj: Article) -> str:
+        return f"{conf.site_name()}: comments on {obj.title}"
+
+    def subtitle(self, obj: Article) -> str:
+        return f"The newest comments on “{obj.title}”, newest first."
+
+    def link(self, obj: Article) -> str:
+        return reverse("articles:article-detail", args=[obj.id]) + "#comments"
+
+    def items(self, obj: Article) -> list[Comment]:
+        return selectors.article_comments_feed(article_id=obj.id)
+
+    def item_title(self, item: Comment) -> str:
+        where = f" on {item.article_title}" if item.article_title else ""
+        return f"Comment by {item.author_name}{where}"
+
+    def item_link(self, item: Comment) -> str:
+        return reverse("articles:comment-detail", args=[item.article_id, item.id])
+
+    def item_description(self, item: Comment) -> str:
+        return str(markdown.render(item.text))
+
+    def item_author_name(self, item: Comment) -> str:
+        return item.author_name
+
+    def item_pubdate(self, item: Comment) -> datetime:
+        return item.posted_at
+
+    def item_updateddate(self, item: Comment) -> datetime:
+        return item.edited_at or item.posted_at

@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
-from articles import names, people, validation
+from articles import conf, names, people, validation
 from articles.errors import InvalidInput
 from articles.models import ABOUT_MAX
 from articles.types import Group, Vote
@@ -278,3 +278,66 @@ def _choices(form: forms.Form, name: str, choices: list[tuple[str, str]]) -> Non
     field = form.fields[name]
     assert isinstance(field, forms.ChoiceField)
     field.choices = choices
+
+
+class CommentForm(StoreErrorsMixin, forms.Form):
+    """A new comment or reply; the text rule (length, not empty) is the store's."""
+
+    text = forms.CharField(
+        label="Comment",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Markdown: *emphasis*, `code`, [links](https://example.org), > quotes, - lists.",
+    )
+    parent = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    idempotency_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["text"].widget.attrs["maxlength"] = str(conf.comment_max_length())
+        if not self.is_bound:
+            self.initial.setdefault("idempotency_key", uuid.uuid4().hex)
+
+    def clean_text(self) -> str:
+        return _comment_text(self.cleaned_data["text"])
+
+    def clean_idempotency_key(self) -> str | None:
+        return self.cleaned_data["idempotency_key"] or None
+
+    def renew_key(self) -> None:
+        """Show the form again with a new idempotency key (and the rest as sent)."""
+        sent = {name: self.data.get(name) for name in self.data}
+        self.data = {**sent, "idempotency_key": uuid.uuid4().hex}
+
+
+class CommentEditForm(StoreErrorsMixin, forms.Form):
+    text = forms.CharField(
+        label="Comment",
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=CommentForm.base_fields["text"].help_text,
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["text"].widget.attrs["maxlength"] = str(conf.comment_max_length())
+
+    def clean_text(self) -> str:
+        return _comment_text(self.cleaned_data["text"])
+
+
+class CommentRemoveForm(StoreErrorsMixin, forms.Form):
+    """Staff removal of a comment: the reason is shown in the public moderation log."""
+
+    reason = forms.CharField(
+        max_length=validation.REASON_MAX,
+        help_text="Shown in the public moderation log.",
+    )
+
+
+def _comment_text(value: str) -> str:
+    """Browsers send a textarea's line breaks as CRLF but count them as one character
+    against its maxlength: store them as LF, so the store's limit is the one they saw."""
+    return _clean_with(validation.clean_comment_text, value.replace("\r\n", "\n"))

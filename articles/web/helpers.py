@@ -8,15 +8,17 @@ import logging
 from collections.abc import Callable
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from articles import conf, ratelimits
+from articles import clock, conf, ratelimits
 from articles.addresses import client_address
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
@@ -28,8 +30,8 @@ from articles.errors import (
     StoreFull,
     StoreUnavailable,
 )
-from articles.responses import error_response
-from articles.types import Order, Page, Period
+from articles.responses import error_response, wants_json
+from articles.types import Comment, Order, Page, Period
 
 View = Callable[..., HttpResponse]
 logger = logging.getLogger(__name__)
@@ -86,6 +88,36 @@ def form_response(response: HttpResponse, form: Any) -> HttpResponse:
         for name, value in limited.headers.items():
             response[name] = value
     return response
+
+
+def login_first(
+    request: HttpRequest, back: str, what: str = "vote", extra: dict[str, Any] | None = None
+) -> HttpResponse | None:
+    """None for a logged-in user. Anyone else logs in first and comes back to `back` (with
+    `extra` in the login page's query, e.g. a vote to cast after it): the in-page script
+    gets a JSON 401 naming the login page, a form a redirect to it."""
+    if request.user.is_authenticated:
+        return None
+    query = {"next": back, **{k: v for k, v in (extra or {}).items() if v}}
+    login_url = f"{reverse('articles:login')}?{urlencode(query)}"
+    if wants_json(request):
+        return JsonResponse(
+            {"detail": f"Log in to {what}.", "code": "login_required", "login": login_url},
+            status=401,
+        )
+    return redirect(login_url)
+
+
+def comment_editable(comment: Comment, user: Any, now: float | None = None) -> bool:
+    """May `user` edit `comment` now: its author, while it is visible and within
+    ARTICLES_COMMENT_EDIT_SECONDS of its posting (the store refuses anything else; this
+    decides whether a page offers the edit form)."""
+    return (
+        comment.visible
+        and bool(getattr(user, "is_authenticated", False))
+        and comment.author_id == user.pk
+        and clock.now(now) < comment.time + conf.comment_edit_seconds()
+    )
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:

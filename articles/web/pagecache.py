@@ -63,6 +63,14 @@ def clear() -> None:
         _pages.clear()
 
 
+def forget(*paths: str) -> None:
+    """Drop the kept pages under any of `paths` (a path and its query strings, and the
+    pages below it: "/a/5/" takes "/a/5/?sort=new" and "/a/5/c/9/" too)."""
+    with _lock:
+        for key in [k for k in _pages if k.startswith(paths)]:
+            del _pages[key]
+
+
 def _shared(request: HttpRequest) -> bool:
     """A visitor with no session and no pending message: the page is everyone's."""
     cookies = request.COOKIES

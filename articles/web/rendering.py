@@ -38,7 +38,7 @@ from markupsafe import Markup
 from articles import clock, conf, markdown, search
 from articles.database import database_unavailable
 from articles.templatetags import articles_tags as tags
-from articles.types import Article, Vote
+from articles.types import Article, Comment, Vote
 from articles.urlcache import url_for
 from articles.web import rows
 
@@ -131,6 +131,7 @@ def environment() -> jinja2.Environment:
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
+    env.globals.update(ago=_ago, comment_row=rows.comment_row)
     return env
 
 
@@ -226,7 +227,11 @@ def _net(article: Article) -> int:
     return article.votes - article.downvotes
 
 
-def _voted(article: Article) -> str:
+def _ago(posted: float) -> str:
+    return rows.ago_of(posted, time.time())
+
+
+def _voted(article: Article | Comment) -> str:
     """ "up", "down" or "" : the viewer's own vote on the article."""
     vote = article.my_vote
     return "up" if vote is Vote.UP else "down" if vote is Vote.DOWN else ""

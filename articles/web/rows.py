@@ -1,5 +1,6 @@
 """Each listing row rendered once per (article, version, viewer state) and kept in this
-process: rendering 25 rows was most of a logged-in listing's cost (~30x a bare view).
+process: rendering 25 rows was most of a logged-in listing's cost (~30x a bare view). The
+comments of a thread page likewise (comment_row), each without its replies.
 
 The key is the whole `Article` as read (every field, so any vote, edit or regrouping makes a
 new version), whether voting is open, the viewer's own vote on it, and only two facts about
@@ -26,6 +27,8 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
@@ -34,9 +37,11 @@ from django.template.defaultfilters import urlencode
 from django.utils import translation
 from markupsafe import Markup
 
-from articles.types import Article
+from articles.types import Article, Comment
+from articles.web.helpers import comment_editable
 
 MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most
+MAX_COMMENT_ROWS = 4096  # ~1-3 KB a comment: up to ~10 MB a process
 MAX_AGES = 8192
 
 _NONCE = secrets.token_hex(8)
@@ -55,6 +60,7 @@ _SPLIT = re.compile("(" + "|".join(re.escape(s) for s in _SLOTS) + ")")
 
 # key -> the row's parts: literal text at even indexes, slot names at odd ones.
 _rows: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_comments: dict[tuple[Any, ...], tuple[str, ...]] = {}
 _ages: dict[tuple[int, int, str | None], str] = {}
 _lock = threading.Lock()
 
@@ -94,13 +100,56 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
             if len(_rows) >= MAX_ROWS:
                 del _rows[next(iter(_rows))]
             _rows[key] = parts
+    return _filled(context, parts, lambda: ago(article, now))
+
+
+@jinja2.pass_context
+def comment_row(
+    context: jinja2.runtime.Context, comment: Comment, voting_open: bool, commenting_open: bool
+) -> Markup:
+    """`articles/_comment_row.html` (a comment's own part, not its replies) for `comment`,
+    from the cache when this version is kept: a thread page shows up to
+    ARTICLES_COMMENT_PAGE_ROWS of them, ~0.3 ms each to render. Besides the comment as read
+    (its vote counts, the viewer's vote, `more`) the key holds only whether the viewer is
+    logged in, staff, its author and may still edit it."""
+    user = context.get("user")
+    authenticated = bool(getattr(user, "is_authenticated", False))
+    staff = bool(authenticated and getattr(user, "is_staff", False))
+    mine = authenticated and comment.author_id is not None and comment.author_id == user.pk
+    editable = mine and comment_editable(comment, user)
+    key = (comment, voting_open, commenting_open, authenticated, staff, mine, editable)
+    parts = _comments.get(key)
+    if parts is None:
+        html_text = context.environment.get_template("articles/_comment_row.html").render(
+            c=comment,
+            voting_open=voting_open,
+            commenting_open=commenting_open,
+            mine=mine,
+            editable=editable,
+            user=_Viewer(authenticated, staff),
+            request=_Here(),
+            csrf_input=Markup(_CSRF),  # noqa: S704 (a constant of ours)
+            ago_text=Markup(_AGO),  # noqa: S704 (a constant of ours)
+        )
+        parts = _parts(html_text)
+        with _lock:
+            if len(_comments) >= MAX_COMMENT_ROWS:
+                del _comments[next(iter(_comments))]
+            _comments[key] = parts
+    return _filled(context, parts, lambda: ago_of(comment.time, time.time()))
+
+
+def _filled(
+    context: jinja2.runtime.Context, parts: tuple[str, ...], age: Callable[[], str]
+) -> Markup:
+    """A kept row with this request's values in its slots, escaped as the template would."""
     if len(parts) == 1:
         return Markup(parts[0])  # noqa: S704 (rendered by the autoescaping environment)
     request = context.get("request")
     path = request.get_full_path() if request is not None else ""
     values = {
         "csrf": str(context.get("csrf_input", "")),
-        "ago": html.escape(ago(article, now)),
+        "ago": html.escape(age()),
         "path": html.escape(path),
         "path_query": html.escape(urlencode(path)),
     }
@@ -108,18 +157,29 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
     return Markup("".join(filled))  # noqa: S704 (template output and escaped values)
 
 
+def _parts(html_text: str) -> tuple[str, ...]:
+    """Rendered text split at its slots: literal text at even indexes, slot names at odd."""
+    pieces = _SPLIT.split(html_text)
+    return tuple(_SLOTS[p] if i % 2 else p for i, p in enumerate(pieces))
+
+
 def ago(article: Article, now: float) -> str:
     """naturaltime of the posting time (~60 us for "3 days, 1 hour ago", 25 a page), kept:
     exact to the second under an hour old; older, the text is at most a minute late."""
-    delta = int(now - article.time)
+    return ago_of(article.time, now)
+
+
+def ago_of(posted: float, now: float) -> str:
+    """ago() of any Unix time (a comment's: up to a few hundred a page)."""
+    delta = int(now - posted)
     key = (
-        int(article.time),
+        int(posted),
         delta if delta < 3600 else delta // 60 * 60,
         translation.get_language(),
     )
     text = _ages.get(key)
     if text is None:
-        text = str(naturaltime(article.posted_at))
+        text = str(naturaltime(datetime.fromtimestamp(posted, tz=UTC)))
         with _lock:
             if len(_ages) >= MAX_AGES:
                 _ages.clear()
@@ -130,6 +190,7 @@ def ago(article: Article, now: float) -> str:
 def clear() -> None:
     with _lock:
         _rows.clear()
+        _comments.clear()
         _ages.clear()
 
 
@@ -152,5 +213,4 @@ def _render(
         csrf_input=Markup(_CSRF),  # noqa: S704 (a constant of ours)
         row_ago=Markup(_AGO),  # noqa: S704 (a constant of ours)
     )
-    pieces = _SPLIT.split(html_text)
-    return tuple(_SLOTS[p] if i % 2 else p for i, p in enumerate(pieces))
+    return _parts(html_text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -29,7 +28,7 @@ from articles.errors import (
 )
 from articles.responses import wants_json
 from articles.types import Article, Order, Period, SearchOrder
-from articles.web import rendering
+from articles.web import comments, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleEditForm,
@@ -50,6 +49,7 @@ from articles.web.helpers import (
     health_details_allowed,
     html_errors,
     listing_status,
+    login_first,
     order_param,
     page_param,
     period_param,
@@ -251,6 +251,7 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
         "page": page,
         "karma": selectors.user_karma(user_id=person.pk),
         "about": people.profile_of(person).about,
+        "user_comments": selectors.user_comments(user_id=person.pk, per_page=10),
     }
     return rendering.render(
         request, "articles/user_detail.html", context, status=listing_status(page)
@@ -262,10 +263,18 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
 @anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
-    article = selectors.article_get(article_id=article_id, user_id=viewer_id(request))
+    """The article and a page of its comment thread (?sort=best|new, ?page=)."""
+    thread = selectors.comment_thread(
+        article_id=article_id,
+        order=comments.sort_param(request),
+        page=page_param(request),
+        user_id=viewer_id(request),
+    )
+    article = thread.article or selectors.article_get(article_id=article_id)
     own = article.poster_may_change(viewer_id(request), clock.now())
+    context = {"article": article, "own": own, **comments.thread_context(thread)}
     return rendering.render(
-        request, "articles/article_detail.html", {"article": article, "own": own}
+        request, "articles/article_detail.html", context, status=listing_status(thread)
     )
 
 
@@ -285,16 +294,10 @@ def modlog(request: HttpRequest) -> HttpResponse:
 def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
     back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
-    if not request.user.is_authenticated:
-        # The login page signs the vote as an intent and casts it once logged in.
-        query = {"next": back, "vote_on": article_id, "direction": request.POST.get("direction")}
-        login_url = f"{LOGIN_URL}?{urlencode({k: v for k, v in query.items() if v})}"
-        if wants_json(request):
-            return JsonResponse(
-                {"detail": "Log in to vote.", "code": "login_required", "login": login_url},
-                status=401,
-            )
-        return redirect(login_url)
+    # The login page signs the vote as an intent and casts it once logged in.
+    intent = {"vote_on": article_id, "direction": request.POST.get("direction")}
+    if (login := login_first(request, back, extra=intent)) is not None:
+        return login
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", "A vote is up, down or none.")

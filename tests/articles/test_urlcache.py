@@ -26,3 +26,10 @@ def test_a_url_without_arguments_and_a_value_that_is_not_a_slug():
     assert url_for("articles:good-day", "2026-11-22") == reverse(
         "articles:good-day", args=["2026-11-22"]
     )
+
+
+@pytest.mark.parametrize(("article", "comment"), [(1, 2), (987654322, 987654321), (5, 5)])
+def test_cached_urls_with_two_arguments_equal_reverse(article, comment):
+    assert url_for("articles:comment-detail", article, comment) == reverse(
+        "articles:comment-detail", args=[article, comment]
+    )

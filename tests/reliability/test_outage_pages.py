@@ -15,6 +15,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from articles import services
 from articles.embedded import EmbeddedRedis
 from articles.web.rendering import render_to_string  # the engine of the pages
 from tests.reliability.conftest import articles_cache
@@ -148,8 +149,12 @@ def test_every_route_with_real_ids_and_every_write_answers_503_while_redis_is_st
     staff = make_user(staff=True)
     article_id = build_world({"poster": poster, "other": make_user("other")})
     today = datetime.now(UTC).date().isoformat()
+    comment = services.comment_post(
+        article_id=article_id, user_id=poster.pk, author_name="poster", text="A comment."
+    )
     samples = {
         "article_id": str(article_id),
+        "comment_id": str(comment.id),
         "id": str(article_id),
         "user_id": str(poster.pk),
         "username": "poster",

@@ -1,5 +1,5 @@
-// In-page voting: the vote forms work without JavaScript; with it, a vote is sent with
-// fetch and the counts update in place, without reloading the page.
+// In-page voting on articles and comments: the vote forms work without JavaScript; with
+// it, a vote is sent with fetch and the counts update in place, without reloading the page.
 (function () {
   "use strict";
 
@@ -13,10 +13,14 @@
       : "Vote " + (up ? "up" : "down");
   }
 
+  // An article's row or a comment: the fields of replies nested inside it are theirs.
+  var ITEM = "[data-article], [data-comment]";
+
   function update(form, data) {
-    var item = form.closest("[data-article]");
+    var item = form.closest(ITEM);
     if (!item) return;
     item.querySelectorAll("[data-field]").forEach(function (el) {
+      if (el.closest(ITEM) !== item) return;
       var name = el.getAttribute("data-field");
       if (name === "my_vote") {
         el.textContent = data.my_vote === "none" ? "" : "you voted " + data.my_vote;

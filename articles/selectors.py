@@ -187,8 +187,9 @@ def article_search(
 ) -> SearchPage:
     """Articles holding every word of `q` and none of its `-words`, 25 a page, by score,
     newest or net votes, optionally in a group and posted in the last day/week/month/year.
-    Two round trips: one script (which builds the cached intersection when it is not
-    there) and one pipeline of the page's hashes. An unknown group finds nothing.
+    Two round trips: one script (which walks the ranking for a frequent word, or builds
+    the cached intersection when it is not there) and one pipeline of the page's hashes.
+    An unknown group finds nothing.
     Raises EmptySearch (nothing to look for), InvalidInput (q too long, too many words,
     a bad group name or page)."""
     if not isinstance(q, str):

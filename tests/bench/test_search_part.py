@@ -10,7 +10,7 @@ from pathlib import Path
 from articles import audit, keys, selectors, services
 from articles.connection import get_connection
 from articles.types import SearchOrder
-from bench import counting, data, search_walk, searches
+from bench import counting, data, searches
 from bench.report import MAIN, SEARCH, Report, write_report
 
 
@@ -47,16 +47,6 @@ def test_every_benchmark_query_finds_articles_and_the_kinds_differ_in_size() -> 
     assert counts["python"] > 3 * counts["essay"]
     assert counts["video essay"] < min(counts["video"], counts["essay"])
     assert counts["python -rust"] < counts["python"]
-
-
-def test_the_walk_proposal_gives_the_stores_page_1_of_a_one_word_search() -> None:
-    data.load_redis(get_connection(), data.Spec(articles=2_000, group_size=20, now=time.time()))
-    for word in ("python", "essay", "telescope", "nosuchword"):
-        walked = search_walk.article_search_walk(word=word)
-        built = selectors.article_search(q=word)
-        assert walked.count == built.count
-        assert [a.id for a in walked.items] == [a.id for a in built.items]
-    assert selectors.article_search(q="essay").count < 25  # a walk that reads to the end
 
 
 def test_a_search_takes_two_round_trips_cold_or_cached() -> None:

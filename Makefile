@@ -68,7 +68,7 @@ run: demo
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	PYTHONPATH=. $(VENV)/bin/mypy
 
 format: install-dev
 	$(VENV)/bin/ruff check --fix .

@@ -7,6 +7,7 @@ from xml.dom import minidom
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from articles import conf, selectors, services
 from articles.types import Vote
@@ -527,7 +528,7 @@ def test_the_user_page_shows_their_recent_comments(client, make_user):
     a = article(bob)
     comment(ann, a.id, "ann says hi")
     comment(bob, a.id, "bob says hi")
-    page = text_of(client.get(f"/u/{ann.pk}/"))
+    page = text_of(client.get("/u/ann/"))
     assert 'id="user-comments-title"' in page
     assert "ann says hi" in page and "bob says hi" not in page
     assert f'href="/a/{a.id}/">Hello world</a>' in page
@@ -576,7 +577,12 @@ def test_comment_text_and_names_are_escaped_everywhere(client, make_user):
     evil = make_user('<img src=x onerror=alert("n")>')
     a = article(evil)
     c = comment(evil, a.id, '<script>alert("t")</script> [x](javascript:alert(1)) "quoted"')
-    urls = [f"/a/{a.id}/", f"/a/{a.id}/c/{c.id}/", "/comments/", f"/u/{evil.pk}/"]
+    urls = [
+        f"/a/{a.id}/",
+        f"/a/{a.id}/c/{c.id}/",
+        "/comments/",
+        reverse("articles:user-detail", args=[evil.username]),
+    ]
     for url in urls:
         page = text_of(client.get(url))
         assert "<script>alert" not in page, url

@@ -366,8 +366,9 @@ def group_get(*, name: str) -> Group:
 
 
 def modlog_page(*, page: int | str = 1, per_page: int = 50) -> ModlogPage:
-    """Staff actions, newest first, 50 a page, with which of their articles and groups still
-    exist. Two round trips (the entries, then their targets). Raises InvalidInput."""
+    """Staff actions, newest first, 50 a page, with which of their articles, groups and
+    comments still exist. Two round trips (the entries, then their targets). Raises
+    InvalidInput."""
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
     pipe = get_connection().pipeline(transaction=False)
@@ -377,17 +378,24 @@ def modlog_page(*, page: int | str = 1, per_page: int = 50) -> ModlogPage:
     entries = [entry for entry in map(_modlog_entry, raw) if entry is not None]
     if len(entries) < len(raw):
         logger.warning("modlog: skipped %d malformed entries", len(raw) - len(entries))
-    members, names = _modlog_targets(entries)
+    members, comments, names = _modlog_targets(entries)
     live_members: set[str] = set()
     live_names: set[str] = set()
-    if members or names:
+    live_comments: dict[str, int | None] = {}
+    if members or comments or names:
         pipe = get_connection().pipeline(transaction=False)
-        for member in members:
+        for member in [*members, *comments]:
             pipe.exists(member)
         if names:
             pipe.hmget(keys.GROUPS, names)
         replies = _execute(pipe)
         live_members = {m for m, found in zip(members, replies, strict=False) if found}
+        found_comments = replies[len(members) : len(members) + len(comments)]
+        live_comments = {
+            c: article
+            for (c, article), found in zip(comments.items(), found_comments, strict=True)
+            if found
+        }
         if names:
             live_names = {n for n, d in zip(names, replies[-1], strict=True) if d is not None}
     return ModlogPage(
@@ -397,16 +405,25 @@ def modlog_page(*, page: int | str = 1, per_page: int = 50) -> ModlogPage:
         per_page=per_page,
         articles=frozenset(live_members),
         groups=frozenset(live_names),
+        comments=live_comments,
     )
 
 
-def _modlog_targets(entries: list[ModlogEntry]) -> tuple[list[str], list[str]]:
-    """The article members and group names a page of log entries names, each once."""
+def _modlog_targets(
+    entries: list[ModlogEntry],
+) -> tuple[list[str], dict[str, int | None], list[str]]:
+    """The article members, comment members (each with the id of the article its entry
+    names, if any) and group names a page of log entries names, each once."""
     members: dict[str, None] = {}
+    comments: dict[str, int | None] = {}
     names: dict[str, None] = {}
     for entry in entries:
         if _article_id_or_none(entry.target) is not None:
             members[entry.target] = None
+        elif _comment_id_or_none(entry.target) is not None:
+            article = entry.details.get("article")
+            found = _article_id_or_none(article) if isinstance(article, str) else None
+            comments[entry.target] = comments.get(entry.target) or found
         elif entry.target.startswith("group:"):
             names[entry.target.removeprefix("group:")] = None
         for side in ("add", "remove"):
@@ -414,7 +431,7 @@ def _modlog_targets(entries: list[ModlogEntry]) -> tuple[list[str], list[str]]:
             for name in listed if isinstance(listed, list) else ():
                 names[name] = None
     valid = [n for n in names if isinstance(n, str) and _is_group_name(n)]
-    return list(members), valid
+    return list(members), comments, valid
 
 
 def _modlog_entry(item: bytes) -> ModlogEntry | None:
@@ -890,6 +907,13 @@ def store_health() -> dict[str, object]:
 def _article_id_or_none(member: str) -> int | None:
     try:
         return keys.article_id_of(member)
+    except ValueError:
+        return None
+
+
+def _comment_id_or_none(member: str) -> int | None:
+    try:
+        return keys.comment_id_of(member)
     except ValueError:
         return None
 

@@ -570,8 +570,11 @@ class ModlogEntry:
 
 @dataclass(frozen=True, slots=True)
 class ModlogPage(Page[ModlogEntry]):
-    """A page of the moderation log, with which of its articles (`article:<id>`) and
-    groups (names) still exist: the others are shown as tombstones, not links to a 404."""
+    """A page of the moderation log, with which of its articles (`article:<id>`), groups
+    (names) and comments still exist: the others are shown as tombstones, not links to a
+    404. `comments` maps each live `comment:<id>` to its article's id (None when its log
+    entry does not name one)."""
 
     articles: frozenset[str] = frozenset()
     groups: frozenset[str] = frozenset()
+    comments: dict[str, int | None] = field(default_factory=dict)

@@ -162,7 +162,10 @@ class ModlogEntrySerializer(serializers.Serializer):
     at = serializers.DateTimeField(help_text="When, ISO 8601 in UTC.")
     actor = serializers.CharField(help_text="The staff member's username.")
     action = serializers.CharField(help_text="delete, edit, groups, group_create, ...")
-    target = serializers.CharField(help_text="The key acted on: article:<id> or group:<name>.")
+    target = serializers.CharField(
+        help_text="The key acted on: article:<id>, group:<name> or comment:<id> (its "
+        "article is `details.article`)."
+    )
     reason = serializers.CharField()
     details = serializers.DictField()
 

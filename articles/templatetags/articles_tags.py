@@ -137,6 +137,15 @@ def article_number(target: str) -> int | None:
 
 
 @register.filter
+def comment_number(target: str) -> int | None:
+    """The id in a moderation log target "comment:<id>", else None."""
+    try:
+        return keys.comment_id_of(target)
+    except (ValueError, TypeError):
+        return None
+
+
+@register.filter
 def isoday(value: date) -> str:
     return value.isoformat()
 

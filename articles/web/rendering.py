@@ -125,6 +125,7 @@ def environment() -> jinja2.Environment:
         group_slugs=tags.group_slugs,
         ranks_like=tags.ranks_like,
         article_number=tags.article_number,
+        comment_number=tags.comment_number,
         isoday=tags.isoday,
         marked=marked,
         markdown=markdown.render,

@@ -465,6 +465,22 @@ def test_staff_remove_with_a_reason_logged_and_others_refused(client, make_user)
     assert "Advertising &lt;b&gt;" in modlog
 
 
+def test_the_log_links_a_removed_comment_while_its_tombstone_stays(client, make_user):
+    ann = make_user("ann")
+    a = article(ann)
+    parent = comment(ann, a.id, "has a reply")
+    comment(make_user("bob"), a.id, "the reply", parent_id=parent.id)
+    lone = comment(ann, a.id, "no replies")
+    login(client, make_user("mod", staff=True))
+    for c in (parent, lone):
+        assert client.post(f"/c/{c.id}/remove/", {"reason": "off topic"}).status_code == 302
+    log = text_of(client.get("/modlog/"))
+    assert f'<a href="/a/{a.id}/c/{parent.id}/">comment:{parent.id}</a>' in log
+    assert client.get(f"/a/{a.id}/c/{parent.id}/").status_code == 200  # a working link
+    assert f'comment:{lone.id} <span class="muted">(deleted)</span>' in log
+    assert f"/c/{lone.id}/" not in log
+
+
 # --- listings, user pages, feed --------------------------------------------------------------
 
 

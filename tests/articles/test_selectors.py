@@ -258,6 +258,10 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
     services.group_create(name="g")
     for n in range(60):
         post(now - n * 60, n, groups=("g",))
+    for n in range(3):  # the log's comment targets are checked with the rest
+        c = services.comment_post(article_id=1, user_id=2, author_name="u2", text=f"c{n}")
+        services.comment_remove(comment_id=c.id, actor="mod", reason="spam")
+    services.article_delete(article_id=2, actor_id=0, actor="mod", is_staff=True, reason="x")
     per_page = {
         "score": lambda: selectors.article_list(order=Order.SCORE, page=2, user_id=3),
         "time": lambda: selectors.article_list(order=Order.TIME, user_id=3),

@@ -69,6 +69,7 @@ class Endpoint:
 
 def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
     from bench import servers
+    from bench.pages import user_page
     from bench.report import log
 
     wrk = shutil.which("wrk")
@@ -93,7 +94,7 @@ def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
         Endpoint("new GET /new/", "get", "/new/", 0.3),
         Endpoint("top GET /top/?period=week", "get", "/top/?period=week", 0.3),
         Endpoint("group GET /g/bench/", "get", "/g/bench/", 0.3),
-        Endpoint("user GET /u/1/", "get", "/u/1/", 0.3),
+        Endpoint("user GET /u/{name}/", "get", user_page(), 0.3),
         Endpoint("article GET /a/{id}/", "article", "/a/1/", 0.3),
         Endpoint("home page GET /, logged in", "get", "/", 0.3, logged_in=True),
         Endpoint("new GET /new/, logged in", "get", "/new/", 0.3, logged_in=True),
@@ -200,8 +201,14 @@ def _session_cookie() -> str:
     return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def, override]
+        return None  # the 3xx is raised as an HTTPError: the probe sees it
+
+
 def _probe(base: str, endpoint: Endpoint, token: str, cookie: str = "") -> None:
-    """A path that answers 404 (no such route yet) is reported as not available."""
+    """A path that answers 404 (no such route yet) is reported as not available, and so
+    is one that redirects (wrk would time the redirect, not the page)."""
     if endpoint.kind == "vote":
         request = urllib.request.Request(  # noqa: S310 - our own loopback server
             base + endpoint.path,
@@ -213,11 +220,11 @@ def _probe(base: str, endpoint: Endpoint, token: str, cookie: str = "") -> None:
         headers = {"Cookie": cookie} if endpoint.logged_in else {}
         request = urllib.request.Request(base + endpoint.path, headers=headers)  # noqa: S310
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        with urllib.request.build_opener(_NoRedirects).open(request, timeout=10) as response:
             status = response.status
     except urllib.error.HTTPError as exc:
         status = exc.code
-    if status >= 400:
+    if status >= 300:
         endpoint.available = False
         endpoint.why = f"{status} on this branch" if status == 404 else f"answers {status}"
 

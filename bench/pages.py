@@ -86,7 +86,7 @@ def build(*, articles: int, group: str, seed: int = 7) -> list[PageCase]:
         "new": "/new/",
         **{f"top {p}": f"/top/?period={p}" for p in ("day", "week", "month", "year", "all")},
         "group page": f"/g/{group}/",
-        "user page": "/u/1/",
+        "user page": user_page(),
     }
     cases = [PageCase("bare JSON view", lambda: anon.get("/bench/fixed/"), None)]
     for who, client in (("anonymous", anon), ("logged in", user)):
@@ -106,6 +106,19 @@ def build(*, articles: int, group: str, seed: int = 7) -> list[PageCase]:
     cases.append(PageCase("vote, token", vote_token, VOTE_LIMIT))
     cases.append(PageCase("vote, session", vote_session, VOTE_LIMIT))
     return cases
+
+
+def user_page(pk: int = 1) -> str:
+    """The page of account `pk` (a poster of the generated articles) under its name, as
+    /u/<name>/: /u/<pk>/ only redirects there, and timing it would time the redirect."""
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    users = get_user_model()
+    person = users.objects.filter(pk=pk).first() or users.objects.order_by("pk").first()
+    if person is None:
+        raise RuntimeError("no account to time the user page of")
+    return reverse("articles:user-detail", args=[person.get_username()])
 
 
 def check(cases: list[PageCase]) -> list[str]:

@@ -4,12 +4,13 @@ account page, the admin or the shell.
 
 A user saved with `strict_name = True` (sign-up) must have a name key of its own: a
 look-alike of another account's name makes the save fail with IntegrityError, inside the
-sign-up's transaction. Other saves (admin, createsuperuser, load_demo) keep the key only
-when it is free.
+sign-up's transaction. Other saves (admin, createsuperuser) keep the key only when it is
+free, and so do users made in bulk (load_demo), given theirs by bulk_profiles.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -26,6 +27,20 @@ def profile_of(user: Any) -> Profile:
         return Profile.objects.get(user_id=user.pk)
     except Profile.DoesNotExist:
         return Profile(user_id=user.pk)
+
+
+def bulk_profiles(users: Iterable[Any]) -> None:
+    """Profiles for users made with bulk_create, which sends no post_save: each with its
+    name key when no other account holds it, as any save but a sign-up's. One query for
+    the keys already held, one insert; a user who has a profile keeps it."""
+    keyed = [(user.pk, names.name_key(user.get_username())) for user in users]
+    held = Profile.objects.filter(name_key__in=[key for _, key in keyed])
+    taken = set(held.values_list("name_key", flat=True))
+    profiles = []
+    for pk, key in keyed:
+        profiles.append(Profile(user_id=pk, name_key=None if key in taken else key))
+        taken.add(key)
+    Profile.objects.bulk_create(profiles, ignore_conflicts=True)
 
 
 def name_taken(username: str) -> bool:

@@ -274,6 +274,20 @@ def test_a_lookalike_made_by_an_admin_gets_no_key(make_user):
     assert Profile.objects.get(user=other).name_key is None
 
 
+def test_users_made_in_bulk_get_their_name_keys_unless_held(client, make_user):
+    make_user("alice")
+    User = get_user_model()
+    made = User.objects.bulk_create([User(username=n) for n in ("reader001", "a1ice")])
+    people.bulk_profiles(User.objects.filter(username__in=["reader001", "a1ice", "alice"]))
+    keys_of = dict(Profile.objects.values_list("user__username", "name_key"))
+    assert keys_of["reader001"] == names.name_key("reader001")
+    assert keys_of["a1ice"] is None  # alice holds that key, and keeps it
+    assert keys_of["alice"] == names.name_key("alice")
+    assert len(made) == 2
+    response = _signup(client, "reader00l")
+    assert response.status_code == 400 and "looks like another account" in response.content.decode()
+
+
 # --- user pages --------------------------------------------------------------------------
 
 

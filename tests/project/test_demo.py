@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from articles import audit, selectors
 from articles.management import demo_comments
 from articles.management.commands.load_demo import ARTICLES
+from articles.models import Profile
 from articles.types import CommentOrder, Order
 
 
@@ -27,6 +29,19 @@ def test_the_demo_loads_into_an_empty_store_with_its_good_articles(settings):
     assert len(front.items) + len(front.rising) >= 20  # a first visit sees a full page
     call_command("load_demo", "--if-empty", stdout=out)
     assert "not loaded" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_lookalike_of_a_demo_reader_is_refused_at_sign_up(client, settings):
+    """The readers are made in bulk (no post_save): they still get their name keys."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    call_command("load_demo", stdout=io.StringIO())
+    readers = Profile.objects.filter(user__username__startswith="reader")
+    assert readers.exclude(name_key=None).count() == 300
+    form = {"username": "reader00l", "password1": "pw-Secret-123", "password2": "pw-Secret-123"}
+    response = client.post("/signup/", form)
+    assert response.status_code == 400 and "looks like another account" in response.content.decode()
+    assert not get_user_model().objects.filter(username="reader00l").exists()
 
 
 @pytest.mark.django_db

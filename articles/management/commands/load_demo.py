@@ -15,6 +15,7 @@ from articles import clock, selectors, services
 from articles.errors import GroupExists
 from articles.management import demo_comments
 from articles.management.progress import Timer, bar
+from articles.people import bulk_profiles
 from articles.types import NewPost, Order, Vote
 
 GROUPS = {
@@ -235,7 +236,11 @@ class Command(BaseCommand):
         )
         missing = [f"reader{n:03d}" for n in range(1, 301) if f"reader{n:03d}" not in existing]
         unusable = "!"  # Django's marker: no password can log in
-        User.objects.bulk_create([User(username=name, password=unusable) for name in missing])
+        with transaction.atomic():
+            User.objects.bulk_create([User(username=name, password=unusable) for name in missing])
+            # bulk_create sends no post_save: their profiles (name keys) are made here.
+            bare = User.objects.filter(username__startswith="reader", articles_profile=None)
+            bulk_profiles(bare)
         readers = list(
             User.objects.filter(username__startswith="reader").values_list("pk", flat=True)
         )

@@ -353,8 +353,9 @@ def article_delete(
 ) -> None:
     """Delete an article from every index, group and voter set in one step.
 
-    Staff may delete any article; a poster only their own, while voting is open.
-    Raises ArticleNotFound, NotAllowed.
+    Staff may delete any article, giving a reason (for the public moderation log) when it
+    is someone else's; a poster only their own, while voting is open, with no reason.
+    Raises ArticleNotFound, NotAllowed, InvalidInput (reason).
     """
     member = _article_member(article_id)
     reason = validation.clean_reason(reason)
@@ -364,6 +365,12 @@ def article_delete(
         own = article.poster_id is not None and article.poster_id == actor_id
         if not (is_staff or own):
             raise refused
+        if is_staff and not own and not reason:
+            raise InvalidInput(
+                "reason",
+                "Give a reason for deleting someone else's article: it is shown in the "
+                "public moderation log.",
+            )
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
         words = _indexed_words(article_id)

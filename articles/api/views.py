@@ -146,7 +146,7 @@ PERIOD = OpenApiParameter(
 DATE = OpenApiParameter(
     "date", OpenApiTypes.DATE, description="A UTC day: that day's good articles, paginated."
 )
-REASON = OpenApiParameter("reason", str, description="Why (kept in the moderation log).")
+REASON = OpenApiParameter("reason", str, description="Why (kept in the public moderation log).")
 ARTICLE_ID = OpenApiParameter(
     "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="Article id."
 )
@@ -429,12 +429,14 @@ class ArticleViewSet(ApiViewSet):
         summary="Delete an article (staff, or its poster while voting is open)",
         description=_about(
             "Deletes an article: it leaves every list, group and search. Staff may delete any "
-            "article (kept in the moderation log with the `reason`); its poster only their own, "
-            "while its voting is open. Answers 204, no body.",
+            "article, kept in the public moderation log; deleting someone else's takes a "
+            "`reason` (shown there). Its poster may delete their own, with no reason, while its "
+            "voting is open. Answers 204, no body.",
             "member",
             _WRITE,
-            "403 (`not_allowed`) for someone else's article, or the poster's own once its "
-            "voting has closed; 404 (`article_not_found`).",
+            "400 (field `reason`) for staff deleting someone else's article with no reason, or "
+            "one too long; 403 (`not_allowed`) for someone else's article (not staff), or the "
+            "poster's own once its voting has closed; 404 (`article_not_found`).",
         ),
         parameters=[ARTICLE_ID, REASON],
         responses={204: None, **_errors(400, 401, 403, 404)},

@@ -222,7 +222,9 @@ def test_a_retry_gets_what_the_first_post_got_past_the_limit_and_after_a_delete(
     assert retry.status_code == 201, retry.content
     assert retry.json() == first.json()
     assert retry["Location"] == first["Location"]
-    services.article_delete(article_id=first.json()["id"], actor_id=0, actor="mod", is_staff=True)
+    services.article_delete(
+        article_id=first.json()["id"], actor_id=0, actor="mod", is_staff=True, reason="spam"
+    )
     after = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
     assert after.status_code == 201, after.content
     assert after.json() == first.json()
@@ -336,6 +338,25 @@ def test_staff_may_delete_any_article_with_a_reason(as_staff, post):
     entries = selectors.modlog_page().items
     assert entries[0].action == "delete" and entries[0].reason == "spam"
     assert entries[0].actor == "mod"
+
+
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_staff_deleting_someone_elses_article_must_give_a_reason(as_staff, post, reason):
+    article = post()
+    query = "" if reason is None else f"?reason={reason}"
+    response = as_staff.delete(f"/api/articles/{article.id}/{query}")
+    assert response.status_code == 400 and response.json()["field"] == "reason"
+    assert selectors.article_get(article_id=article.id).id == article.id
+    assert selectors.modlog_page().items == []
+
+
+def test_staff_deleting_their_own_article_need_give_no_reason(as_staff):
+    staff = as_staff.user
+    article = services.article_post(
+        user_id=staff.pk, poster_name=staff.username, title="Mine", link="https://example.org/m"
+    )
+    assert as_staff.delete(f"/api/articles/{article.id}/").status_code == 204
+    assert selectors.article_list().count == 0
 
 
 def test_deleting_needs_a_login_and_an_existing_article(anon, as_staff):

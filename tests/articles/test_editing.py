@@ -243,7 +243,9 @@ def test_the_log_page_knows_which_of_its_targets_still_exist(make_user, conn):
     services.group_create(name="redis", actor="mod")
     for n in range(5):
         a = article(ann, title=f"A{n}", link=f"https://example.org/{n}", groups=["redis"])
-        services.article_delete(article_id=a.id, actor_id=0, actor="mod", is_staff=True)
+        services.article_delete(
+            article_id=a.id, actor_id=0, actor="mod", is_staff=True, reason="spam"
+        )
     page = selectors.modlog_page()
     assert len(page.items) == 6 and page.articles == frozenset()
     assert page.groups == frozenset({"redis"})

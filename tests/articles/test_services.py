@@ -328,7 +328,9 @@ def test_delete_removes_the_article_from_every_index_group_and_voter_set(conn, n
     article_id = post(now, groups=["a"])
     services.article_vote(article_id=article_id, user_id=2, direction=Vote.DOWN, now=now)
     selectors.group_article_list(name="a")
-    services.article_delete(article_id=article_id, actor_id=99, actor="mod", is_staff=True)
+    services.article_delete(
+        article_id=article_id, actor_id=99, actor="mod", is_staff=True, reason="spam"
+    )
     left = {k.decode() for k in conn.keys("*")}
     assert left <= {"article:", "groups:", "modlog:", "stats:posts", "stats:votes"}
     assert conn.zcard("score:") == conn.zcard("time:") == 0

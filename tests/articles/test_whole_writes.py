@@ -117,7 +117,9 @@ def test_a_delete_with_a_bad_index_writes_nothing(conn, now, key):
     conn.set(key, "x")
     before = snapshot(conn)
     with pytest.raises(StoreCorrupt):
-        services.article_delete(article_id=article_id, actor_id=9, actor="mod", is_staff=True)
+        services.article_delete(
+            article_id=article_id, actor_id=9, actor="mod", is_staff=True, reason="spam"
+        )
     assert snapshot(conn) == before
 
 

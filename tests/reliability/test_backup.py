@@ -53,7 +53,9 @@ def _populate() -> None:
                 now=now,
             )
     services.article_groups_update(article_id=ids[5][0], add=["cats"], remove=["books"], actor="m")
-    services.article_delete(article_id=ids[7][0], actor_id=0, actor="mod", is_staff=True)
+    services.article_delete(
+        article_id=ids[7][0], actor_id=0, actor="mod", is_staff=True, reason="spam"
+    )
 
 
 def _listings() -> dict[str, object]:

@@ -60,7 +60,12 @@ def _worker(seed: int, ops: int, results: multiprocessing.Queue) -> None:
                 )
             else:
                 services.article_delete(
-                    article_id=article_id, actor_id=0, actor="mod", is_staff=True, now=NOW + n
+                    article_id=article_id,
+                    actor_id=0,
+                    actor="mod",
+                    is_staff=True,
+                    reason="spam",
+                    now=NOW + n,
                 )
         except ArticlesError as exc:  # not found, conflict: refused cleanly, nothing changed
             tried[f"refused:{exc.code}"] += 1

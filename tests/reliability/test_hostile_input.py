@@ -151,7 +151,9 @@ def test_a_hostile_article_id_is_not_found_and_writes_no_key(article: int, artic
     with pytest.raises((ArticleNotFound, InvalidInput)):
         services.article_groups_update(article_id=article_id, add=["red"])
     with pytest.raises(ArticleNotFound):
-        services.article_delete(article_id=article_id, actor_id=1, actor="m", is_staff=True)
+        services.article_delete(
+            article_id=article_id, actor_id=1, actor="m", is_staff=True, reason="spam"
+        )
     assert _keys() == before
     _assert_namespaced()
     assert audit.invariant_audit() == []

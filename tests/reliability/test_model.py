@@ -130,7 +130,12 @@ class StoreVersusModel(RuleBasedStateMachine):
                 )
             return
         services.article_delete(
-            article_id=article_id, actor_id=actor, actor="", is_staff=staff, now=self.now
+            article_id=article_id,
+            actor_id=actor,
+            actor="",
+            is_staff=staff,
+            reason="rule",
+            now=self.now,
         )
         del self.articles[article_id]
         self.deleted.add(article_id)

@@ -125,7 +125,9 @@ def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exis
     [
         (
             scripts.DELETE,
-            lambda: services.article_delete(article_id=1, actor_id=9, actor="mod", is_staff=True),
+            lambda: services.article_delete(
+                article_id=1, actor_id=9, actor="mod", is_staff=True, reason="spam"
+            ),
         ),
         (scripts.GROUP_DELETE, lambda: services.group_delete(name="g", actor="mod")),
         (scripts.GROUP_SAVE, lambda: services.group_update(name="g", description="x", actor="mod")),

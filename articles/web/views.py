@@ -401,7 +401,7 @@ def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
             is_staff=False,
         )
         messages.success(request, f"Your article “{article.title}” is deleted.")
-        return redirect("articles:user-detail", user_pk(request))
+        return redirect("articles:user-detail", request.user.get_username())
     return rendering.render(request, "articles/article_delete.html", {"article": article})
 
 

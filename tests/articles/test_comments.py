@@ -302,6 +302,22 @@ def test_recent_user_and_feed_listings(conn, article, now):
         selectors.comment_get(comment_id=77)
 
 
+def test_comments_of_one_second_list_newest_first_by_id_on_every_page(conn, article, now):
+    # comment:10..12 sort before comment:2 as text; the listings order equal times by id.
+    # Two seconds of comments, ids 1-4 a second before 5-13, pages of 4 cut both groups.
+    for i in range(1, 14):
+        say(article, user_id=2 if i % 2 else 3, text=f"t{i}", now=now if i < 5 else now + 1)
+    newest = [f"t{i}" for i in range(13, 0, -1)]
+    pages = [selectors.recent_comments(page=n, per_page=4) for n in (1, 2, 3, 4)]
+    assert [c.text for p in pages for c in p.items] == newest
+    assert pages[0].count == 13 and len(pages[3].items) == 1
+    mine = [selectors.user_comments(user_id=2, page=n, per_page=3) for n in (1, 2, 3)]
+    assert [c.text for p in mine for c in p.items] == [t for t in newest if int(t[1:]) % 2]
+    feed = selectors.article_comments_feed(article_id=article, limit=5)
+    assert [c.text for c in feed] == newest[:5]
+    assert selectors.recent_comments(page=5, per_page=4).items == []
+
+
 def test_display_depth_marks_more_and_a_focus_continues_the_thread(conn, article, settings):
     settings.ARTICLES_COMMENT_DISPLAY_DEPTH = 3
     chain = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -223,6 +224,25 @@ def test_the_author_edits_within_the_window(conn, article, now, settings):
     with pytest.raises(InvalidInput):
         services.comment_edit(comment_id=c.id, user_id=2, text="  ", now=now + 10)
     assert conn.hget("comment:1", "text") == b"new"
+
+
+def test_editable_by_offers_the_edit_exactly_when_the_script_allows_it(
+    conn, article, now, settings
+):
+    # Comment.editable_by decides whether pages offer the edit; comment_edit.lua decides.
+    settings.ARTICLES_COMMENT_EDIT_SECONDS = 900
+    c = say(article, now=now)
+    last, closed = now + 900 - 1, now + 900
+    assert c.editable_by(2, last)
+    assert services.comment_edit(comment_id=c.id, user_id=2, text="ok", now=last).text == "ok"
+    assert not c.editable_by(2, closed)
+    with pytest.raises(EditWindowClosed):
+        services.comment_edit(comment_id=c.id, user_id=2, text="x", now=closed)
+    assert not c.editable_by(3, now) and not c.editable_by(None, now)
+    with pytest.raises(NotAllowed):
+        services.comment_edit(comment_id=c.id, user_id=3, text="x", now=now)
+    services.comment_delete(comment_id=c.id, user_id=2)
+    assert not replace(c, state="deleted").editable_by(2, now)
 
 
 def test_deleting_a_comment_without_replies_removes_it_entirely(conn, article):

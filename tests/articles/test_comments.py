@@ -12,6 +12,7 @@ import pytest
 from articles import keys, selectors, services
 from articles.errors import (
     ArticleNotFound,
+    CommentIdempotencyKeyReused,
     CommentingClosed,
     CommentNotFound,
     CommentTooDeep,
@@ -136,8 +137,15 @@ def test_an_idempotency_key_returns_the_first_comment(conn, article):
     again = say(article, text="once", idempotency_key="k1")
     assert again == first and conn.zcard("comments:") == 1
     assert comments_field(conn, article) == 1
-    with pytest.raises(IdempotencyKeyReused):
+    with pytest.raises(CommentIdempotencyKeyReused) as caught:  # the script's answer
         say(article, text="something else", idempotency_key="k1")
+    assert caught.value.comment_id == first.id and "comment_id" in caught.value.body()
+    assert isinstance(caught.value, IdempotencyKeyReused)  # the web form renews its key on it
+    with pytest.raises(CommentIdempotencyKeyReused) as caught:  # the replay's answer
+        selectors.comment_post_replay(
+            article_id=article, user_id=2, author_name="u2", idempotency_key="k1", text="else"
+        )
+    assert caught.value.comment_id == first.id
     replay = selectors.comment_post_replay(
         article_id=article, user_id=2, author_name="u2", idempotency_key="k1", text="once"
     )

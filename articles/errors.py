@@ -142,7 +142,27 @@ class IdempotencyKeyReused(ArticlesError):
         self.article_id = article_id
 
     def body(self) -> dict[str, object]:
-        return {**super().body(), "article_id": self.article_id}
+        return {**super().body(), **self._made()}
+
+    def _made(self) -> dict[str, object]:
+        """The body's field naming what the key's first request made."""
+        return {"article_id": self.article_id}
+
+
+class CommentIdempotencyKeyReused(IdempotencyKeyReused):
+    """The same, on a comment post: the key made a comment, named by `comment_id`."""
+
+    message = (
+        "This Idempotency-Key was already used for a different request; "
+        "use a new key for a new comment."
+    )
+
+    def __init__(self, comment_id: int | None = None) -> None:
+        super().__init__()
+        self.comment_id = comment_id
+
+    def _made(self) -> dict[str, object]:
+        return {"comment_id": self.comment_id}
 
 
 class NotAllowed(ArticlesError):

@@ -119,7 +119,8 @@ def user_comments(user_id: int) -> str:
 
 
 def comment_idempotency(user_id: int, token: str) -> str:
-    """string `<comment id>:<fingerprint>` of the comment posted with this key (24 h)."""
+    """string `<comment id>:<time>:<depth>:<fingerprint>` of the comment posted with
+    this key (24 h)."""
     _token(token)
     return f"comment_idempotency:{_positive(user_id)}:{token}"
 

@@ -17,6 +17,7 @@ from articles import clock, conf, keys, scripts, search, validation
 from articles.connection import get_connection, store_unavailable
 from articles.errors import (
     ArticleNotFound,
+    CommentIdempotencyKeyReused,
     CommentNotFound,
     EmptySearch,
     GroupNotFound,
@@ -763,9 +764,10 @@ def comment_post_replay(
 ) -> Comment | None:
     """What an earlier comment_post with this Idempotency-Key made, as it was created
     (even if deleted since), or None when there was none; one GET, so a retry can be
-    answered before the rate limit counts it. Raises InvalidInput, IdempotencyKeyReused
-    (the key was used for a different request). Without `author_name` the comment is
-    read as it is now instead (CommentNotFound if deleted since)."""
+    answered before the rate limit counts it. Raises InvalidInput,
+    CommentIdempotencyKeyReused (the key was used for a different request). Without
+    `author_name` the comment is read as it is now instead (CommentNotFound if deleted
+    since)."""
     text = validation.clean_comment_text(text)
     try:
         key = keys.comment_idempotency(user_id, idempotency_key)
@@ -777,7 +779,7 @@ def comment_post_replay(
         return None
     comment_id, posted, depth, fingerprint = match.groups()
     if fingerprint.decode() != validation.comment_fingerprint(article_id, parent_id, text):
-        raise IdempotencyKeyReused(int(comment_id))
+        raise CommentIdempotencyKeyReused(int(comment_id))
     if author_name is None:
         return comment_get(comment_id=int(comment_id), user_id=user_id)
     return Comment.new_post(

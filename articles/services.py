@@ -11,6 +11,7 @@ from articles import clock, conf, keys, metrics, scripts, search, selectors, val
 from articles.connection import get_connection
 from articles.errors import (
     ArticleNotFound,
+    CommentIdempotencyKeyReused,
     CommentNotFound,
     Conflict,
     InvalidInput,
@@ -702,7 +703,7 @@ def comment_post(
     ARTICLES_COMMENT_MAX_DEPTH), CommentingClosed (ARTICLES_COMMENT_OPEN_SECONDS after the
     article's post time). With `idempotency_key`, a repeat of the same request returns
     the comment the first one made; the key with a different request raises
-    IdempotencyKeyReused."""
+    CommentIdempotencyKeyReused (naming the comment)."""
     text = validation.clean_comment_text(text)
     article = _article_member(article_id)
     parent = _parent_member(parent_id)
@@ -739,7 +740,11 @@ def comment_post(
         ],
         client=conn,
     )
-    status = raise_for_status(result, allow=(Status.ID_TAKEN, Status.COMMENT_GONE))
+    status = raise_for_status(
+        result, allow=(Status.ID_TAKEN, Status.COMMENT_GONE, Status.KEY_REUSED)
+    )
+    if status is Status.KEY_REUSED:
+        raise CommentIdempotencyKeyReused(int(result[1]))
     if status is Status.COMMENT_GONE:
         raise InvalidInput("parent", "That comment was deleted, so it takes no replies.")
     if status is Status.ID_TAKEN:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Generic, TypeVar
 
-from articles import keys
+from articles import conf, keys
 
 # What an item of a deleted account shows as its author (user_forget rewrites the names).
 DELETED_NAME = "[deleted]"
@@ -461,6 +461,17 @@ class Comment:
     @property
     def best(self) -> float:
         return comment_best(self.id, self.votes, self.downvotes)
+
+    def editable_by(self, user_id: int | None, now: float) -> bool:
+        """May `user_id` edit it now: its author, while it is visible and within
+        ARTICLES_COMMENT_EDIT_SECONDS of its posting. Pages use it to offer the edit;
+        comment_edit.lua decides again, by Redis' clock, when it writes."""
+        return (
+            user_id is not None
+            and self.visible
+            and self.author_id == user_id
+            and now < self.time + conf.comment_edit_seconds()
+        )
 
 
 T = TypeVar("T")

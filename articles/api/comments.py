@@ -304,7 +304,7 @@ _COMMENT_ERRORS = {
     404: "No such article (`article_not_found`) or comment (`comment_not_found`).",
     409: "Voting on the article and its comments has closed (`voting_closed`).",
     422: "The Idempotency-Key was already used for a different request "
-    "(`idempotency_key_reused`): use a new key.",
+    "(`idempotency_key_reused`, with the `comment_id` it made): use a new key.",
 }
 
 

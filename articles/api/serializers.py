@@ -229,7 +229,12 @@ class ErrorSerializer(serializers.Serializer):
         help_text="Every field at fault with its messages.",
     )
     article_id = serializers.IntegerField(
-        required=False, help_text="The article already posted with this link (409)."
+        required=False,
+        help_text="The article already posted with this link (409), or the one an article "
+        "post's reused Idempotency-Key made (422).",
+    )
+    comment_id = serializers.IntegerField(
+        required=False, help_text="The comment a comment post's reused Idempotency-Key made (422)."
     )
     article_url = serializers.CharField(required=False)
 

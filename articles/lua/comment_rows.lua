@@ -7,6 +7,9 @@
 -- (visible)  ARGV[4] the viewer's user:<pk> ("" for none)
 -- Returns {S.OK, count of the listing, then per comment: id, n, field, value, ...,
 --   article title, up flag, down flag}. A key of the wrong type is read as missing.
+-- The listings are scored by post time in whole seconds; newest first means by score,
+-- then by comment id (the counter's order), which ZREVRANGE alone does not give: it
+-- orders equal scores as text, "comment:9" before "comment:10".
 local mode, viewer = ARGV[1], ARGV[4]
 
 local function try(command, key, ...)
@@ -39,6 +42,37 @@ local function emit(member, fields)
   end
 end
 
+-- Higher id first: ids are digit strings without leading zeros, so the longer is higher.
+local function later(a, b)
+  if #a ~= #b then return #a > #b end
+  return a > b
+end
+
+-- The members at ranks start..stop of a time-scored listing, newest first with equal
+-- times by id. It reads the whole of the page's first and last seconds, so a page costs
+-- its size plus the comments sharing those two seconds.
+local function newest(key, start, stop)
+  local edge = try('ZREVRANGE', key, start, stop, 'WITHSCORES') or {}
+  if #edge == 0 then return {} end
+  local hi, lo = edge[2], edge[#edge]
+  local above = try('ZCOUNT', key, '(' .. hi, '+inf')
+  local flat = try('ZREVRANGEBYSCORE', key, hi, lo, 'WITHSCORES')
+  local rows = {}
+  for i = 1, #flat, 2 do
+    rows[#rows + 1] = {flat[i], tonumber(flat[i + 1]), comment_id_of(flat[i]) or ''}
+  end
+  table.sort(rows, function(a, b)
+    if a[2] ~= b[2] then return a[2] > b[2] end
+    if a[3] ~= b[3] then return later(a[3], b[3]) end
+    return a[1] > b[1]
+  end)
+  local members = {}
+  for i = start - above + 1, math.min(stop - above + 1, #rows) do
+    members[#members + 1] = rows[i][1]
+  end
+  return members
+end
+
 local function row(member)
   if not comment_id_of(member) then return nil end
   local fields = try('HGETALL', member)
@@ -55,7 +89,7 @@ if mode == 'one' then
 end
 reply[2] = try('ZCARD', KEYS[1]) or 0
 if mode == 'list' then
-  for _, member in ipairs(try('ZREVRANGE', KEYS[1], ARGV[2], ARGV[3]) or {}) do
+  for _, member in ipairs(newest(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))) do
     local fields = row(member)
     if fields then emit(member, fields) end
   end
@@ -64,7 +98,7 @@ end
 -- "visible": the newest `want` visible ones, looking at no more than 20 x want.
 local want, found, at = tonumber(ARGV[3]), 0, 0
 while found < want and at < 20 * want do
-  local chunk = try('ZREVRANGE', KEYS[1], at, at + want - 1) or {}
+  local chunk = newest(KEYS[1], at, at + want - 1)
   if #chunk == 0 then break end
   at = at + #chunk
   for _, member in ipairs(chunk) do

@@ -16,7 +16,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import selectors, services
+from articles import clock, selectors, services
 from articles.addresses import user_pk
 from articles.errors import (
     ArticlesError,
@@ -33,7 +33,6 @@ from articles.web import pagecache, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import CommentEditForm, CommentForm, CommentRemoveForm, VoteForm
 from articles.web.helpers import (
-    comment_editable,
     form_status,
     html_errors,
     listing_status,
@@ -228,7 +227,7 @@ def comment_edit(request: HttpRequest, comment_id: int) -> HttpResponse:
     """The author's own comment, within ARTICLES_COMMENT_EDIT_SECONDS of posting it."""
     comment = selectors.comment_get(comment_id=comment_id)
     _own(request, comment)
-    if not comment_editable(comment, request.user):
+    if not comment.editable_by(user_pk(request), clock.now()):
         raise EditWindowClosed()
     form = CommentEditForm(request.POST or None, initial={"text": comment.text})
     if request.method == "POST" and form.is_valid():

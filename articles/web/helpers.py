@@ -18,7 +18,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from articles import clock, conf, ratelimits
+from articles import conf, ratelimits
 from articles.addresses import client_address
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
@@ -31,7 +31,7 @@ from articles.errors import (
     StoreUnavailable,
 )
 from articles.responses import error_response, wants_json
-from articles.types import Comment, Order, Page, Period
+from articles.types import Order, Page, Period
 
 View = Callable[..., HttpResponse]
 logger = logging.getLogger(__name__)
@@ -106,18 +106,6 @@ def login_first(
             status=401,
         )
     return redirect(login_url)
-
-
-def comment_editable(comment: Comment, user: Any, now: float | None = None) -> bool:
-    """May `user` edit `comment` now: its author, while it is visible and within
-    ARTICLES_COMMENT_EDIT_SECONDS of its posting (the store refuses anything else; this
-    decides whether a page offers the edit form)."""
-    return (
-        comment.visible
-        and bool(getattr(user, "is_authenticated", False))
-        and comment.author_id == user.pk
-        and clock.now(now) < comment.time + conf.comment_edit_seconds()
-    )
 
 
 def safe_next(request: HttpRequest, fallback: str) -> str:

@@ -37,8 +37,8 @@ from django.template.defaultfilters import urlencode
 from django.utils import translation
 from markupsafe import Markup
 
+from articles import clock
 from articles.types import Article, Comment
-from articles.web.helpers import comment_editable
 
 MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most
 MAX_COMMENT_ROWS = 4096  # ~1-3 KB a comment: up to ~10 MB a process
@@ -116,7 +116,7 @@ def comment_row(
     authenticated = bool(getattr(user, "is_authenticated", False))
     staff = bool(authenticated and getattr(user, "is_staff", False))
     mine = authenticated and comment.author_id is not None and comment.author_id == user.pk
-    editable = mine and comment_editable(comment, user)
+    editable = mine and comment.editable_by(user.pk, clock.now())
     key = (comment, voting_open, commenting_open, authenticated, staff, mine, editable)
     parts = _comments.get(key)
     if parts is None:

@@ -231,7 +231,10 @@ def test_the_same_idempotency_key_with_another_body_is_422_and_posts_nothing(as_
     assert first.status_code == 201
     other = as_user.post(url, {"text": "Two"}, format="json", HTTP_IDEMPOTENCY_KEY="k")
     assert other.status_code == 422, other.content
-    assert other.json()["code"] == "idempotency_key_reused"
+    body = other.json()
+    assert body["code"] == "idempotency_key_reused"
+    assert body["comment_id"] == first.json()["id"] and "article_id" not in body
+    assert "new comment" in body["detail"] and "article" not in body["detail"]
     assert [c.text for c in selectors.comment_thread(article_id=article.id).items] == ["One"]
 
 

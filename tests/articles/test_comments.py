@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
 from articles import keys, selectors, services
 from articles.errors import (
     ArticleNotFound,
+    CommentIdempotencyKeyReused,
     CommentingClosed,
     CommentNotFound,
     CommentTooDeep,
@@ -135,8 +137,15 @@ def test_an_idempotency_key_returns_the_first_comment(conn, article):
     again = say(article, text="once", idempotency_key="k1")
     assert again == first and conn.zcard("comments:") == 1
     assert comments_field(conn, article) == 1
-    with pytest.raises(IdempotencyKeyReused):
+    with pytest.raises(CommentIdempotencyKeyReused) as caught:  # the script's answer
         say(article, text="something else", idempotency_key="k1")
+    assert caught.value.comment_id == first.id and "comment_id" in caught.value.body()
+    assert isinstance(caught.value, IdempotencyKeyReused)  # the web form renews its key on it
+    with pytest.raises(CommentIdempotencyKeyReused) as caught:  # the replay's answer
+        selectors.comment_post_replay(
+            article_id=article, user_id=2, author_name="u2", idempotency_key="k1", text="else"
+        )
+    assert caught.value.comment_id == first.id
     replay = selectors.comment_post_replay(
         article_id=article, user_id=2, author_name="u2", idempotency_key="k1", text="once"
     )
@@ -225,6 +234,25 @@ def test_the_author_edits_within_the_window(conn, article, now, settings):
     assert conn.hget("comment:1", "text") == b"new"
 
 
+def test_editable_by_offers_the_edit_exactly_when_the_script_allows_it(
+    conn, article, now, settings
+):
+    # Comment.editable_by decides whether pages offer the edit; comment_edit.lua decides.
+    settings.ARTICLES_COMMENT_EDIT_SECONDS = 900
+    c = say(article, now=now)
+    last, closed = now + 900 - 1, now + 900
+    assert c.editable_by(2, last)
+    assert services.comment_edit(comment_id=c.id, user_id=2, text="ok", now=last).text == "ok"
+    assert not c.editable_by(2, closed)
+    with pytest.raises(EditWindowClosed):
+        services.comment_edit(comment_id=c.id, user_id=2, text="x", now=closed)
+    assert not c.editable_by(3, now) and not c.editable_by(None, now)
+    with pytest.raises(NotAllowed):
+        services.comment_edit(comment_id=c.id, user_id=3, text="x", now=now)
+    services.comment_delete(comment_id=c.id, user_id=2)
+    assert not replace(c, state="deleted").editable_by(2, now)
+
+
 def test_deleting_a_comment_without_replies_removes_it_entirely(conn, article):
     keep = say(article)
     c = say(article, parent=keep.id)
@@ -300,6 +328,22 @@ def test_recent_user_and_feed_listings(conn, article, now):
     assert got.article_title == "A title" and got.my_vote is Vote.NONE
     with pytest.raises(CommentNotFound):
         selectors.comment_get(comment_id=77)
+
+
+def test_comments_of_one_second_list_newest_first_by_id_on_every_page(conn, article, now):
+    # comment:10..12 sort before comment:2 as text; the listings order equal times by id.
+    # Two seconds of comments, ids 1-4 a second before 5-13, pages of 4 cut both groups.
+    for i in range(1, 14):
+        say(article, user_id=2 if i % 2 else 3, text=f"t{i}", now=now if i < 5 else now + 1)
+    newest = [f"t{i}" for i in range(13, 0, -1)]
+    pages = [selectors.recent_comments(page=n, per_page=4) for n in (1, 2, 3, 4)]
+    assert [c.text for p in pages for c in p.items] == newest
+    assert pages[0].count == 13 and len(pages[3].items) == 1
+    mine = [selectors.user_comments(user_id=2, page=n, per_page=3) for n in (1, 2, 3)]
+    assert [c.text for p in mine for c in p.items] == [t for t in newest if int(t[1:]) % 2]
+    feed = selectors.article_comments_feed(article_id=article, limit=5)
+    assert [c.text for c in feed] == newest[:5]
+    assert selectors.recent_comments(page=5, per_page=4).items == []
 
 
 def test_display_depth_marks_more_and_a_focus_continues_the_thread(conn, article, settings):

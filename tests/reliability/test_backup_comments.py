@@ -83,6 +83,9 @@ def test_comments_round_trip_through_export_and_import(tmp_path: Path):
     articles = _populate()
     assert audit.invariant_audit() == []
     before = _threads(articles)
+    # posted in id order, so newest first is highest id first, ties of a second included
+    recent = [c.id for c in selectors.recent_comments(per_page=100).items]
+    assert recent == sorted(recent, reverse=True) and len(recent) > 20
     counter = get_connection().get(keys.COMMENT_IDS)
     first = _export(tmp_path / "backup.jsonl")
     comments = [r for r in first if r["type"] == "comment"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+import uuid
 from xml.dom import minidom
 
 import pytest
@@ -606,3 +608,56 @@ def test_comment_text_and_names_are_escaped_everywhere(client, make_user):
         assert "javascript:alert" not in page.split("[x](")[0], url
         assert 'href="javascript:' not in page, url
         assert "&lt;script&gt;alert(&quot;t&quot;)&lt;/script&gt;" in page, url
+
+
+# A connection's own set-up and health checks, whenever the pool makes or tests one.
+_HANDSHAKE = {"PING", "HELLO", "CLIENT", "SELECT", "AUTH"}
+
+
+def client_commands(conn, call) -> list[str]:  # type: ignore[no-untyped-def]
+    """The commands clients sent to Redis while `call` ran (MONITOR; the commands a Lua
+    script runs inside its one call, and connection set-up, are left out)."""
+    mark, seen, ready = f"end-{uuid.uuid4().hex}", [], threading.Event()
+
+    def watch() -> None:
+        with conn.monitor() as monitor:
+            ready.set()
+            for command in monitor.listen():
+                if mark in command["command"]:
+                    return
+                name = command["command"].split(" ", 1)[0].upper()
+                if command.get("client_type") != "lua" and name not in _HANDSHAKE:
+                    seen.append(command["command"])
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    assert ready.wait(5)
+    call()
+    conn.echo(mark)
+    watcher.join(10)
+    return seen
+
+
+def test_a_2000_comment_thread_renders_with_as_many_round_trips_as_a_5_comment_one(
+    client, make_user, conn
+):
+    """The article page sends Redis the same commands whatever the size of its thread (the
+    thread is one script call), counted by the server."""
+    ann, bob = make_user("ann"), make_user("bob")
+    small, big = article(ann, "Small"), article(ann, "Big", link="https://example.org/b")
+    for n in range(5):
+        comment(bob, small.id, f"small {n}")
+    tops = [comment(bob, big.id, f"top {n}").id for n in range(300)]
+    parent = tops[0]
+    for n in range(1700):  # replies spread under the first 40 top-level comments, and chains
+        parent = comment(ann, big.id, f"reply {n}", parent if n % 5 else tops[n % 40]).id
+    assert selectors.article_get(article_id=big.id).comments == 2000
+    login(client, bob)
+
+    def sent(url: str) -> list[str]:
+        assert client.get(url).status_code == 200  # warm: session, scripts, row caches
+        return client_commands(conn, lambda: client.get(url))
+
+    small_page, big_page = sent(f"/a/{small.id}/"), sent(f"/a/{big.id}/")
+    assert 0 < len(big_page) == len(small_page) <= 3, big_page
+    assert len(sent(f"/a/{big.id}/?sort=new&page=2")) == len(small_page)

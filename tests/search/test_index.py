@@ -194,7 +194,9 @@ def _worker(seed: int, barrier) -> None:
         else:
             target = rng.randint(1, max(mine))
             try:
-                services.article_delete(article_id=target, actor_id=0, actor="s", is_staff=True)
+                services.article_delete(
+                    article_id=target, actor_id=0, actor="s", is_staff=True, reason="churn"
+                )
             except Exception as exc:
                 assert type(exc).__name__ in ("ArticleNotFound", "Conflict"), exc
 

@@ -708,17 +708,7 @@ def comment_thread(
         flat = reply[at + 3 : at + 3 + n]
         up, down = reply[at + 3 + n : at + 5 + n]
         at += 5 + n
-        try:
-            items.append(
-                Comment.from_hash(
-                    cid,
-                    dict(zip(flat[::2], flat[1::2], strict=True)),
-                    my_vote=_my_vote(viewer, up, down),
-                    more=bool(more),
-                )
-            )
-        except BadArticle as exc:
-            skipped.append(f"{keys.comment(cid)} ({exc})")
+        _add_comment(items, skipped, cid, flat, _my_vote(viewer, up, down), more=bool(more))
     if skipped:
         logger.warning("Left out of a thread for bad data: %s", "; ".join(skipped))
     focus = None
@@ -835,26 +825,36 @@ def _comment_rows(key: str, mode: str, start: int, stop: int, user_id: int | Non
     )
     if raise_for_status(reply, allow=(Status.COMMENT_NOT_FOUND,)) is not Status.OK:
         return Page([], 1, 0, 1)
-    items, skipped, at = [], [], 2
+    items: list[Comment] = []
+    skipped: list[str] = []
+    at = 2
     while at < len(reply):
         cid, n = int(reply[at]), int(reply[at + 1])
         flat = reply[at + 2 : at + 2 + n]
         title, up, down = reply[at + 2 + n : at + 5 + n]
         at += 5 + n
-        try:
-            items.append(
-                Comment.from_hash(
-                    cid,
-                    dict(zip(flat[::2], flat[1::2], strict=True)),
-                    my_vote=_my_vote(viewer, up, down),
-                    article_title=_s(title),
-                )
-            )
-        except BadArticle as exc:
-            skipped.append(f"{keys.comment(cid)} ({exc})")
+        vote = _my_vote(viewer, up, down)
+        _add_comment(items, skipped, cid, flat, vote, article_title=_s(title))
     if skipped:
         logger.warning("Left out of a comment listing for bad data: %s", "; ".join(skipped))
     return Page(items, 1, int(reply[1]), max(1, stop - start + 1))
+
+
+def _add_comment(
+    items: list[Comment],
+    skipped: list[str],
+    cid: int,
+    flat: list[Any],
+    my_vote: Vote | None,
+    **extra: Any,
+) -> None:
+    """Decode one comment of a script's flat reply (field, value, ...) onto `items`, or
+    name it in `skipped` when its data is bad (the caller logs them once)."""
+    try:
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        items.append(Comment.from_hash(cid, fields, my_vote=my_vote, **extra))
+    except BadArticle as exc:
+        skipped.append(f"{keys.comment(cid)} ({exc})")
 
 
 def _my_vote(viewer: str, up: object, down: object) -> Vote | None:

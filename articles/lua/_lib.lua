@@ -49,6 +49,13 @@ end
 -- value that is not a count, refuses with {S.BAD_DATA, key, what is wrong} instead and
 -- changes nothing. Each returns nil when all is well.
 
+-- A user's vote now, by the voter sets: 1 up, -1 down, 0 none (articles and comments).
+local function current_vote(up_set, down_set, user)
+  if redis.call('SISMEMBER', up_set, user) == 1 then return 1 end
+  if redis.call('SISMEMBER', down_set, user) == 1 then return -1 end
+  return 0
+end
+
 -- `specs` is {key, type, key, type, ...}; a missing key is fine (it will be created).
 local function bad_types(specs)
   for i = 1, #specs, 2 do

@@ -28,12 +28,7 @@ if now >= t + window or server_time() >= expire_at then return {S.VOTING_CLOSED}
 if (c[3] or '') ~= '' then return {S.COMMENT_GONE, c[3]} end
 
 local user, dir = ARGV[2], tonumber(ARGV[3])
-local cur = 0
-if redis.call('SISMEMBER', KEYS[2], user) == 1 then
-  cur = 1
-elseif redis.call('SISMEMBER', KEYS[3], user) == 1 then
-  cur = -1
-end
+local cur = current_vote(KEYS[2], KEYS[3], user)
 local changed = 0
 if cur ~= dir then
   changed = 1

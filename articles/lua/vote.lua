@@ -29,12 +29,7 @@ bad = bad_counts(KEYS[6], {utc_day(now)})
 if bad then return bad end
 
 local member, user, dir = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local cur = 0
-if redis.call('SISMEMBER', KEYS[2], user) == 1 then
-  cur = 1
-elseif redis.call('SISMEMBER', KEYS[3], user) == 1 then
-  cur = -1
-end
+local cur = current_vote(KEYS[2], KEYS[3], user)
 
 local changed = 0
 if cur ~= dir then

@@ -49,6 +49,17 @@ end
 -- value that is not a count, refuses with {S.BAD_DATA, key, what is wrong} instead and
 -- changes nothing. Each returns nil when all is well.
 
+-- A read of a key that may hold another type: nil then (the caller leaves that item out);
+-- any other refusal is the script's error (comment threads and listings).
+local function try(command, key, ...)
+  local r = redis.pcall(command, key, ...)
+  if type(r) == 'table' and r.err then
+    if string.find(r.err, 'WRONGTYPE', 1, true) then return nil end
+    return error(r.err)
+  end
+  return r
+end
+
 -- A user's vote now, by the voter sets: 1 up, -1 down, 0 none (articles and comments).
 local function current_vote(up_set, down_set, user)
   if redis.call('SISMEMBER', up_set, user) == 1 then return 1 end

@@ -12,15 +12,6 @@
 -- orders equal scores as text, "comment:9" before "comment:10".
 local mode, viewer = ARGV[1], ARGV[4]
 
-local function try(command, key, ...)
-  local r = redis.pcall(command, key, ...)
-  if type(r) == 'table' and r.err then
-    if string.find(r.err, 'WRONGTYPE', 1, true) then return nil end
-    return error(r.err)
-  end
-  return r
-end
-
 local reply = {S.OK, 0}
 local function emit(member, fields)
   local cid = comment_id_of(member)

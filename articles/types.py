@@ -295,10 +295,7 @@ class Article:
 
     @property
     def poster_id(self) -> int | None:
-        try:
-            return keys.user_id_of(self.poster)
-        except ValueError:
-            return None
+        return keys.user_id_or_none(self.poster)
 
     @property
     def posted_at(self) -> datetime:
@@ -441,10 +438,7 @@ class Comment:
 
     @property
     def author_id(self) -> int | None:
-        try:
-            return keys.user_id_of(self.author)
-        except ValueError:
-            return None
+        return keys.user_id_or_none(self.author)
 
     @property
     def visible(self) -> bool:

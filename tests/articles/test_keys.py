@@ -72,7 +72,6 @@ def test_user_id_of_reads_only_the_members_user_forms():
 
 def test_the_three_readers_of_a_poster_agree():
     """Ensure the article type, the export and the parser read `poster` the same way."""
-    from articles import backup
     from articles.types import Article
 
     for poster, expected in [("user:7", 7), ("user:0", None), ("user:١٢", None), ("bob", None)]:
@@ -80,7 +79,7 @@ def test_the_three_readers_of_a_poster_agree():
             1, {b"poster": poster.encode(), b"time": b"1"}, score=None, window=1, vote_score=1
         )
         assert article.poster_id == expected
-        assert backup._user_pk(poster) == expected
+        assert keys.user_id_or_none(poster) == expected  # how the export reads it
 
 
 def test_scan_patterns_are_named_here():
@@ -121,3 +120,13 @@ def test_comment_keys():
 def test_vote_intent_keys_refuse_anything_but_a_token(bad):
     with pytest.raises(ValueError):
         keys.vote_intent(bad)
+
+
+def test_the_or_none_parsers_read_what_the_strict_ones_read_and_nothing_else():
+    assert keys.article_id_or_none("article:12") == 12
+    assert keys.comment_id_or_none("comment:7") == 7
+    assert keys.user_id_or_none("user:3") == 3
+    for bad in ["article:0", "article:012", "comment:x", "user:", "group:a", "user:١٢"]:
+        assert keys.article_id_or_none(bad) is None
+        assert keys.comment_id_or_none(bad) is None
+        assert keys.user_id_or_none(bad) is None

@@ -67,6 +67,30 @@ local function current_vote(up_set, down_set, user)
   return 0
 end
 
+-- Move a user's vote from `cur` to `dir` (1 up, -1 down, 0 none) in the voter sets and
+-- the hash's votes/downvotes counts; a set written to expires at `expire_at` (the close
+-- of the voting window). Returns the new up-vote count when it moved, else nil.
+local function move_vote(hash, up_set, down_set, user, cur, dir, expire_at)
+  local votes = nil
+  if cur == 1 then
+    redis.call('SREM', up_set, user)
+    votes = redis.call('HINCRBY', hash, 'votes', -1)
+  elseif cur == -1 then
+    redis.call('SREM', down_set, user)
+    redis.call('HINCRBY', hash, 'downvotes', -1)
+  end
+  if dir == 1 then
+    redis.call('SADD', up_set, user)
+    redis.call('EXPIREAT', up_set, expire_at)
+    votes = redis.call('HINCRBY', hash, 'votes', 1)
+  elseif dir == -1 then
+    redis.call('SADD', down_set, user)
+    redis.call('EXPIREAT', down_set, expire_at)
+    redis.call('HINCRBY', hash, 'downvotes', 1)
+  end
+  return votes
+end
+
 -- `specs` is {key, type, key, type, ...}; a missing key is fine (it will be created).
 local function bad_types(specs)
   for i = 1, #specs, 2 do

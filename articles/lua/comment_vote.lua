@@ -32,22 +32,7 @@ local cur = current_vote(KEYS[2], KEYS[3], user)
 local changed = 0
 if cur ~= dir then
   changed = 1
-  if cur == 1 then
-    redis.call('SREM', KEYS[2], user)
-    redis.call('HINCRBY', KEYS[1], 'votes', -1)
-  elseif cur == -1 then
-    redis.call('SREM', KEYS[3], user)
-    redis.call('HINCRBY', KEYS[1], 'downvotes', -1)
-  end
-  if dir == 1 then
-    redis.call('SADD', KEYS[2], user)
-    redis.call('EXPIREAT', KEYS[2], expire_at)
-    redis.call('HINCRBY', KEYS[1], 'votes', 1)
-  elseif dir == -1 then
-    redis.call('SADD', KEYS[3], user)
-    redis.call('EXPIREAT', KEYS[3], expire_at)
-    redis.call('HINCRBY', KEYS[1], 'downvotes', 1)
-  end
+  move_vote(KEYS[1], KEYS[2], KEYS[3], user, cur, dir, expire_at)
   local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
   redis.call('ZADD', best,
     comment_best(tonumber(ARGV[1]), tonumber(counts[1]) or 0, tonumber(counts[2]) or 0),

@@ -34,23 +34,8 @@ local cur = current_vote(KEYS[2], KEYS[3], user)
 local changed = 0
 if cur ~= dir then
   changed = 1
-  local votes = nil  -- the up-vote count, when this change moved it
-  if cur == 1 then
-    redis.call('SREM', KEYS[2], user)
-    votes = redis.call('HINCRBY', KEYS[1], 'votes', -1)
-  elseif cur == -1 then
-    redis.call('SREM', KEYS[3], user)
-    redis.call('HINCRBY', KEYS[1], 'downvotes', -1)
-  end
-  if dir == 1 then
-    redis.call('SADD', KEYS[2], user)
-    redis.call('EXPIREAT', KEYS[2], expire_at)
-    votes = redis.call('HINCRBY', KEYS[1], 'votes', 1)
-  elseif dir == -1 then
-    redis.call('SADD', KEYS[3], user)
-    redis.call('EXPIREAT', KEYS[3], expire_at)
-    redis.call('HINCRBY', KEYS[1], 'downvotes', 1)
-  end
+  -- the up-vote count, when this change moved it
+  local votes = move_vote(KEYS[1], KEYS[2], KEYS[3], user, cur, dir, expire_at)
   redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
   local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
   redis.call('ZADD', KEYS[7], (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0), member)

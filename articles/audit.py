@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from typing import Literal
 
@@ -246,12 +246,8 @@ def _audit_chunk(
         if posted_idx is not None and abs(posted_idx - article.time) > 1e-3:
             report("time_index", f"time: has {posted_idx}, hash has {article.time}")
         if article.voting_open(now):
-            if article.votes != n_up:
-                report("votes", f"votes {article.votes} != {n_up} up-voters")
-            if article.downvotes != n_down:
-                report("downvotes", f"downvotes {article.downvotes} != {n_down} down-voters")
-            if both:
-                report("both_sets", f"{len(both)} user(s) in both voter sets")
+            for kind, detail in _voter_faults(article.votes, article.downvotes, n_up, n_down, both):
+                report(kind, detail)
         if keys.GOOD not in broken and (article.votes >= good) != (good_idx is not None):
             report(
                 "good",
@@ -997,18 +993,27 @@ def _comment_voters_audit(
                     if kind not in ("set", "none"):
                         problems.append(_wrong_type(key, kind, "set"))
                 continue
-            wrong = []
-            if row.votes != n_up:
-                wrong.append(f"votes {row.votes} != {n_up} up-voters")
-            if row.downvotes != n_down:
-                wrong.append(f"downvotes {row.downvotes} != {n_down} down-voters")
-            if both:
-                wrong.append(f"{len(both)} user(s) in both voter sets")
+            wrong = [d for _, d in _voter_faults(row.votes, row.downvotes, n_up, n_down, both)]
             if -1 in (ttl_up, ttl_down):
                 wrong.append("a voter set has no expiry")
             if wrong:
                 problems.append(Problem("comment_votes", "; ".join(wrong), entry=row.member))
     return problems
+
+
+def _voter_faults(
+    votes: int, downvotes: int, n_up: int, n_down: int, both: Sized
+) -> list[tuple[str, str]]:
+    """What is wrong between an item's vote counts and its voter sets (kind, detail), for
+    articles and comments alike."""
+    faults = []
+    if votes != n_up:
+        faults.append(("votes", f"votes {votes} != {n_up} up-voters"))
+    if downvotes != n_down:
+        faults.append(("downvotes", f"downvotes {downvotes} != {n_down} down-voters"))
+    if both:
+        faults.append(("both_sets", f"{len(both)} user(s) in both voter sets"))
+    return faults
 
 
 def comment_repair(problems: Iterable[Problem], *, now: float | None = None) -> int:

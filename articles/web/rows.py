@@ -120,18 +120,17 @@ def comment_row(
     key = (comment, voting_open, commenting_open, authenticated, staff, mine, editable)
     parts = _comments.get(key)
     if parts is None:
-        html_text = context.environment.get_template("articles/_comment_row.html").render(
+        parts = _render_parts(
+            context.environment,
+            "articles/_comment_row.html",
+            _Viewer(authenticated, staff),
             c=comment,
             voting_open=voting_open,
             commenting_open=commenting_open,
             mine=mine,
             editable=editable,
-            user=_Viewer(authenticated, staff),
-            request=_Here(),
-            csrf_input=Markup(_CSRF),  # noqa: S704 (a constant of ours)
             ago_text=Markup(_AGO),  # noqa: S704 (a constant of ours)
         )
-        parts = _parts(html_text)
         with _lock:
             if len(_comments) >= MAX_COMMENT_ROWS:
                 del _comments[next(iter(_comments))]
@@ -203,14 +202,27 @@ def _render(
     detail: bool,
     marks: tuple[str, ...] = (),
 ) -> tuple[str, ...]:
-    html_text = env.get_template("articles/_article.html").render(
+    return _render_parts(
+        env,
+        "articles/_article.html",
+        _Viewer(authenticated, staff),
         article=article,
         marks=marks,
         voting_open=is_open,
         detail=detail,
-        user=_Viewer(authenticated, staff),
+        row_ago=Markup(_AGO),  # noqa: S704 (a constant of ours)
+    )
+
+
+def _render_parts(
+    env: jinja2.Environment, template: str, viewer: _Viewer, **context: Any
+) -> tuple[str, ...]:
+    """A row rendered once for every viewer alike (a stand-in user, request and CSRF
+    field), cut into the parts _filled() completes per request."""
+    html_text = env.get_template(template).render(
+        user=viewer,
         request=_Here(),
         csrf_input=Markup(_CSRF),  # noqa: S704 (a constant of ours)
-        row_ago=Markup(_AGO),  # noqa: S704 (a constant of ours)
+        **context,
     )
     return _parts(html_text)

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from articles import conf, selectors
+from articles import conf, logins, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,15 @@ def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 "they answer 404 until then (the schema itself works).",
                 hint='Add "drf_spectacular" and "drf_spectacular_sidecar" to INSTALLED_APPS.',
                 id="articles.W004",
+            )
+        )
+    if logins.BACKEND not in getattr(settings, "AUTHENTICATION_BACKENDS", ()):
+        messages.append(
+            Warning(
+                "Failed logins are limited only on the app's own login page and token "
+                "endpoint: any other login (the admin's) can guess passwords unchecked.",
+                hint=f'Put "{logins.BACKEND}" first in AUTHENTICATION_BACKENDS.',
+                id="articles.W005",
             )
         )
     return messages + _redis_configuration()

@@ -1,7 +1,8 @@
 """Usernames: the character set new names are kept to, and their confusable skeleton.
 
-New names are 1-30 characters of ASCII letters, digits, "_" and "-" (NAME_RULE): safe in
-a URL as they are, and with no letters of other scripts that look like Latin ones. Names
+New names are 1-30 characters of ASCII letters, digits, "_" and "-", not digits alone
+(NAME_RULE): safe in a URL as they are, with no letters of other scripts that look like
+Latin ones, and never taken for an account number (`/u/<digits>/` is the id's address). Names
 made before the rule (Django allows any letters, "@", "." and "+") keep working.
 
 Two names that look alike have the same key (name_key): the Unicode skeleton of UTS #39
@@ -19,8 +20,10 @@ import unicodedata
 from importlib.resources import files
 
 NAME_MAX = 30
-NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,30}")
-NAME_HELP = f"1-{NAME_MAX} characters: letters a-z and A-Z, digits 0-9, '_' and '-'."
+NAME_RULE = re.compile(r"(?![0-9]+\Z)[A-Za-z0-9_-]{1,30}")
+NAME_HELP = (
+    f"1-{NAME_MAX} characters: letters a-z and A-Z, digits 0-9, '_' and '-', not only digits."
+)
 
 
 @functools.cache

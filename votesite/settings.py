@@ -164,6 +164,12 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# First: refuses every login (the admin's too) while its account or address has failed
+# too often (articles/logins.py); it authenticates no one itself.
+AUTHENTICATION_BACKENDS = [
+    "articles.logins.LoginLimitBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

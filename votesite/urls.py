@@ -4,8 +4,12 @@ from django.contrib import admin
 from django.urls import include, path
 from django_prometheus.exports import ExportToDjangoView
 
+from articles.logins import AdminLoginForm
 from articles.web.helpers import internal_or_staff
 from articles.web.views import healthz
+
+# The admin's login says why a locked login waits, as the site's own does.
+admin.site.login_form = AdminLoginForm
 
 # A disallowed Host (and any other 400 Django raises itself) under /api/ answers JSON.
 handler400 = "articles.responses.bad_request"

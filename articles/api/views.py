@@ -845,8 +845,7 @@ class TokenView(ApiMixin, ObtainAuthToken):
         data = request.data if isinstance(request.data, dict) else {}
         username = str(data.get("username", ""))
         ratelimits.login_allowed(request, username)  # locked: 429 even for the right password
-        if not serializer.is_valid():
-            ratelimits.login_failed(request, username)
+        if not serializer.is_valid():  # a wrong password is counted by articles.logins
             raise exceptions.ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})

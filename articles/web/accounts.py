@@ -61,7 +61,7 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form: Any) -> HttpResponse:
-        ratelimits.login_failed(self.request, self.request.POST.get("username", ""))
+        # The failure itself is counted where every login's is: articles.logins.
         response = super().form_invalid(form)
         response.status_code = 400
         return response

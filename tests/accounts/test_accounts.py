@@ -217,6 +217,67 @@ def test_the_token_endpoint_shares_the_lock(make_user):
     assert _login(Client(), "dave", PASSWORD).status_code == 429
 
 
+def _admin_login(client: Client, username: str, password: str):  # type: ignore[no-untyped-def]
+    data = {"username": username, "password": password, "next": "/admin/"}
+    return client.post("/admin/login/?next=/admin/", data)
+
+
+def test_the_admins_login_is_limited_and_says_why(make_user):
+    staff = make_user("root")
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client = Client()
+    for i in range(5):
+        wrong = _admin_login(client, "root", f"wrong{i}")
+        assert wrong.status_code == 200 and "correct username and password" in wrong.text
+    locked = _admin_login(client, "root", PASSWORD)
+    assert locked.status_code == 200 and "_auth_user_id" not in client.session
+    assert "Too many failed logins for this account: at most 5 every 15 minutes." in locked.text
+    # One count for every way in: the site's form and the token endpoint refuse too.
+    assert _login(Client(), "root", PASSWORD).status_code == 429
+    credentials = {"username": "root", "password": PASSWORD}
+    token = APIClient().post("/api/auth/token/", credentials, format="json")
+    assert token.status_code == 429
+    # Another staff account from another address is let in.
+    other = make_user("admin2")
+    other.is_staff = True
+    other.save()
+    fine = _admin_login(Client(REMOTE_ADDR="198.51.100.2"), "admin2", PASSWORD)
+    assert fine.status_code == 302 and fine["Location"] == "/admin/"
+
+
+def test_each_failed_login_counts_once_whichever_way_it_came(make_user):
+    make_user("dave")
+    _login(Client(), "dave", "wrong")
+    _admin_login(Client(), "dave", "wrong")
+    APIClient().post("/api/auth/token/", {"username": "dave", "password": "x"}, format="json")
+    counts = [
+        int(v) for v in get_connection().mget(get_connection().keys("ratelimit:login_account:*"))
+    ]
+    assert counts == [3]
+
+
+def test_the_backend_refuses_a_locked_login_on_any_path_that_authenticates(make_user, rf):
+    from django.contrib.auth import authenticate
+
+    make_user("dave")
+    request = rf.post("/anywhere/")
+    for _ in range(5):
+        assert authenticate(request, username="dave", password="wrong") is None
+    assert authenticate(request, username="dave", password=PASSWORD) is None
+    # Without a request (the shell, Client.login) there is no address to limit by.
+    assert authenticate(username="dave", password=PASSWORD) is not None
+
+
+def test_a_host_without_the_backend_is_warned(settings):
+    from articles.checks import check_configuration
+
+    settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+    assert "articles.W005" in [m.id for m in check_configuration()]
+    settings.AUTHENTICATION_BACKENDS = ["articles.logins.LoginLimitBackend"]
+    assert "articles.W005" not in [m.id for m in check_configuration()]
+
+
 # --- sign-up names -----------------------------------------------------------------------
 
 
@@ -238,7 +299,9 @@ def test_names_confusable_with_an_existing_one_are_refused(client, make_user, lo
     assert not get_user_model().objects.filter(username=lookalike).exists()
 
 
-@pytest.mark.parametrize("bad", ["bob.smith", "bob smith", "b@b", "ab/c", "é", "x" * 31])
+@pytest.mark.parametrize(
+    "bad", ["bob.smith", "bob smith", "b@b", "ab/c", "é", "x" * 31, "12345", "0"]
+)
 def test_new_names_keep_to_the_documented_character_set(client, bad):
     response = _signup(client, bad)
     assert response.status_code == 400
@@ -246,7 +309,8 @@ def test_new_names_keep_to_the_documented_character_set(client, bad):
 
 
 def test_a_name_within_the_set_signs_up_with_an_optional_email(client):
-    assert _signup(client, "Zed_9-x", "zed@example.org").status_code == 302
+    assert _signup(client, "2024-x", "").status_code == 302  # digits, and more than digits
+    assert _signup(Client(), "Zed_9-x", "zed@example.org").status_code == 302
     user = get_user_model().objects.get(username="Zed_9-x")
     assert user.email == "zed@example.org"
     assert Profile.objects.get(user=user).name_key == names.name_key("Zed_9-x")

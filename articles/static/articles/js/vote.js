@@ -62,7 +62,8 @@
     var button = event.submitter;
     if (!button || !window.fetch) return; // plain form post
     event.preventDefault();
-    var body = new FormData(form);
+    // URL-encoded, as the form itself posts without JavaScript (not multipart).
+    var body = new URLSearchParams(new FormData(form));
     body.set("direction", button.value);
     var box = form.closest(".vote");
     box.classList.add("busy");

@@ -235,6 +235,10 @@ def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
     return redirect("articles:user-detail", person.get_username(), permanent=False)
 
 
+# The user page shows this many of the newest comments; the rest are on the comments page.
+USER_PAGE_COMMENTS = 10
+
+
 @require_GET
 @session_user
 @anonymous_cache
@@ -260,10 +264,6 @@ def _user_page(request: HttpRequest, person: Any) -> HttpResponse:
     return rendering.render(
         request, "articles/user_detail.html", context, status=listing_status(page)
     )
-
-
-# The user page shows this many of the newest comments; the rest are on the comments page.
-USER_PAGE_COMMENTS = 10
 
 
 @require_GET

@@ -33,6 +33,9 @@ urlpatterns = [
     path("comments/", comments.recent_comments, name="recent-comments"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),
     # path, not str: a name made outside the sign-up's rule (the admin) may hold a "/".
+    # Before the user page, which would take "<name>/comments" for a name; the view keeps
+    # an account of that name its page.
+    path("u/<path:username>/comments/", views.user_comments, name="user-comments"),
     path("u/<path:username>/", views.user_detail, name="user-detail"),
     path("submit/", views.submit, name="submit"),
     path("signup/", accounts.signup, name="signup"),

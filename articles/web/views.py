@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -234,6 +235,10 @@ def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
     return redirect("articles:user-detail", person.get_username(), permanent=False)
 
 
+# The user page shows this many of the newest comments; the rest are on the comments page.
+USER_PAGE_COMMENTS = 10
+
+
 @require_GET
 @session_user
 @anonymous_cache
@@ -242,7 +247,10 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     """A user's page: karma, "about", and their submissions, newest first. Sections are
     blocks of user_detail.html, so more (comments) can be added beside them."""
     User = get_user_model()
-    person = get_object_or_404(User, **{User.USERNAME_FIELD: username})
+    return _user_page(request, get_object_or_404(User, **{User.USERNAME_FIELD: username}))
+
+
+def _user_page(request: HttpRequest, person: Any) -> HttpResponse:
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
@@ -251,10 +259,39 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
         "page": page,
         "karma": selectors.user_karma(user_id=person.pk),
         "about": people.profile_of(person).about,
-        "user_comments": selectors.user_comments(user_id=person.pk, per_page=10),
+        "user_comments": selectors.user_comments(user_id=person.pk, per_page=USER_PAGE_COMMENTS),
     }
     return rendering.render(
         request, "articles/user_detail.html", context, status=listing_status(page)
+    )
+
+
+@require_GET
+@session_user
+@anonymous_cache
+@html_errors
+def user_comments(request: HttpRequest, username: str) -> HttpResponse:
+    """/u/<name>/comments/: all of a user's visible comments, newest first, paged.
+
+    Names made before the sign-up's rule may hold a "/", so this address is also the user
+    page of an account named "<name>/comments": such an account keeps its page (read in
+    the same query as <name>)."""
+    User = get_user_model()
+    field = User.USERNAME_FIELD
+    other = f"{username}/comments"
+    found = list(User.objects.filter(**{f"{field}__in": [username, other]}))
+    for person in found:
+        if person.get_username() == other:
+            return _user_page(request, person)
+    if not found:
+        raise Http404("No such user.")
+    person = found[0]
+    page = selectors.user_comments(user_id=person.pk, page=page_param(request))
+    return rendering.render(
+        request,
+        "articles/user_comments.html",
+        {"person": person, "page": page},
+        status=listing_status(page),
     )
 
 

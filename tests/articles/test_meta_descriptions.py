@@ -52,6 +52,7 @@ def test_each_page_has_a_description_of_its_own(client, make_user) -> None:
         "groups": reverse("articles:group-list"),
         "group": reverse("articles:group-detail", args=["redis"]),
         "user": reverse("articles:user-detail", args=[carol.username]),
+        "user-comments": reverse("articles:user-comments", args=[carol.username]),
         "modlog": reverse("articles:modlog"),
         "text": reverse("articles:article-detail", args=[text.id]),
         "link": reverse("articles:article-detail", args=[link.id]),

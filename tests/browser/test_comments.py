@@ -184,6 +184,7 @@ def test_every_comment_page_passes_axe_and_fits_a_phone(live_server, visitor, se
     audit.visit(anon, f"{base}/a/{t.closed_article}/", "anon-article-closed")
     audit.visit(anon, f"{base}/comments/", "anon-new-comments")
     audit.visit(anon, f"{base}/u/{t.ann}/", "anon-user-comments")
+    audit.visit(anon, f"{base}/u/ann/comments/", "anon-user-all-comments")
     audit.visit(anon, f"{base}/new/", "anon-listing-counts")
     expect(anon.locator(f"#a{t.article}")).to_contain_text("11 comments")
 

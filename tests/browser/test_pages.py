@@ -43,6 +43,13 @@ def _short_pages(settings) -> None:  # type: ignore[no-untyped-def]
     settings.ARTICLES_PER_PAGE = 8
 
 
+COMMENT_TEXTS = [
+    "Comment {n}: see https://example.org/a/long/address/that/has/no/place/to/break/at/all/x",
+    "Comment {n}: scores are *floats*.\n\n```\nZADD scores 1 a\n```",
+    "Comment {n}: ties break by member, so equal scores sort by name.",
+]
+
+
 @dataclass
 class Site:
     """What seed() made: the ids the page addresses need."""
@@ -57,7 +64,8 @@ class Site:
 
 def seed() -> Site:
     """Enough of a site for every page to have something on it: 30 articles (so the New
-    page scrolls), good ones, groups, a deleted article and moderation entries."""
+    page scrolls), good ones, groups, a deleted article, moderation entries and two pages
+    of one user's comments."""
     User = get_user_model()
     carol = User.objects.create_user("carol", password=PASSWORD)
     dora = User.objects.create_user("dora", password=PASSWORD)
@@ -81,6 +89,15 @@ def seed() -> Site:
         for voter in range(1000, 1000 + (5 - n % 5)):
             services.article_vote(article_id=article.id, user_id=voter, direction=Vote.UP)
     services.article_vote(article_id=ids[1], user_id=2000, direction=Vote.DOWN)
+    # More than a page (25) of carol's comments, one with a long unbroken address.
+    for n in range(27):
+        services.comment_post(
+            article_id=ids[2],
+            user_id=carol.pk,
+            author_name="carol",
+            text=COMMENT_TEXTS[n % len(COMMENT_TEXTS)].format(n=n),
+            now=now - 1700 + n,
+        )
     closed = services.article_post(
         user_id=carol.pk,
         poster_name="carol",
@@ -189,6 +206,8 @@ def public_pages(site: Site) -> list[tuple[str, str]]:
         ("article-text", f"/a/{site.text_article}/"),
         ("article-closed", f"/a/{site.closed_article}/"),
         ("user", f"/u/{site.carol}/"),
+        ("user-comments", "/u/carol/comments/"),
+        ("user-comments-page-2", "/u/carol/comments/?page=2"),
         ("modlog", "/modlog/"),
     ]
 

@@ -79,6 +79,8 @@ PAGES = [
     ("/a/{v}/", "id"),
     ("/u/{v}/", "username"),
     ("/u/poster/?page={v}", "page"),
+    ("/u/{v}/comments/", "username"),
+    ("/u/poster/comments/?page={v}", "page"),
     ("/feeds/g/{v}/", "slug"),
     ("/staff/groups/{v}/", "slug"),
     ("/staff/a/{v}/", "id"),

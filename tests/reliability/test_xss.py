@@ -109,6 +109,7 @@ def _pages(site) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
     pages += [f"/a/{i}/" for i in site["ids"]]
     people = (*site["users"], site["plain"], site["staff"])
     pages += [reverse("articles:user-detail", args=[u.username]) for u in people]
+    pages += [reverse("articles:user-comments", args=[u.username]) for u in people]
     answers = [(page, 200) for page in pages]
     answers += [(f"/top/?period={Q}", 400), (f"/new/?page={Q}", 400), (f"/g/red/?order={Q}", 400)]
     answers += [(f"/good/2026-13-45/?page={Q}", 400)]

@@ -108,6 +108,7 @@ def environment() -> jinja2.Environment:
         vote_minutes=tags.vote_minutes,
         ranking_words=tags.ranking_words,
         page_url=page_url,
+        user_url=user_url,
     )
     env.filters.update(
         date=date_filter,
@@ -218,6 +219,15 @@ def page_url(request: HttpRequest, number: int) -> str:
     query = {k: v for k, v in request.GET.items() if k != "page"}
     query["page"] = str(number)
     return f"{request.path}?{_urlencode(query)}"
+
+
+def user_url(person: Any) -> str:
+    """The address of `person`'s page: /u/<name>/, or /u/<pk>/ for a name of digits alone
+    (made before the name rule), which /u/<name>/ would take for an account number."""
+    name = person.get_username()
+    if name.isdigit():
+        return url_for("articles:user-by-id", person.pk)
+    return url_for("articles:user-detail", name)
 
 
 def _is_open(article: Article) -> bool:

@@ -227,11 +227,16 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 
 
 @require_GET
+@session_user
+@anonymous_cache
 @html_errors
 def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
     """/u/<id>/ (what listings link to, by the account, never by a stored name): a
-    redirect to the user's page under their current name."""
+    redirect to the user's page under their current name; the page itself for a name of
+    digits alone, whose /u/<name>/ is another account number (rendering.user_url)."""
     person = get_object_or_404(get_user_model(), pk=user_id)
+    if person.get_username().isdigit():
+        return _user_page(request, person)
     return redirect("articles:user-detail", person.get_username(), permanent=False)
 
 
@@ -438,7 +443,7 @@ def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
             is_staff=False,
         )
         messages.success(request, f"Your article “{article.title}” is deleted.")
-        return redirect("articles:user-detail", request.user.get_username())
+        return redirect(rendering.user_url(request.user))
     return rendering.render(request, "articles/article_delete.html", {"article": article})
 
 

@@ -407,6 +407,19 @@ def test_a_name_made_before_the_rule_has_a_working_page(client, make_user):
     assert client.get("/u/old.name@x+y/").status_code == 200
 
 
+def test_an_old_name_of_digits_alone_has_its_page_at_its_number(client, make_user):
+    """/u/<digits>/ is an account number: such a user's page is served there, and every
+    link to it (the header's own name among them) goes there."""
+    first = make_user("first")
+    digits = make_user(str(first.pk))  # a name that is another account's number
+    page = client.get(f"/u/{digits.pk}/")
+    assert page.status_code == 200
+    assert f'<span class="muted">user</span> {digits.username}</h1>' in page.text
+    assert client.get(f"/u/{first.pk}/").status_code == 302  # the other account, as ever
+    client.force_login(digits)
+    assert f'class="me" href="/u/{digits.pk}/"' in client.get("/new/").text
+
+
 # --- account settings, e-mail, password reset ---------------------------------------------
 
 

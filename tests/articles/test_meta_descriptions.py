@@ -54,6 +54,7 @@ def test_each_page_has_a_description_of_its_own(client, make_user) -> None:
         "user": reverse("articles:user-detail", args=[carol.username]),
         "user-comments": reverse("articles:user-comments", args=[carol.username]),
         "modlog": reverse("articles:modlog"),
+        "comments": reverse("articles:recent-comments"),
         "text": reverse("articles:article-detail", args=[text.id]),
         "link": reverse("articles:article-detail", args=[link.id]),
     }

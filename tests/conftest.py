@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,6 +72,20 @@ def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     rows.clear()
     sessionusers.clear()
     breaker.close_all()  # a server the last test hung is not this test's to fail fast on
+
+
+@pytest.fixture(autouse=True)
+def _whole_rate_window(request: pytest.FixtureRequest) -> None:
+    """A test marked `rate_window` counts requests against the rate limiter's fixed windows
+    (all whole minutes: 1, 10, 15, 60 minutes). Begun in the last seconds of a minute, its
+    requests could fall in two windows and be counted apart, so it first waits for the next
+    minute (`seconds`: how long the test needs, 5 unless marked otherwise)."""
+    marker = request.node.get_closest_marker("rate_window")
+    if marker is None:
+        return
+    left = 60 - time.time() % 60
+    if left < float(marker.kwargs.get("seconds", 5)):
+        time.sleep(left + 0.05)
 
 
 @pytest.fixture

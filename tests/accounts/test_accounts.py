@@ -165,6 +165,7 @@ def _login(client: Client, username: str, password: str, **extra):  # type: igno
     return client.post("/accounts/login/", {"username": username, "password": password}, **extra)
 
 
+@pytest.mark.rate_window(seconds=20)
 def test_eighty_wrong_passwords_then_the_right_one_is_refused_while_locked(client, make_user):
     make_user("dave")
     statuses = [_login(client, "dave", f"wrong{i}").status_code for i in range(80)]
@@ -177,6 +178,7 @@ def test_eighty_wrong_passwords_then_the_right_one_is_refused_while_locked(clien
     assert "_auth_user_id" not in client.session
 
 
+@pytest.mark.rate_window
 def test_the_lock_is_per_account_and_counts_any_case_of_the_name(make_user):
     make_user("dave"), make_user("erin")
     client = Client()
@@ -186,6 +188,7 @@ def test_the_lock_is_per_account_and_counts_any_case_of_the_name(make_user):
     assert _login(client, "erin", PASSWORD).status_code == 302  # another account: fine
 
 
+@pytest.mark.rate_window
 def test_the_lock_is_per_address_across_accounts(make_user):
     make_user("dave")
     for i in range(20):
@@ -194,6 +197,7 @@ def test_the_lock_is_per_address_across_accounts(make_user):
     assert _login(Client(), "dave", PASSWORD, REMOTE_ADDR="203.0.113.8").status_code == 302
 
 
+@pytest.mark.rate_window
 def test_a_success_resets_no_count(make_user):
     make_user("dave")
     for _ in range(4):
@@ -203,6 +207,7 @@ def test_a_success_resets_no_count(make_user):
     assert _login(Client(), "dave", PASSWORD, REMOTE_ADDR="198.51.100.1").status_code == 429
 
 
+@pytest.mark.rate_window
 def test_the_token_endpoint_shares_the_lock(make_user):
     make_user("dave")
     api = APIClient()
@@ -222,6 +227,7 @@ def _admin_login(client: Client, username: str, password: str):  # type: ignore[
     return client.post("/admin/login/?next=/admin/", data)
 
 
+@pytest.mark.rate_window
 def test_the_admins_login_is_limited_and_says_why(make_user):
     staff = make_user("root")
     staff.is_staff = staff.is_superuser = True
@@ -246,6 +252,7 @@ def test_the_admins_login_is_limited_and_says_why(make_user):
     assert fine.status_code == 302 and fine["Location"] == "/admin/"
 
 
+@pytest.mark.rate_window
 def test_each_failed_login_counts_once_whichever_way_it_came(make_user):
     make_user("dave")
     _login(Client(), "dave", "wrong")
@@ -257,6 +264,7 @@ def test_each_failed_login_counts_once_whichever_way_it_came(make_user):
     assert counts == [3]
 
 
+@pytest.mark.rate_window
 def test_the_backend_refuses_a_locked_login_on_any_path_that_authenticates(make_user, rf):
     from django.contrib.auth import authenticate
 
@@ -468,6 +476,7 @@ def test_a_reset_for_an_unknown_address_looks_the_same_and_sends_nothing(client,
     assert response.status_code == 302 and mail.outbox == []
 
 
+@pytest.mark.rate_window
 def test_reset_emails_are_limited_per_address(client, settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     settings.ARTICLES_RATE_LIMITS = {"password_reset": (2, 3600)}

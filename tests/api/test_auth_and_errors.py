@@ -97,6 +97,7 @@ def test_a_method_not_allowed_is_json(anon):
     assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
 
 
+@pytest.mark.rate_window
 def test_every_response_carries_its_rate_limit_headers(anon, settings):
     settings.ARTICLES_API_RATE_LIMITS = {"address": (5, 60)}
     response = anon.get("/api/articles/")
@@ -105,6 +106,7 @@ def test_every_response_carries_its_rate_limit_headers(anon, settings):
     assert 1 <= int(response["RateLimit-Reset"]) <= 60
 
 
+@pytest.mark.rate_window
 def test_an_address_over_its_limit_gets_429_with_retry_after(anon, settings):
     settings.ARTICLES_API_RATE_LIMITS = {"address": (3, 60)}
     statuses = [anon.get("/api/articles/").status_code for _ in range(4)]
@@ -118,6 +120,7 @@ def test_an_address_over_its_limit_gets_429_with_retry_after(anon, settings):
     assert other.get("/api/articles/").status_code == 200
 
 
+@pytest.mark.rate_window
 def test_a_user_over_its_limit_gets_429_from_any_address(as_user, settings):
     settings.ARTICLES_API_RATE_LIMITS = {"address": (100, 60), "user": (2, 60)}
     assert as_user.get("/api/articles/", REMOTE_ADDR="10.0.0.1").status_code == 200
@@ -126,6 +129,7 @@ def test_a_user_over_its_limit_gets_429_from_any_address(as_user, settings):
     assert response.status_code == 429 and response["RateLimit-Limit"] == "2"
 
 
+@pytest.mark.rate_window
 def test_writes_have_a_tighter_limit_of_their_own(as_user, settings):
     settings.ARTICLES_API_RATE_LIMITS = {"write": (1, 60)}
     data = {"title": "T", "link": "https://example.org/1"}
@@ -136,6 +140,7 @@ def test_writes_have_a_tighter_limit_of_their_own(as_user, settings):
     assert selectors.article_list().count == 1
 
 
+@pytest.mark.rate_window
 def test_posting_counts_against_the_post_limit_the_web_pages_share(as_user, conn, settings):
     settings.ARTICLES_RATE_LIMITS = {"post": (2, 3600)}
     statuses = [
@@ -150,6 +155,7 @@ def test_posting_counts_against_the_post_limit_the_web_pages_share(as_user, conn
     assert conn.get(keys.rate_limit("post", f"u{as_user.user.pk}", window)) == b"3"
 
 
+@pytest.mark.rate_window
 def test_voting_counts_against_the_vote_limit(as_user, post, settings):
     settings.ARTICLES_RATE_LIMITS = {"vote": (1, 60)}
     article = post()
@@ -163,6 +169,7 @@ def test_voting_counts_against_the_vote_limit(as_user, post, settings):
     assert selectors.article_get(article_id=article.id).votes == 2
 
 
+@pytest.mark.rate_window
 def test_password_guessing_is_rate_limited_per_address(anon, make_user, settings):
     settings.ARTICLES_API_RATE_LIMITS = {"write": (2, 60)}
     make_user("carol")
@@ -171,6 +178,7 @@ def test_password_guessing_is_rate_limited_per_address(anon, make_user, settings
     assert statuses == [400, 400, 429]
 
 
+@pytest.mark.rate_window
 def test_x_forwarded_for_is_ignored_without_trusted_proxies(settings):
     settings.ARTICLES_API_RATE_LIMITS = {"address": (1, 60)}
     client = APIClient()
@@ -179,6 +187,7 @@ def test_x_forwarded_for_is_ignored_without_trusted_proxies(settings):
     assert spoofed.status_code == 429
 
 
+@pytest.mark.rate_window
 def test_with_one_proxy_the_client_is_the_address_it_saw(settings):
     """Ensure a client cannot pick its address by prepending to X-Forwarded-For."""
     settings.ARTICLES_API_RATE_LIMITS = {"address": (1, 60)}
@@ -397,6 +406,7 @@ def test_the_token_page_shows_and_revokes_the_users_token(make_user):
     assert "You have no API token" in browser.get("/accounts/tokens/").content.decode()
 
 
+@pytest.mark.rate_window
 def test_requests_with_bad_tokens_count_against_the_address_limit(anon, settings):
     """Ensure guessing tokens meets the per-address limit (a 429), not endless 401s."""
     settings.ARTICLES_API_RATE_LIMITS = {"address": (5, 60)}

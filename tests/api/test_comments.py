@@ -185,6 +185,7 @@ def test_commenting_after_the_window_closed_is_403(as_user, post):
     assert _thread(as_user, article.id)["commenting_open"] is False
 
 
+@pytest.mark.rate_window
 def test_a_retried_post_with_the_same_idempotency_key_returns_the_first_comment(
     as_user, post, settings
 ):
@@ -238,6 +239,7 @@ def test_the_same_idempotency_key_with_another_body_is_422_and_posts_nothing(as_
     assert [c.text for c in selectors.comment_thread(article_id=article.id).items] == ["One"]
 
 
+@pytest.mark.rate_window
 def test_commenting_is_rate_limited_with_retry_after(as_user, post, settings):
     settings.ARTICLES_RATE_LIMITS = {"comment": (2, 600)}
     article = post()
@@ -433,6 +435,7 @@ def test_a_deleted_or_removed_comment_takes_no_votes(as_user, as_staff, post, sa
         assert selectors.comment_get(comment_id=comment.id).votes == 0
 
 
+@pytest.mark.rate_window
 def test_comment_votes_count_in_the_vote_limit(as_user, post, say, settings):
     settings.ARTICLES_RATE_LIMITS = {"vote": (1, 60)}
     comment = say(post().id)

@@ -30,6 +30,7 @@ def test_the_committed_schema_is_what_the_code_generates():
 
 
 @pytest.mark.django_db
+@pytest.mark.rate_window
 def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
     response = anon.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
@@ -66,6 +67,7 @@ def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
             assert {"429", "503"} <= set(operation["responses"]), (method, path)
 
 
+@pytest.mark.rate_window
 def test_the_schema_declares_the_answers_and_headers_any_operation_can_give():
     """Ensure a generated client meets no undeclared status or header: 401 for a bad token
     wherever one is read, 405 with Allow, 406, RateLimit-*, Retry-After and Location."""

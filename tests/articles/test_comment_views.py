@@ -271,6 +271,7 @@ def test_a_reply_too_deep_comes_back_400_naming_the_parent_rule(client, make_use
     assert f'id="c{child.id}"' in text_of(response)
 
 
+@pytest.mark.rate_window
 def test_too_many_comments_answer_429_keeping_the_text(client, make_user, settings):
     settings.ARTICLES_RATE_LIMITS = {"comment": (2, 600)}
     ann = make_user("ann")

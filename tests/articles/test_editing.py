@@ -269,6 +269,7 @@ def test_waits_are_said_in_words(seconds, words):
     assert clock.in_words(seconds) == words
 
 
+@pytest.mark.rate_window
 def test_a_rate_limited_post_keeps_what_was_typed(csrf_client, make_user, settings):
     login(csrf_client, make_user("ann"))
     settings.ARTICLES_RATE_LIMITS = {"post": (0, 3600)}
@@ -284,6 +285,7 @@ def test_a_rate_limited_post_keeps_what_was_typed(csrf_client, make_user, settin
     assert selectors.article_list().count == 0
 
 
+@pytest.mark.rate_window
 def test_a_rate_limited_sign_up_keeps_the_name(csrf_client, settings):
     settings.ARTICLES_RATE_LIMITS = {"signup": (0, 3600)}
     data = {"username": "newcomer", "password1": "x-Secret-98765", "password2": "x-Secret-98765"}

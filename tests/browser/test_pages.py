@@ -45,7 +45,9 @@ def _short_pages(settings) -> None:  # type: ignore[no-untyped-def]
 
 COMMENT_TEXTS = [
     "Comment {n}: see https://example.org/a/long/address/that/has/no/place/to/break/at/all/x",
-    "Comment {n}: scores are *floats*.\n\n```\nZADD scores 1 a\n```",
+    # A code line wider than a phone: it scrolls in its own box, the page does not.
+    "Comment {n}: scores are *floats*.\n\n```\n"
+    "ZADD scores 1 a; while sleep 0.1; do ls -d src/* | entr -d make; done\n```",
     "Comment {n}: ties break by member, so equal scores sort by name.",
 ]
 

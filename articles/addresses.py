@@ -10,6 +10,10 @@ from django.http import HttpRequest
 from articles import conf
 from articles.errors import NotAllowed
 
+# Headers a reverse proxy adds: a request carrying any of them came through one (ours sets
+# them all, overwriting whatever the client sent), or claims to have.
+FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_REAL_IP", "HTTP_FORWARDED")
+
 
 def client_address(request: HttpRequest) -> str:
     """The client's address, trusting X-Forwarded-For only as far as our own proxies.
@@ -27,8 +31,26 @@ def client_address(request: HttpRequest) -> str:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
         if hops:
             remote = hops[-min(proxies, len(hops))]
+    return _canonical(remote)
+
+
+def direct_peer(request: HttpRequest) -> str:
+    """The address of the connection's other end when the request came straight to the
+    site, not through a proxy (no forwarding header at all); "unknown" otherwise.
+
+    For what no header may grant (/metrics, /healthz's figures): behind the proxy every
+    request carries X-Forwarded-For, so what the proxy relays never counts as internal,
+    whatever the header says, and a client reaching the site directly is judged by its
+    own address only.
+    """
+    if any(request.META.get(name) for name in FORWARDING_HEADERS):
+        return "unknown"
+    return _canonical(str(request.META.get("REMOTE_ADDR", "")))
+
+
+def _canonical(address: str) -> str:
     try:
-        return str(ipaddress.ip_address(remote.split("%", 1)[0]))
+        return str(ipaddress.ip_address(address.split("%", 1)[0]))
     except ValueError:
         return "unknown"
 

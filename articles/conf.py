@@ -13,7 +13,8 @@
 | ARTICLES_API_RATE_LIMITS | {} | the API's "address", "user" and "write" windows |
 | ARTICLES_NUM_PROXIES | 0 | trusted reverse proxies in front of the site |
 | ARTICLES_CLOCK_OFFSET | 0 | seconds added to the app's clock (clock.py): a test hook |
-| ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | addresses shown /healthz's figures (and staff) |
+| ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | direct peers shown /healthz's figures and /metrics |
+| ARTICLES_METRICS_TOKEN | None | a bearer token that also opens them (a scraper's) |
 | ARTICLES_TOKEN_CACHE_SECONDS | 5 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
@@ -60,6 +61,8 @@ DEFAULTS: dict[str, Any] = {
     "CLOCK_OFFSET": 0,
     # client networks that /healthz shows its figures to (staff always see them)
     "HEALTH_DETAIL_NETWORKS": ["127.0.0.0/8", "::1/128"],
+    # `Authorization: Bearer <token>` opens /metrics and /healthz's figures (None: no token)
+    "METRICS_TOKEN": None,
     "ANONYMOUS_PAGE_SECONDS": 2,
     "TOKEN_CACHE_SECONDS": 5,
     "SESSION_CACHE_SECONDS": 5,
@@ -239,6 +242,11 @@ def rate_limit_overrides() -> dict[str, tuple[int, int] | None]:
 
 def health_detail_networks() -> list[str]:
     return list(get("HEALTH_DETAIL_NETWORKS"))
+
+
+def metrics_token() -> str | None:
+    token = get("METRICS_TOKEN")
+    return str(token) if token else None
 
 
 def vote_intent_seconds() -> int:

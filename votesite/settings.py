@@ -315,6 +315,8 @@ LOGIN_URL = "articles:login"
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+# Probes and scrapers reach the site directly over plain HTTP (the proxy serves the rest).
+SECURE_REDIRECT_EXEMPT = [r"^healthz(/|$)", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0)
 # Each its own choice, off by default: includeSubDomains binds every other host of the
 # domain to HTTPS, and preload asks browsers to hard-code that (hard to undo).
@@ -346,8 +348,11 @@ CONTENT_SECURITY_POLICY = {
 }
 if env_bool("DJANGO_BEHIND_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-# Reverse proxies in front of the site whose X-Forwarded-For rate limits may trust.
+# Reverse proxies in front of the site whose X-Forwarded-For rate limits may trust (0:
+# none, the header is ignored). /metrics never goes by the header (articles/addresses.py).
 ARTICLES_NUM_PROXIES = env_int("DJANGO_NUM_PROXIES", 0)
+# A bearer token that opens /metrics and /healthz's figures to a scraper (unset: none).
+ARTICLES_METRICS_TOKEN = os.environ.get("ARTICLES_METRICS_TOKEN") or None
 
 # Structured logs (votesite/logs.py): key=value lines, or one JSON object a line with
 # DJANGO_LOG_FORMAT=json; each request logged with its id, user, status and duration.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hmac
 import ipaddress
 import logging
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf, ratelimits
-from articles.addresses import client_address
+from articles.addresses import direct_peer
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
 from articles.errors import (
@@ -199,14 +200,14 @@ def form_status(form: Any) -> int:
 
 
 def internal_or_staff(view: View) -> View:
-    """For operators only (the host's /metrics): staff, or a client on an
-    ARTICLES_HEALTH_DETAIL_NETWORKS address, as /healthz's figures; anyone else gets 403."""
+    """For operators only (the host's /metrics): whoever may read /healthz's figures
+    (health_details_allowed); anyone else gets 403."""
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not health_details_allowed(request, database_up=True):
             return HttpResponse(
-                "Only staff and internal addresses may read this.\n",
+                "Only staff, internal addresses and the metrics token may read this.\n",
                 status=403,
                 content_type="text/plain; charset=utf-8",
             )
@@ -216,9 +217,14 @@ def internal_or_staff(view: View) -> View:
 
 
 def health_details_allowed(request: HttpRequest, *, database_up: bool) -> bool:
-    """Staff, or a client on an ARTICLES_HEALTH_DETAIL_NETWORKS address (a load balancer's
-    or Prometheus' network); the user is looked up only while the database answers."""
-    address = client_address(request)
+    """Staff; a scraper showing ARTICLES_METRICS_TOKEN as a bearer token; or a peer on an
+    ARTICLES_HEALTH_DETAIL_NETWORKS address that reached the site directly (a load
+    balancer's or Prometheus' network). Never a forwarded address: a header is the
+    client's say (addresses.direct_peer). The user is looked up only while the database
+    answers."""
+    if _metrics_token_shown(request):
+        return True
+    address = direct_peer(request)
     if address != "unknown":
         ip = ipaddress.ip_address(address)
         for network in conf.health_detail_networks():
@@ -232,3 +238,13 @@ def health_details_allowed(request: HttpRequest, *, database_up: bool) -> bool:
         if database_unavailable(exc):
             return False
         raise
+
+
+def _metrics_token_shown(request: HttpRequest) -> bool:
+    """`Authorization: Bearer <ARTICLES_METRICS_TOKEN>`, compared in constant time; never
+    when no token is configured."""
+    token = conf.metrics_token()
+    scheme, _, given = str(request.META.get("HTTP_AUTHORIZATION", "")).partition(" ")
+    if not token or scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token.encode())

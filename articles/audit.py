@@ -13,7 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, cast
 
 import redis
 from redis.typing import EncodableT, FieldT
@@ -62,7 +62,7 @@ def invariant_audit(
     The window is judged by Redis' clock, as the scripts judge it (`now` fixes it).
     `progress(done, total)` is called after each batch of articles (check_votes' bar)."""
     conn = get_connection()
-    now = _redis_now(conn) if now is None else now
+    fixed, now = now, _redis_now(conn) if now is None else now
     problems, broken = _index_types(conn)
     ids = _indexed_article_ids(conn, broken)
     registry = set() if keys.GROUPS in broken else {_s(k) for k in conn.hkeys(keys.GROUPS)}
@@ -90,7 +90,15 @@ def invariant_audit(
             progress(offset + len(chunk), len(ordered))
     problems.extend(_audit_link_and_poster_indexes(conn, ordered, now, batch, broken))
     problems.extend(search_index_audit(conn, ordered, batch))
-    problems.extend(comment_audit(conn, now=now, batch=batch))
+    problems = _confirmed(
+        conn,
+        problems,
+        fixed,
+        unit_of=_found_unit,
+        start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
+        read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
+    )
+    problems.extend(comment_audit(conn, now=fixed, batch=batch))
     return problems
 
 
@@ -151,6 +159,28 @@ def _scan_groups(
     return memberships, names, bad, wrong
 
 
+# The reads of one article, in the order _article_problems takes their replies.
+_ARTICLE_READS = 13
+
+
+def _article_reads(pipe: redis.client.Pipeline, article_id: int) -> None:
+    member = keys.article(article_id)
+    up, down = keys.voted(article_id), keys.voted_down(article_id)
+    pipe.type(member)
+    pipe.type(up)
+    pipe.type(down)
+    pipe.hgetall(member)
+    pipe.zscore(keys.SCORE, member)
+    pipe.zscore(keys.TIME, member)
+    pipe.zscore(keys.GOOD, member)
+    pipe.zscore(keys.VOTES, member)
+    pipe.scard(up)
+    pipe.scard(down)
+    pipe.sinter([up, down])
+    pipe.ttl(up)
+    pipe.ttl(down)
+
+
 def _audit_chunk(
     conn: redis.Redis,
     chunk: list[int],
@@ -160,108 +190,105 @@ def _audit_chunk(
 ) -> list[Problem]:
     pipe = conn.pipeline(transaction=False)
     for article_id in chunk:
-        member = keys.article(article_id)
-        up, down = keys.voted(article_id), keys.voted_down(article_id)
-        pipe.type(member)
-        pipe.type(up)
-        pipe.type(down)
-        pipe.hgetall(member)
-        pipe.zscore(keys.SCORE, member)
-        pipe.zscore(keys.TIME, member)
-        pipe.zscore(keys.GOOD, member)
-        pipe.zscore(keys.VOTES, member)
-        pipe.scard(up)
-        pipe.scard(down)
-        pipe.sinter([up, down])
-        pipe.ttl(up)
-        pipe.ttl(down)
+        _article_reads(pipe, article_id)
     # raise_on_error=False: a reply refused for the wrong type is reported below, and the
     # audit goes on with the next article.
     replies = pipe.execute(raise_on_error=False)
     problems: list[Problem] = []
-    vote_score, window, good = conf.vote_score(), conf.window(), conf.good_votes()
     for i, article_id in enumerate(chunk):
-        member = keys.article(article_id)
-        up, down = keys.voted(article_id), keys.voted_down(article_id)
-        types = [_s(t) for t in replies[i * 13 : i * 13 + 3]]
-        raw, score, posted_idx, good_idx, net_idx, n_up, n_down, both, ttl_up, ttl_down = replies[
-            i * 13 + 3 : i * 13 + 13
-        ]
-        # A broken index (its reply an error) was reported once, as wrong_type.
-        score = None if keys.SCORE in broken else score
-        posted_idx = None if keys.TIME in broken else posted_idx
-        good_idx = None if keys.GOOD in broken else good_idx
-        net_idx = None if keys.VOTES in broken else net_idx
-
-        def report(kind: str, detail: str, article_id: int = article_id) -> None:
-            problems.append(Problem(kind, detail, article_id))
-
-        expected_types = ((member, "hash"), (up, "set"), (down, "set"))
-        wrong = [
-            _wrong_type(key, kind, expected, article_id)
-            for (key, expected), kind in zip(expected_types, types, strict=True)
-            if kind not in ("none", expected)
-        ]
-        if wrong:
-            problems.extend(wrong)
-            continue
-        if not raw:
-            report("missing_hash", "indexed or grouped, but article hash is gone")
-            continue
-        for ttl, key in ((ttl_up, "voted"), (ttl_down, "voted_down")):
-            if ttl == -1:
-                report("no_expiry", f"{key}:{article_id} has no expiry")
+        found = replies[i * _ARTICLE_READS : (i + 1) * _ARTICLE_READS]
         in_sets = memberships.get(article_id, set())
-        grouped = {g for g in _s(raw.get(b"groups", b"")).split(",") if g}
-        if grouped != in_sets:
-            report("groups_field", f"groups field {sorted(grouped)} != sets {sorted(in_sets)}")
-        posted = _time_or_none(raw.get(b"time"))
-        if posted is None:
-            known = posted_idx if posted_idx is not None and valid_time(posted_idx) else None
-            report(
-                "bad_time",
-                f"time is {_shown(raw.get(b'time'))}, not a post time; "
-                + (f"time: has {known}" if known is not None else "time: has none usable"),
-            )
-            continue
-        counts = {name: raw.get(name.encode(), b"0") for name in ("votes", "downvotes")}
-        bad_counts = {name: v for name, v in counts.items() if not _WHOLE.fullmatch(_s(v))}
-        if bad_counts:
-            shown = ", ".join(f"{name} is {_shown(v)}" for name, v in bad_counts.items())
-            report("bad_count", f"{shown}, not a whole number")
-            continue
-        article = Article.from_hash(
-            article_id, raw, score=None, window=window, vote_score=vote_score
-        )
-        expected = article_score(
-            article.time, article.votes, article.downvotes, vote_score=vote_score
-        )
-        unindexed = (score is None and keys.SCORE not in broken) or (
-            posted_idx is None and keys.TIME not in broken
-        )
-        if unindexed:
-            report("not_indexed", "missing from score: or time:")
-        if score is not None and abs(score - expected) > 1e-3:
-            report("score", f"score {score} != {expected} from time and votes")
-        if posted_idx is not None and abs(posted_idx - article.time) > 1e-3:
-            report("time_index", f"time: has {posted_idx}, hash has {article.time}")
-        if article.voting_open(now):
-            for kind, detail in _voter_faults(article.votes, article.downvotes, n_up, n_down, both):
-                report(kind, detail)
-        if keys.GOOD not in broken and (article.votes >= good) != (good_idx is not None):
-            report(
-                "good",
-                f"{article.votes} up-votes but good-index membership is {good_idx is not None}",
-            )
-        net = article.votes - article.downvotes
-        if keys.VOTES not in broken and net_idx != net:
-            shown = "nothing" if net_idx is None else f"{net_idx:g}"
-            report("net_votes", f"votes: has {shown}, the counts say {net}")
-        last_vote = _float(raw.get(b"last_vote"))
-        if last_vote is not None and last_vote >= article.voting_closes_at:
-            late = last_vote - article.voting_closes_at
-            report("vote_after_close", f"a vote was counted {late:.3f} s after voting closed")
+        problems += _article_problems(article_id, found, in_sets, now, broken)
     return problems
+
+
+def _article_problems(
+    article_id: int, replies: list, in_sets: set[str], now: float, broken: set[str]
+) -> list[Problem]:
+    """What is wrong with one article, judged from the replies of _article_reads and the
+    groups whose sets hold it."""
+    problems: list[Problem] = []
+    vote_score, window, good = conf.vote_score(), conf.window(), conf.good_votes()
+    member = keys.article(article_id)
+    up, down = keys.voted(article_id), keys.voted_down(article_id)
+    types = [_s(t) for t in replies[:3]]
+    raw, score, posted_idx, good_idx, net_idx, n_up, n_down, both, ttl_up, ttl_down = replies[3:]
+    # A broken index (its reply an error) was reported once, as wrong_type.
+    score = None if keys.SCORE in broken else score
+    posted_idx = None if keys.TIME in broken else posted_idx
+    good_idx = None if keys.GOOD in broken else good_idx
+    net_idx = None if keys.VOTES in broken else net_idx
+
+    def report(kind: str, detail: str) -> None:
+        problems.append(Problem(kind, detail, article_id))
+
+    expected_types = ((member, "hash"), (up, "set"), (down, "set"))
+    wrong = [
+        _wrong_type(key, kind, expected, article_id)
+        for (key, expected), kind in zip(expected_types, types, strict=True)
+        if kind not in ("none", expected)
+    ]
+    if wrong:
+        return wrong
+    if not raw:
+        # Not indexed nor grouped any more: deleted since its id was listed, not a fault.
+        if in_sets or any(i is not None for i in (score, posted_idx, good_idx, net_idx)):
+            report("missing_hash", "indexed or grouped, but article hash is gone")
+        return problems
+    for ttl, key in ((ttl_up, "voted"), (ttl_down, "voted_down")):
+        if ttl == -1:
+            report("no_expiry", f"{key}:{article_id} has no expiry")
+    grouped = _grouped(raw)
+    if grouped != in_sets:
+        report("groups_field", f"groups field {sorted(grouped)} != sets {sorted(in_sets)}")
+    posted = _time_or_none(raw.get(b"time"))
+    if posted is None:
+        known = posted_idx if posted_idx is not None and valid_time(posted_idx) else None
+        report(
+            "bad_time",
+            f"time is {_shown(raw.get(b'time'))}, not a post time; "
+            + (f"time: has {known}" if known is not None else "time: has none usable"),
+        )
+        return problems
+    counts = {name: raw.get(name.encode(), b"0") for name in ("votes", "downvotes")}
+    bad_counts = {name: v for name, v in counts.items() if not _WHOLE.fullmatch(_s(v))}
+    if bad_counts:
+        shown = ", ".join(f"{name} is {_shown(v)}" for name, v in bad_counts.items())
+        report("bad_count", f"{shown}, not a whole number")
+        return problems
+    article = Article.from_hash(article_id, raw, score=None, window=window, vote_score=vote_score)
+    expected = article_score(article.time, article.votes, article.downvotes, vote_score=vote_score)
+    unindexed = (score is None and keys.SCORE not in broken) or (
+        posted_idx is None and keys.TIME not in broken
+    )
+    if unindexed:
+        report("not_indexed", "missing from score: or time:")
+    if score is not None and abs(score - expected) > 1e-3:
+        report("score", f"score {score} != {expected} from time and votes")
+    if posted_idx is not None and abs(posted_idx - article.time) > 1e-3:
+        report("time_index", f"time: has {posted_idx}, hash has {article.time}")
+    if article.voting_open(now):
+        for kind, detail in _voter_faults(article.votes, article.downvotes, n_up, n_down, both):
+            report(kind, detail)
+    if keys.GOOD not in broken and (article.votes >= good) != (good_idx is not None):
+        report(
+            "good",
+            f"{article.votes} up-votes but good-index membership is {good_idx is not None}",
+        )
+    net = article.votes - article.downvotes
+    if keys.VOTES not in broken and net_idx != net:
+        shown = "nothing" if net_idx is None else f"{net_idx:g}"
+        report("net_votes", f"votes: has {shown}, the counts say {net}")
+    last_vote = _float(raw.get(b"last_vote"))
+    if last_vote is not None and last_vote >= article.voting_closes_at:
+        late = last_vote - article.voting_closes_at
+        report("vote_after_close", f"a vote was counted {late:.3f} s after voting closed")
+    return problems
+
+
+def _grouped(raw: dict[Any, Any]) -> set[str]:
+    """The groups an article hash's `groups` field names."""
+    return {g for g in _s(raw.get(b"groups", b"")).split(",") if g}
 
 
 # A count the scripts can HINCRBY (vote.lua's bad_counts()).
@@ -620,15 +647,19 @@ def _float(value: bytes | str | float | None) -> float | None:
 
 
 def article_groups_set(*, article_id: int, groups: Iterable[str]) -> None:
-    """Write the `groups` field from the group sets (check_votes --repair)."""
+    """Write the `groups` field from the group sets (check_votes --repair): of `groups`
+    and those the field names, the sets that hold it, read under WATCH of the hash (a
+    groups change writes the field too), so a concurrent change is never undone."""
     member = keys.article(article_id)
-    names = ",".join(sorted(set(groups)))
     with get_connection().pipeline(transaction=True) as pipe:
         for _ in range(_ATTEMPTS):
             try:
                 pipe.watch(member)
-                if not pipe.exists(member):
+                raw = pipe.hgetall(member)
+                if not raw:
                     return
+                named = sorted(set(groups) | _grouped(raw))
+                names = ",".join(g for g in named if pipe.sismember(keys.group(g), member))
                 pipe.multi()
                 pipe.hset(member, "groups", names)
                 pipe.execute()
@@ -805,9 +836,14 @@ def _comment_row(comment_id: int, raw: dict[bytes, bytes]) -> _CommentRow | str:
     )
 
 
-def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Problem]:
+def comment_audit(
+    conn: redis.Redis, *, now: float | None = None, batch: int = 500
+) -> list[Problem]:
     """Every broken comment invariant (COMMENT_KINDS), plus comment keys of the wrong
-    type and comment hashes no script can use (report only). Reads only."""
+    type and comment hashes no script can use (report only). Reads only; each fault is
+    confirmed by a consistent re-read of its comment before it is reported (see
+    _confirmed). `now` fixes the clock the windows are judged by (else Redis')."""
+    at = _redis_now(conn) if now is None else now
     problems: list[Problem] = []
     ids = sorted({i for k in conn.scan_iter(match=keys.COMMENT_SCAN, count=1000) if (i := _cid(k))})
     rows: dict[int, _CommentRow] = {}
@@ -817,30 +853,75 @@ def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Pr
         pipe = conn.pipeline(transaction=False)
         for comment_id in chunk:
             pipe.hgetall(keys.comment(comment_id))
-        for comment_id, raw in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
-            member = keys.comment(comment_id)
-            if isinstance(raw, redis.ResponseError):
-                unknown.add(member)
+        read, bad = _comment_rows(zip(chunk, pipe.execute(raise_on_error=False), strict=True))
+        rows.update(read)
+        unknown.update(bad)
+        for member, fault in bad.items():
+            if fault is None:
                 problems.append(_wrong_type(member, _s(conn.type(member)), "hash"))
-                continue
-            if not raw:
-                continue
-            row = _comment_row(comment_id, raw)
-            if isinstance(row, str):
-                unknown.add(member)
-                problems.append(Problem("comment_bad", row, entry=member))
             else:
-                rows[comment_id] = row
+                problems.append(Problem("comment_bad", fault, entry=member))
     articles = sorted({row.article_id for row in rows.values()})
     pipe = conn.pipeline(transaction=False)
     for article_id in articles:
         pipe.hmget(keys.article(article_id), "time", "comments")
+    found = _comment_articles(zip(articles, pipe.execute(raise_on_error=False), strict=True))
+    faults, expected, live = _comment_rules(rows, found)
+    problems += faults
+    problems += _comment_indexes_audit(conn, expected, unknown, batch)
+    problems += _comment_voters_audit(conn, live, found, rows, at, batch)
+    related = _related(rows)
+    return _confirmed(
+        conn,
+        problems,
+        now,
+        unit_of=_comment_unit,
+        start=lambda unit: _needed(unit, rows, related=related),
+        read=_comment_read,
+    )
+
+
+def _comment_rows(
+    replies: Iterable[tuple[int, object]],
+) -> tuple[dict[int, _CommentRow], dict[str, str | None]]:
+    """The rows of the comment hashes read (id, HGETALL reply), and the members that
+    cannot be read: member -> what is wrong with the hash (None: it is not a hash)."""
+    rows: dict[int, _CommentRow] = {}
+    faults: dict[str, str | None] = {}
+    for comment_id, raw in replies:
+        member = keys.comment(comment_id)
+        if isinstance(raw, redis.ResponseError):
+            faults[member] = None
+        elif isinstance(raw, dict) and raw:
+            row = _comment_row(comment_id, raw)
+            if isinstance(row, str):
+                faults[member] = row
+            else:
+                rows[comment_id] = row
+    return rows, faults
+
+
+def _comment_articles(
+    replies: Iterable[tuple[int, object]],
+) -> dict[int, tuple[float | None, bytes | None]]:
+    """Article id -> (post time, `comments`) of the articles that exist, from (id, HMGET
+    time comments) replies; one that is not a hash is kept with (None, None)."""
     found: dict[int, tuple[float | None, bytes | None]] = {}
-    for article_id, reply in zip(articles, pipe.execute(raise_on_error=False), strict=True):
+    for article_id, reply in replies:
         if isinstance(reply, redis.ResponseError):
             found[article_id] = (None, None)  # not a hash: the article audit reports it
-        elif reply[0] is not None:
+        elif isinstance(reply, list) and reply[0] is not None:
             found[article_id] = (_time_or_none(reply[0]), reply[1])
+    return found
+
+
+def _comment_rules(
+    rows: dict[int, _CommentRow], found: dict[int, tuple[float | None, bytes | None]]
+) -> tuple[list[Problem], dict[str, dict[str, float]], list[_CommentRow]]:
+    """The faults of the comment hashes among themselves and with their articles, the
+    entries each list should hold (key -> member -> score), and the comments whose
+    article exists. Pure: the audit and its re-reads judge by the same rules."""
+    problems: list[Problem] = []
 
     def report(kind: str, detail: str, row: _CommentRow) -> None:
         problems.append(Problem(kind, detail, entry=row.member))
@@ -891,9 +972,7 @@ def comment_audit(conn: redis.Redis, *, now: float, batch: int = 500) -> list[Pr
                     entry=keys.article(article_id),
                 )
             )
-    problems += _comment_indexes_audit(conn, expected, unknown, batch)
-    problems += _comment_voters_audit(conn, live, found, rows, now, batch)
-    return problems
+    return problems, expected, live
 
 
 def _cid(key: bytes | str) -> int | None:
@@ -911,16 +990,22 @@ def _comment_indexes_audit(
         pipe = conn.pipeline(transaction=False)
         for key in chunk:
             pipe.type(key)
-            pipe.zrange(key, 0, -1, withscores=True)
+            pipe.zrange(key, 0, _ZSET_PAGE - 1, withscores=True)
         replies = pipe.execute(raise_on_error=False)
         for i, key in enumerate(chunk):
             kind, content = _s(replies[2 * i]), replies[2 * i + 1]
             if kind not in ("zset", "none") or isinstance(content, redis.ResponseError):
                 problems.append(_wrong_type(key, kind, "zset"))
                 continue
+            if len(content) == _ZSET_PAGE:  # a long list (comments:): read in pages
+                content = conn.zscan_iter(key, count=_ZSET_PAGE)
             actual = {_s(m): score for m, score in content}
             problems += _compare_comment_index(key, actual, expected.get(key, {}), unknown)
     return problems
+
+
+# The most entries one read of a comment list returns; a longer list is read by ZSCAN.
+_ZSET_PAGE = 1000
 
 
 def _compare_comment_index(
@@ -969,11 +1054,7 @@ def _comment_voters_audit(
                     member=keys.comment(comment_id) if comment_id else "",
                 )
             )
-    open_rows = [
-        row
-        for row in live
-        if (posted := found[row.article_id][0]) is not None and now < posted + window
-    ]
+    open_rows = [row for row in live if _voting_open(found, row, now, window)]
     for offset in range(0, len(open_rows), batch):
         chunk = open_rows[offset : offset + batch]
         pipe = conn.pipeline(transaction=False)
@@ -993,12 +1074,24 @@ def _comment_voters_audit(
                     if kind not in ("set", "none"):
                         problems.append(_wrong_type(key, kind, "set"))
                 continue
-            wrong = [d for _, d in _voter_faults(row.votes, row.downvotes, n_up, n_down, both)]
-            if -1 in (ttl_up, ttl_down):
-                wrong.append("a voter set has no expiry")
-            if wrong:
-                problems.append(Problem("comment_votes", "; ".join(wrong), entry=row.member))
+            problems += _comment_votes_faults(row, n_up, n_down, both, ttl_up, ttl_down)
     return problems
+
+
+def _comment_votes_faults(
+    row: _CommentRow, n_up: int, n_down: int, both: Sized, ttl_up: int, ttl_down: int
+) -> list[Problem]:
+    wrong = [d for _, d in _voter_faults(row.votes, row.downvotes, n_up, n_down, both)]
+    if -1 in (ttl_up, ttl_down):
+        wrong.append("a voter set has no expiry")
+    return [Problem("comment_votes", "; ".join(wrong), entry=row.member)] if wrong else []
+
+
+def _voting_open(
+    found: dict[int, tuple[float | None, bytes | None]], row: _CommentRow, now: float, window: int
+) -> bool:
+    posted = found[row.article_id][0]
+    return posted is not None and now < posted + window
 
 
 def _voter_faults(
@@ -1060,8 +1153,473 @@ def comments_repair_all(*, rounds: int = 4) -> list[Problem]:
     conn = get_connection()
     left: list[Problem] = []
     for _ in range(rounds):
-        left = [p for p in comment_audit(conn, now=_redis_now(conn)) if p.kind in COMMENT_KINDS]
+        left = [p for p in comment_audit(conn) if p.kind in COMMENT_KINDS]
         if not left:
             return left
         comment_repair(left)
     return left
+
+
+# --- confirming what the audit suspects -----------------------------------------------
+# The audit reads in batches while the site writes, so an invariant spanning several keys
+# read at different moments can look broken when a write landed between the reads. Each
+# suspect is therefore read again, just the keys of its one item, inside a MULTI/EXEC (no
+# write lands inside it), judged by the same rules, and reported only if that consistent
+# read shows the fault too. When the read names other keys than those it read (a
+# comment's parent, a link's holder, an article's search words), it is repeated with
+# those, at most _RECHECKS times; an item still changing then is left for the next run.
+# Up to _RECHECK_BATCH items share one MULTI/EXEC: its work is bounded by that many items.
+_RECHECKS = 5
+_RECHECK_BATCH = 100
+_Unit = tuple[Any, ...]  # what one re-read covers: ("article", id), ("comment", id), ...
+# Given the replies of what a reader queued and the clock, (None, the problems) or (the
+# keys to read instead, []).
+_Judge = Callable[[list[Any], float], tuple[Any, list[Problem]]]
+
+
+def _confirmed(
+    conn: redis.Redis,
+    problems: list[Problem],
+    now: float | None,
+    *,
+    unit_of: Callable[[Problem], _Unit | None],
+    start: Callable[[_Unit], Any],
+    read: Callable[[redis.client.Pipeline, _Unit, Any], _Judge],
+) -> list[Problem]:
+    """The problems a consistent re-read of their item shows (as it shows them). One with
+    no unit (a fault of one key, seen in one read: a wrong type, a bad value) is kept.
+    `start(unit)` is the keys to read first; `read(pipe, unit, those)` queues the reads
+    and returns their judge. `now` fixes the clock (else Redis' TIME, read alongside)."""
+    pending: dict[_Unit, Any] = {}
+    for problem in problems:
+        unit = unit_of(problem)
+        if unit is not None and unit not in pending:
+            pending[unit] = start(unit)
+    reread: dict[_Unit, list[Problem]] = {}
+    for _ in range(_RECHECKS):
+        items = list(pending.items())
+        for offset in range(0, len(items), _RECHECK_BATCH):
+            chunk = items[offset : offset + _RECHECK_BATCH]
+            pipe = conn.pipeline(transaction=True)
+            pipe.time()
+            judges = []
+            for unit, guess in chunk:
+                first = len(pipe)
+                judge = read(pipe, unit, guess)
+                judges.append((unit, judge, first, len(pipe)))
+            replies = pipe.execute(raise_on_error=False)
+            at = _clock(now, replies[0])
+            for unit, judge, first, end in judges:
+                again, found = judge(replies[first:end], at)
+                if again is None:
+                    reread[unit] = found
+                    del pending[unit]
+                else:
+                    pending[unit] = again
+    kept: list[Problem] = []
+    for problem in problems:
+        unit = unit_of(problem)
+        if unit is None:
+            kept.append(problem)
+        else:
+            kept += [again for again in reread.get(unit, ()) if _same(problem, again)]
+    return kept
+
+
+def _same(a: Problem, b: Problem) -> bool:
+    return (a.kind, a.article_id, a.group, a.entry, a.member) == (
+        b.kind,
+        b.article_id,
+        b.group,
+        b.entry,
+        b.member,
+    )
+
+
+def _clock(now: float | None, reply: object) -> float:
+    """The fixed `now`, else the TIME read in the same MULTI/EXEC."""
+    if now is not None:
+        return now
+    seconds, micros = cast(tuple[int, int], reply)
+    return seconds + micros / 1_000_000
+
+
+def _found_unit(problem: Problem) -> _Unit | None:
+    """What a re-read of an article, index or search problem covers (None: keep it)."""
+    kind, article_id = problem.kind, problem.article_id
+    if kind in ARTICLE_KINDS and article_id is not None:
+        return ("article", article_id)
+    if kind == "link_stale" and problem.entry:
+        return ("link", problem.entry)
+    if kind in ("link_unindexed", "link_shared") and article_id is not None:
+        return ("linked", article_id)
+    if kind in ("submitted_stale", "unsubmitted") and article_id and problem.entry:
+        return ("submitted", problem.entry, article_id)
+    if kind == "search_unindexed" and article_id is not None:
+        return ("search", article_id)
+    if kind == "search_stale" and article_id and problem.entry:
+        return ("search_stale", problem.entry, article_id)
+    if kind == "unregistered_group" and problem.group:
+        return ("group", problem.group)
+    return None
+
+
+# The kinds _article_problems reports, re-read with _article_read.
+ARTICLE_KINDS = frozenset(
+    {
+        "missing_hash",
+        "no_expiry",
+        "groups_field",
+        "bad_time",
+        "bad_count",
+        "not_indexed",
+        "score",
+        "time_index",
+        "votes",
+        "downvotes",
+        "both_sets",
+        "good",
+        "net_votes",
+        "vote_after_close",
+    }
+)
+
+
+def _found_read(pipe: redis.client.Pipeline, unit: _Unit, guess: Any, broken: set[str]) -> _Judge:
+    kind = unit[0]
+    if kind == "article":
+        return _article_read(pipe, unit[1], guess, broken)
+    if kind == "link":
+        return _link_read(pipe, unit[1], guess)
+    if kind == "linked":
+        return _linked_read(pipe, unit[1], guess or ("", ""))
+    if kind == "submitted":
+        return _submitted_read(pipe, unit[1], unit[2])
+    if kind == "search":
+        return _search_read(pipe, unit[1], guess or ())
+    if kind == "search_stale":
+        return _search_stale_read(pipe, unit[1], unit[2])
+    return _group_read(pipe, unit[1])
+
+
+def _article_read(
+    pipe: redis.client.Pipeline, article_id: int, groups: frozenset[str], broken: set[str]
+) -> _Judge:
+    """One article with the sets of `groups` (and of the groups its field names)."""
+    member = keys.article(article_id)
+    names = sorted(groups)
+    _article_reads(pipe, article_id)
+    for name in names:
+        pipe.sismember(keys.group(name), member)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        raw = replies[3]
+        named = _grouped(raw) if isinstance(raw, dict) else set()
+        if not named <= groups:
+            return groups | named, []
+        hits = replies[_ARTICLE_READS:]
+        in_sets = {n for n, hit in zip(names, hits, strict=True) if hit == 1}
+        return None, _article_problems(article_id, replies[:_ARTICLE_READS], in_sets, at, broken)
+
+    return judge
+
+
+def _link_read(pipe: redis.client.Pipeline, norm: str, holder: str) -> _Judge:
+    """links: <norm> and the article it maps to (`holder`, as last read)."""
+    article_id = keys.article_id_or_none(holder)
+    pipe.hget(keys.LINKS, norm)
+    if article_id is not None:
+        pipe.hget(holder, "link")
+        pipe.exists(holder)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        now_holder = _s(replies[0] or b"")
+        if now_holder != holder:
+            return now_holder, []
+        if not holder:
+            return None, []
+        if article_id is not None:
+            link, exists = replies[1:3]
+            if isinstance(link, redis.ResponseError):
+                return None, []  # not a hash: reported as wrong_type
+            if exists and _normalized(_s(link or b"")) == norm:
+                return None, []
+        detail = f"links: maps {norm} to {holder}, which does not link there"
+        return None, [Problem("link_stale", detail, article_id, entry=norm)]
+
+    return judge
+
+
+def _linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, str]) -> _Judge:
+    """An article, links: at its link, and the article that maps there; `seen` is (its
+    normalised link, that article) as last read."""
+    member, (norm, holder) = keys.article(article_id), seen
+    rival = keys.article_id_or_none(holder)
+    pipe.hmget(member, "link", "time")
+    pipe.hget(keys.LINKS, norm)
+    if rival is not None:
+        pipe.hmget(holder, "link", "time")
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        fields = replies[0]
+        if isinstance(fields, redis.ResponseError) or fields[1] is None:
+            return None, []
+        now_seen = (_normalized(_s(fields[0] or b"")), _s(replies[1] or b""))
+        if now_seen != seen:
+            return now_seen, []
+        window = conf.window()
+        if not norm or holder == member or at >= (_time_or_none(fields[1]) or 0) + window:
+            return None, []
+        other = replies[2] if rival is not None else [None, None]
+        shared = isinstance(other, list) and _normalized(_s(other[0] or b"")) == norm
+        if shared and at < (_time_or_none(other[1]) or 0) + window:
+            detail = f"open for voting with the same link as article {rival}"
+            return None, [Problem("link_shared", detail, article_id, entry=norm)]
+        detail = f"links: does not map {norm} to it"
+        return None, [Problem("link_unindexed", detail, article_id, entry=norm)]
+
+    return judge
+
+
+def _submitted_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> _Judge:
+    """One article's entry in submitted:<pk> and its poster."""
+    member = keys.article(article_id)
+    pipe.zscore(key, member)
+    pipe.hmget(member, "link", "poster", "time")
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        score, fields = replies
+        if isinstance(score, redis.ResponseError) or isinstance(fields, redis.ResponseError):
+            return None, []  # a key of the wrong type: reported as such
+        exists = fields != [None, None, None]
+        poster = _user_id_or_none(_s(fields[1] or b"")) if exists else None
+        if score is not None and (not exists or poster is None or keys.submitted(poster) != key):
+            detail = f"{key} holds {member}, which that user did not post"
+            return None, [Problem("submitted_stale", detail, article_id, entry=key)]
+        if score is None and poster is not None and keys.submitted(poster) == key:
+            return None, [Problem("unsubmitted", f"missing from {key}", article_id, entry=key)]
+        return None, []
+
+    return judge
+
+
+def _search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, ...]) -> _Judge:
+    """One article's search fields and its entries in idx:<word> for `words`, the words
+    its title, text and link gave when last read."""
+    member = keys.article(article_id)
+    pipe.hmget(member, "words", "title", "text", "link")
+    for word in words:
+        pipe.sismember(keys.idx(word), member)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        row, *hits = replies
+        if isinstance(row, redis.ResponseError) or row == [None] * 4:
+            return None, []
+        stored, title, text, link = (_s(v or b"") for v in row)
+        expected = search.article_words(title, text, link)
+        if row[0] is None or stored.split() != expected:
+            detail = "not indexed" if row[0] is None else "indexed under other words"
+            return None, [Problem("search_unindexed", detail, article_id)]
+        if tuple(expected) != words:
+            return tuple(expected), []
+        missing = [w for w, hit in zip(words, hits, strict=True) if hit != 1]
+        if missing:
+            detail = f"missing from idx:{missing[0]}"
+            return None, [Problem("search_unindexed", detail, article_id)]
+        return None, []
+
+    return judge
+
+
+def _search_stale_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> _Judge:
+    """One entry of idx:<word> and the words of the article it names."""
+    member = keys.article(article_id)
+    pipe.sismember(key, member)
+    pipe.hmget(member, "words", "title", "text", "link")
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        hit, row = replies
+        if hit != 1 or isinstance(row, redis.ResponseError):
+            return None, []
+        if row != [None] * 4 and keys.word_of(key) in _s(row[0] or b"").split():
+            return None, []
+        detail = f"{key} holds {member!r}, which does not have the word"
+        return None, [Problem("search_stale", detail, article_id, entry=key)]
+
+    return judge
+
+
+def _group_read(pipe: redis.client.Pipeline, name: str) -> _Judge:
+    pipe.type(keys.group(name))
+    pipe.hexists(keys.GROUPS, name)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        kind, registered = replies
+        if _s(kind) != "set" or registered:
+            return None, []
+        detail = f"group {name} has no registry entry"
+        return None, [Problem("unregistered_group", detail, group=name)]
+
+    return judge
+
+
+# --- comments: one re-read covers one comment, one list entry, or one article's count --
+
+
+@dataclass(frozen=True, slots=True)
+class _Reads:
+    """The keys one consistent re-read of a comment suspect reads."""
+
+    comments: frozenset[int] = frozenset()  # their hashes
+    articles: frozenset[int] = frozenset()  # their time and `comments`
+    lists: frozenset[str] = frozenset()  # one item's lists read whole (its replies, comments)
+    scores: frozenset[tuple[str, str]] = frozenset()  # (list, member): its score there
+    voters: frozenset[int] = frozenset()  # the comments whose voter sets are counted
+
+    def __le__(self, other: _Reads) -> bool:
+        return all(getattr(self, f) <= getattr(other, f) for f in self.__slots__)
+
+    def __or__(self, other: _Reads) -> _Reads:
+        return _Reads(*(getattr(self, f) | getattr(other, f) for f in self.__slots__))
+
+
+def _comment_unit(problem: Problem) -> _Unit | None:
+    kind, entry = problem.kind, problem.entry or ""
+    if kind in ("comment_orphan", "comment_parent", "comment_tombstone", "comment_votes"):
+        return ("comment", _cid(entry))
+    if kind == "comment_replies":
+        return ("comment", _cid(entry))
+    if kind in ("comment_index", "comment_stale") and problem.member is not None:
+        return ("entry", entry, problem.member)
+    if kind == "comment_count":
+        return ("count", keys.article_id_or_none(entry))
+    if kind == "comment_stale_voters":
+        return ("voters", entry, problem.member or "")
+    return None
+
+
+def _needed(
+    unit: _Unit,
+    rows: dict[int, _CommentRow],
+    listed: dict[str, list[str]] | None = None,
+    related: dict[object, set[int]] | None = None,
+) -> _Reads:
+    """The keys a re-read of `unit` must read, by what `rows` and `listed` (the lists
+    read whole) say: a comment with its parent, its replies and its voter sets; a list
+    entry with its comment and that one's parent; an article's count with its comments.
+    `related` is _related(rows), when made once for many units."""
+    listed = listed or {}
+    related = _related(rows) if related is None else related
+    comments: set[int] = set()
+    lists: set[str] = set()
+    scores: set[tuple[str, str]] = set()
+    voters: set[int] = set()
+    articles: set[int] = set()
+    kind, target = unit[0], unit[1]
+    if kind == "comment" and isinstance(target, int):
+        comments |= {target}
+        voters.add(target)
+        lists |= {keys.replies(target), keys.replies_new(target)}
+        comments |= related.get(keys.comment(target), set())
+    elif kind == "entry":
+        scores.add((str(target), str(unit[2])))
+        if (entry_id := keys.comment_id_or_none(str(unit[2]))) is not None:
+            comments.add(entry_id)
+    elif kind == "count" and isinstance(target, int):
+        articles.add(target)
+        lists.add(keys.article_comments_all(target))
+        comments |= related.get(target, set())
+    comments |= {i for key in lists for m in listed.get(key, ()) if (i := _cid(m))}
+    if kind != "count":  # a comment's parent decides where it is listed
+        comments |= {
+            parent for i in list(comments) if (row := rows.get(i)) and (parent := _cid(row.parent))
+        }
+    articles |= {row.article_id for i in comments if (row := rows.get(i))}
+    return _Reads(
+        frozenset(comments),
+        frozenset(articles),
+        frozenset(lists),
+        frozenset(scores),
+        frozenset(voters),
+    )
+
+
+def _related(rows: dict[int, _CommentRow]) -> dict[object, set[int]]:
+    """comment:<id> -> the ids of its replies, and article id -> the ids of its comments."""
+    related: dict[object, set[int]] = defaultdict(set)
+    for row in rows.values():
+        related[row.article_id].add(row.id)
+        if row.parent:
+            related[row.parent].add(row.id)
+    return related
+
+
+def _comment_read(pipe: redis.client.Pipeline, unit: _Unit, reads: _Reads | None) -> _Judge:
+    """Queue the reads of `reads` (a stale voter set: the set and its comment); the judge
+    applies the audit's rules to what they return."""
+    if unit[0] == "voters":
+        return _stale_voters_read(pipe, unit[1], unit[2])
+    reads = reads or _Reads()
+    cids, aids = sorted(reads.comments), sorted(reads.articles)
+    lists, scores, voters = sorted(reads.lists), sorted(reads.scores), sorted(reads.voters)
+    for cid in cids:
+        pipe.hgetall(keys.comment(cid))
+    for aid in aids:
+        pipe.hmget(keys.article(aid), "time", "comments")
+    for key in lists:
+        pipe.zrange(key, 0, -1)
+    for key, member in scores:
+        pipe.zscore(key, member)
+    for cid in voters:
+        up, down = keys.comment_voted(cid), keys.comment_voted_down(cid)
+        pipe.scard(up)
+        pipe.scard(down)
+        pipe.sinter([up, down])
+        pipe.ttl(up)
+        pipe.ttl(down)
+
+    def judge(got: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        replies = iter(got)
+        rows, faults = _comment_rows((cid, next(replies)) for cid in cids)
+        found = _comment_articles((aid, next(replies)) for aid in aids)
+        listed = {
+            key: [] if isinstance(r, redis.ResponseError) else [_s(m) for m in r]
+            for key, r in ((key, next(replies)) for key in lists)
+        }
+        scored = {entry: next(replies) for entry in scores}
+        voted = {cid: [next(replies) for _ in range(5)] for cid in voters}
+        needed = _needed(unit, rows, listed)
+        if not needed <= reads:
+            return reads | needed, []
+        problems, expected, live = _comment_rules(rows, found)
+        for (key, member), score in scored.items():
+            if isinstance(score, redis.ResponseError):
+                continue  # not a zset: reported as wrong_type
+            want = expected.get(key, {})
+            actual = {} if score is None else {member: score}
+            wanted = {member: want[member]} if member in want else {}
+            problems += _compare_comment_index(key, actual, wanted, set(faults))
+        window = conf.window()
+        for row in live:
+            counted = voted.get(row.id)
+            if counted is None or not _voting_open(found, row, at, window):
+                continue
+            if not any(isinstance(r, redis.ResponseError) for r in counted):
+                problems += _comment_votes_faults(row, *counted)
+        return None, problems
+
+    return judge
+
+
+def _stale_voters_read(pipe: redis.client.Pipeline, key: str, member: str) -> _Judge:
+    pipe.exists(key)
+    pipe.exists(member or key)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        exists, comment = replies
+        if not exists or (member and comment):
+            return None, []
+        detail = f"{key}: its comment is gone"
+        return None, [Problem("comment_stale_voters", detail, entry=key, member=member)]
+
+    return judge

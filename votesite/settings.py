@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc assets for /api/docs/, no CDN
     "django_prometheus",
     "articles",
+    "votesite",  # its start-up hooks (votesite/apps.py)
 ]
 
 MIDDLEWARE = [

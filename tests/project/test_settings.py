@@ -2,6 +2,7 @@
 and nothing written to disk by reading them."""
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,29 @@ def test_every_environment_variable_the_settings_read_is_in_the_readme_table():
     table = table[: table.index("\n\n", table.index("| variable |"))]
     missing = sorted(name for name in read if f"`{name}`" not in table)
     assert len(read) > 20 and not missing, missing
+
+
+def test_the_default_sqlite_file_is_readable_by_its_owner_only(tmp_path, redis_server):
+    """Ensure `migrate` in a fresh VOTESITE_VAR_DIR leaves a 0600 database file, whatever
+    the umask: it holds password hashes, sessions and token digests."""
+    var = tmp_path / "var"
+    var.mkdir()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    environ.pop("DATABASE_URL", None)
+    environ.update(
+        VOTESITE_VAR_DIR=str(var),
+        DJANGO_SETTINGS_MODULE="votesite.settings",
+        DJANGO_DEBUG="true",
+        REDIS_URL=f"{redis_server.url}?db=0",
+    )
+    run = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+        umask=0o022,
+    )
+    assert run.returncode == 0, run.stderr
+    assert stat.S_IMODE((var / "db.sqlite3").stat().st_mode) == 0o600

@@ -1,4 +1,4 @@
-"""The votesite project as an app: the host's own start-up hooks."""
+"""The votesite project as an app: the host's own start-up hooks and system checks."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ class VotesiteConfig(AppConfig):
     name = "votesite"
 
     def ready(self) -> None:
-        from votesite import database
+        from votesite import checks, database
 
+        checks.register()
         connection_created.connect(database.private_sqlite_file, dispatch_uid="votesite-sqlite")

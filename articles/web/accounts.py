@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login, logout
 from django.contrib.auth import views as auth_views
@@ -141,10 +142,21 @@ class PasswordResetView(JinjaTemplateMixin, auth_views.PasswordResetView):
     subject_template_name = "articles/accounts/password_reset_subject.txt"
     success_url = reverse_lazy("articles:password-reset-done")
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), "mail_available": _mail_available()}
+
     def form_valid(self, form: Any) -> HttpResponse:
+        if not _mail_available():
+            return self.render_to_response(self.get_context_data(form=form))
         rate_limit("password_reset", self.request)
         self.extra_email_context = {"articles_site_name": conf.site_name()}
         return super().form_valid(form)
+
+
+def _mail_available() -> bool:
+    """False when the site sends no mail (Django's dummy backend, as a host chooses with no
+    SMTP server): the reset page says so rather than promise a link that never comes."""
+    return settings.EMAIL_BACKEND != "django.core.mail.backends.dummy.EmailBackend"
 
 
 class PasswordResetDoneView(JinjaTemplateMixin, auth_views.PasswordResetDoneView):

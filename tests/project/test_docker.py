@@ -77,7 +77,7 @@ def test_the_containers_settings_pass_check_deploy(redis_server: EmbeddedRedis, 
     the suite's, as the compose host name does not resolve here)."""
     env = {
         **_image_environment(),
-        **_compose_environment("votesite", DJANGO_SECRET_KEY=KEY),
+        **_compose_environment("votesite", DJANGO_SECRET_KEY=KEY, EMAIL_HOST="smtp.example.org"),
         "REDIS_URL": f"{redis_server.url}?db=0",
         "VOTESITE_VAR_DIR": str(tmp_path),
     }

@@ -113,6 +113,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # Only so migration articles.0002 turns tokens made before it (DRF's, in plain text)
+    # into digests; API tokens are articles.models.ApiToken.
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc assets for /api/docs/, no CDN

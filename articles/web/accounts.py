@@ -259,13 +259,15 @@ def _account_page(request: HttpRequest, **forms: Any) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @html_errors
 def api_tokens(request: HttpRequest) -> HttpResponse:
-    """Whether the user has an API token, and a button that revokes it."""
+    """How many API tokens the user has, and a button that revokes them."""
     if request.method == "POST":
         revoked = tokens.user_tokens_revoke(user=request.user)
         messages.success(
             request,
-            "Your API token is revoked." if revoked else "You had no API token to revoke.",
+            f"Your API tokens are revoked ({revoked})."
+            if revoked
+            else "You had no API token to revoke.",
         )
         return redirect("articles:api-tokens")
-    has_token = tokens.Token.objects.filter(user_id=user_pk(request)).exists()
-    return render(request, "articles/accounts/api_tokens.html", {"has_token": has_token})
+    count = tokens.user_token_count(user_id=user_pk(request))
+    return render(request, "articles/accounts/api_tokens.html", {"token_count": count})

@@ -122,6 +122,7 @@ def test_the_entrypoint_migrates_collects_and_runs_gunicorn_with_cached_hashed_s
         "REDIS_URL": f"{redis_server.url}?db=0",
         "VOTESITE_VAR_DIR": str(tmp_path),
         "WEB_CONCURRENCY": "1",
+        "EMAIL_DISABLED": "true",  # else migrate refuses (votesite.E001): no SMTP server here
         # The image's PATH puts its venv first; here, ours.
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }

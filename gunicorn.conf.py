@@ -12,6 +12,13 @@ articles/api/tokens.py) are safe to share between the threads.
 """
 
 import os
+import sys
+from pathlib import Path
+
+# gunicorn reads this file before it applies --chdir: the project beside it, importable.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from votesite.logs import gunicorn_logging
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 # WEB_CONCURRENCY is the Docker image's and Heroku-style hosts' name for the worker count.
@@ -24,5 +31,10 @@ threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = 30
 graceful_timeout = 30
 keepalive = 2
-# No access log of gunicorn's: the site logs each request itself (votesite/logs.py), with its
-# id, user and duration.
+# gunicorn's own lines (start-up, worker boot and exit, errors) in the site's format, key=value
+# or JSON as DJANGO_LOG_FORMAT says (votesite/logs.py), so the stream has one format. No access
+# log of gunicorn's: the site logs each request itself, with its id, user, client and duration.
+logconfig_dict = gunicorn_logging(
+    fmt=os.environ.get("DJANGO_LOG_FORMAT", "console"),
+    level=os.environ.get("DJANGO_LOG_LEVEL", "WARNING"),
+)

@@ -1,4 +1,4 @@
-"""The app's one table: what it keeps about an account beyond Django's user."""
+"""The app's tables: what it keeps about an account beyond Django's user, and API tokens."""
 
 from __future__ import annotations
 
@@ -24,3 +24,19 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"profile of user {self.user_id}"
+
+
+class ApiToken(models.Model):
+    """An API token, stored as the SHA-256 of its key (as django-rest-knox does): a copy of
+    the database gives no usable token. The key is shown once, when it is made
+    (articles/api/tokens.py); `prefix`, its first characters, only tells tokens apart."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="articles_api_tokens"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"API token {self.prefix}… of user {self.user_id}"

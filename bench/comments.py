@@ -91,9 +91,9 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
     report."""
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
     from articles import selectors, services
+    from articles.api.tokens import token_create
     from articles.types import Order
 
     rng = random.Random(seed)
@@ -102,7 +102,7 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
     reader = users.objects.filter(username="thread-reader").first() or users.objects.create_user(
         "thread-reader", password="x-Secret-123"
     )
-    token = Token.objects.get_or_create(user=reader)[0].key
+    token = token_create(user=reader)
     suffix = f"{rng.getrandbits(48):012x}"
     articles = []
     for title in ("Bench thread", "Bench article without comments"):

@@ -166,7 +166,9 @@ def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
 def _users_and_tokens() -> list[str]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
-    from rest_framework.authtoken.models import Token
+
+    from articles.api.tokens import token_digest
+    from articles.models import ApiToken
 
     call_command("migrate", database="default", verbosity=0, interactive=False)
     User = get_user_model()
@@ -175,9 +177,14 @@ def _users_and_tokens() -> list[str]:
     )
     if not users[0].pk:
         users = list(User.objects.filter(username__startswith="bench"))
-    tokens = [Token(key=secrets.token_hex(20), user=u) for u in users]
-    Token.objects.bulk_create(tokens)
-    return [t.key for t in tokens]
+    keys = [secrets.token_hex(20) for _ in users]
+    ApiToken.objects.bulk_create(
+        [
+            ApiToken(digest=token_digest(k), prefix=k[:8], user=u)
+            for k, u in zip(keys, users, strict=True)
+        ]
+    )
+    return keys
 
 
 def _session_cookie() -> str:

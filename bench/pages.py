@@ -51,13 +51,14 @@ def build(*, articles: int, group: str, seed: int = 7) -> list[PageCase]:
     override_settings(**LIFTED_LIMITS)."""
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from rest_framework.authtoken.models import Token
+
+    from articles.api.tokens import token_create
 
     users = get_user_model()
     reader = users.objects.filter(username="pages-reader").first() or users.objects.create_user(
         "pages-reader", password="x-Secret-123"
     )
-    token = Token.objects.get_or_create(user=reader)[0].key
+    token = token_create(user=reader)
     anon = Client(HTTP_HOST="127.0.0.1")
     user = Client(HTTP_HOST="127.0.0.1")
     user.force_login(reader)

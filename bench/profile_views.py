@@ -65,8 +65,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
     from django_redis import get_redis_connection
-    from rest_framework.authtoken.models import Token
 
+    from articles.api.tokens import token_create
     from bench import data, servers
     from bench.pages import LIFTED_LIMITS
 
@@ -82,7 +82,7 @@ def main() -> None:
         data.load_redis(get_redis_connection("articles"), spec)
         call_command("migrate", verbosity=0)
         user = get_user_model().objects.create_user("profiler", password="x-Secret-123")
-        token = Token.objects.create(user=user).key
+        token = token_create(user=user)
         client = Client(HTTP_HOST="127.0.0.1")
         rng = random.Random(3)
         calls = {

@@ -1,5 +1,5 @@
-"""Structured logs: every record (Django's, the app's, ours) through structlog, as readable
-key=value lines or as JSON (DJANGO_LOG_FORMAT=json), and one line per request."""
+"""Structured logs: every record (Django's, the app's, gunicorn's, ours) through structlog, as
+readable key=value lines or as JSON (DJANGO_LOG_FORMAT=json), and one line per request."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import Any
 import structlog
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
+
+from articles.addresses import client_address
 
 # Shared by structlog's own loggers and by records from the standard library's.
 _CHAIN: list[Any] = [
@@ -31,6 +33,7 @@ def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
+    logging.captureWarnings(True)  # a Python warning is a structured line too, not raw text
     renderer: list[Any] = (
         [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
         if fmt == "json"
@@ -56,7 +59,27 @@ def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
     }
 
 
+def gunicorn_logging(*, fmt: str, level: str) -> dict[str, Any]:
+    """gunicorn's logconfig_dict (gunicorn.conf.py): its own lines (start-up, worker boot
+    and exit, errors) through the same formatter as the site's, so one stream has one
+    format. Its access lines stay off: the site logs each request itself (richer: request
+    id, user, duration)."""
+    config = logging_config(fmt=fmt, level=level)
+    config["handlers"]["null"] = {"class": "logging.NullHandler"}
+    config["loggers"] = {
+        **config["loggers"],
+        # No level here: gunicorn's --log-level (info by default) decides.
+        "gunicorn.error": {"handlers": [], "propagate": True},
+        "gunicorn.access": {"handlers": ["null"], "propagate": False, "level": "WARNING"},
+    }
+    return config
+
+
 requests_log = structlog.get_logger("votesite.requests")
+
+# Bounds on what a client sends that goes into each request line.
+_USER_AGENT_MAX = 256
+_QUERY_MAX = 512
 
 # A request id a proxy gave (X-Request-ID) is kept if it is short and plain, so it can be
 # searched for across the proxy's logs and ours; anything else is replaced by our own.
@@ -64,7 +87,9 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 class RequestLogMiddleware:
-    """One line per request: method, path, status, duration, user id, request id. The request
+    """One line per request: method, path, query, status, duration, user id, client address
+    (articles.addresses: X-Forwarded-For only as far as our proxies), user agent, request id.
+    The request
     id (X-Request-ID, taken from the proxy or made here) is on every line logged during the
     request and is sent back in the response's X-Request-ID."""
 
@@ -87,6 +112,9 @@ class RequestLogMiddleware:
             status=status,
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
             user_id=_user_id(request),
+            client=client_address(request),
+            user_agent=request.headers.get("User-Agent", "")[:_USER_AGENT_MAX],
+            query=request.META.get("QUERY_STRING", "")[:_QUERY_MAX],
         )
         # Left bound: Django logs the response's warning (django.request) after us.
         return response

@@ -113,11 +113,14 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # Only so migration articles.0002 turns tokens made before it (DRF's, in plain text)
+    # into digests; API tokens are articles.models.ApiToken.
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc assets for /api/docs/, no CDN
     "django_prometheus",
     "articles",
+    "votesite",  # its start-up hooks and checks (votesite/apps.py)
 ]
 
 MIDDLEWARE = [
@@ -368,12 +371,17 @@ ARTICLES_RATE_LIMITS = {
     "signup": (env_int("ARTICLES_SIGNUPS_PER_HOUR", 10), 3600),
 }
 
-# --- E-mail (password resets): printed to the console unless EMAIL_HOST names an SMTP server
+# --- E-mail (password resets): sent through EMAIL_HOST's SMTP server. Without one, printed
+# to the console under DEBUG only; in production none is sent (reset is unavailable), and
+# unless EMAIL_DISABLED says that is meant, check (so migrate, the image's start) refuses.
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_DISABLED = env_bool("EMAIL_DISABLED", False)
 EMAIL_BACKEND = (
     "django.core.mail.backends.smtp.EmailBackend"
-    if EMAIL_HOST
+    if EMAIL_HOST and not EMAIL_DISABLED
     else "django.core.mail.backends.console.EmailBackend"
+    if DEBUG and not EMAIL_DISABLED
+    else "django.core.mail.backends.dummy.EmailBackend"
 )
 EMAIL_PORT = env_int("EMAIL_PORT", 587)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")

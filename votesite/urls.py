@@ -6,7 +6,6 @@ from django_prometheus.exports import ExportToDjangoView
 
 from articles.logins import AdminLoginForm
 from articles.web.helpers import internal_or_staff
-from articles.web.views import healthz
 
 # The admin's login says why a locked login waits, as the site's own does.
 admin.site.login_form = AdminLoginForm
@@ -15,7 +14,8 @@ admin.site.login_form = AdminLoginForm
 handler400 = "articles.responses.bad_request"
 
 urlpatterns = [
-    path("healthz", healthz, name="healthz"),
+    # /healthz (and /healthz/ready): Redis and the database; /healthz/live: the process.
+    path("", include("articles.health_urls")),
     # Prometheus: django-prometheus' request, database and cache figures and the app's own
     # (articles/metrics.py); for staff and ARTICLES_HEALTH_DETAIL_NETWORKS addresses only.
     path("metrics", internal_or_staff(ExportToDjangoView), name="metrics"),

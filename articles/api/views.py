@@ -12,7 +12,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions, parsers, status, viewsets
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
-from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
@@ -823,9 +822,10 @@ class TokenView(ApiMixin, ObtainAuthToken):
     @documented(
         summary="Get your API token",
         description=_about(
-            "Exchanges a username and password for that user's API token (the same one on "
-            "each call until it is revoked); send it as `Authorization: Token <token>`. A "
-            "password change or reset revokes it.",
+            "Exchanges a username and password for a new API token; send it as "
+            "`Authorization: Token <token>`. It is shown this once: the site keeps only its "
+            "digest. Each call makes another (a user keeps the newest 10); a password change "
+            "or reset revokes them all.",
             "anyone-plain",
             ("api",),
             "400 (`authorization`) when the username and password do not match an active "
@@ -847,17 +847,16 @@ class TokenView(ApiMixin, ObtainAuthToken):
         ratelimits.login_allowed(request, username)  # locked: 429 even for the right password
         if not serializer.is_valid():  # a wrong password is counted by articles.logins
             raise exceptions.ValidationError(serializer.errors)
-        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
-        return Response({"token": token.key})
+        return Response({"token": tokens.token_create(user=serializer.validated_data["user"])})
 
     @documented(
         summary="Revoke your API tokens",
         request=None,
         responses={204: None, **_errors(401, 403)},
         description=_about(
-            "Deletes the caller's token: it stops working at once in the server process that "
+            "Deletes the caller's tokens: they stop working at once in the server process that "
             "answered, and within a few seconds (5 by default) everywhere. A password change "
-            "or reset revokes it too. POST again for a new one. Answers 204, no body.",
+            "or reset revokes them too. POST again for a new one. Answers 204, no body.",
             "member",
             _WRITE,
         ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login, logout
 from django.contrib.auth import views as auth_views
@@ -141,10 +142,21 @@ class PasswordResetView(JinjaTemplateMixin, auth_views.PasswordResetView):
     subject_template_name = "articles/accounts/password_reset_subject.txt"
     success_url = reverse_lazy("articles:password-reset-done")
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), "mail_available": _mail_available()}
+
     def form_valid(self, form: Any) -> HttpResponse:
+        if not _mail_available():
+            return self.render_to_response(self.get_context_data(form=form))
         rate_limit("password_reset", self.request)
         self.extra_email_context = {"articles_site_name": conf.site_name()}
         return super().form_valid(form)
+
+
+def _mail_available() -> bool:
+    """False when the site sends no mail (Django's dummy backend, as a host chooses with no
+    SMTP server): the reset page says so rather than promise a link that never comes."""
+    return settings.EMAIL_BACKEND != "django.core.mail.backends.dummy.EmailBackend"
 
 
 class PasswordResetDoneView(JinjaTemplateMixin, auth_views.PasswordResetDoneView):
@@ -247,13 +259,15 @@ def _account_page(request: HttpRequest, **forms: Any) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @html_errors
 def api_tokens(request: HttpRequest) -> HttpResponse:
-    """Whether the user has an API token, and a button that revokes it."""
+    """How many API tokens the user has, and a button that revokes them."""
     if request.method == "POST":
         revoked = tokens.user_tokens_revoke(user=request.user)
         messages.success(
             request,
-            "Your API token is revoked." if revoked else "You had no API token to revoke.",
+            f"Your API tokens are revoked ({revoked})."
+            if revoked
+            else "You had no API token to revoke.",
         )
         return redirect("articles:api-tokens")
-    has_token = tokens.Token.objects.filter(user_id=user_pk(request)).exists()
-    return render(request, "articles/accounts/api_tokens.html", {"has_token": has_token})
+    count = tokens.user_token_count(user_id=user_pk(request))
+    return render(request, "articles/accounts/api_tokens.html", {"token_count": count})

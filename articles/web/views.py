@@ -66,8 +66,18 @@ from articles.web.sessionusers import session_user
 
 @never_cache
 @require_GET
+def healthz_live(request: HttpRequest) -> JsonResponse:
+    """Liveness: 200 whenever the process answers. It asks neither Redis nor the database,
+    so an orchestrator restarts a hung worker, not every worker during a Redis or database
+    outage (which /healthz/ready reports, and which a restart would not cure)."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Each dependency: Redis (reachable, persistence, role) and the database (reachable).
+    """Readiness (/healthz/ready, and /healthz as before): each dependency, Redis (reachable,
+    persistence, role) and the database (reachable).
 
     200 when both answer, else 503 with Retry-After and the outage's message. Figures
     (memory, version, article count) only for staff or an internal address

@@ -6,10 +6,10 @@ import time
 
 import pytest
 from django.urls import NoReverseMatch, reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from articles import services
+from articles.api import tokens
 from articles.types import Article
 
 WEEK = 604_800
@@ -36,8 +36,7 @@ def anon() -> APIClient:
 
 def _client_for(user) -> APIClient:  # type: ignore[no-untyped-def]
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {tokens.token_create(user=user)}")
     client.user = user  # type: ignore[attr-defined]
     return client
 

@@ -6,10 +6,11 @@ import time
 
 import pytest
 from django.test import Client, override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from articles import keys, selectors, services
+from articles.api import tokens
+from articles.models import ApiToken
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,9 @@ def test_a_token_is_given_for_a_username_and_password(anon, make_user):
         "/api/auth/token/", {"username": "carol", "password": "pw-Secret-123"}, format="json"
     )
     assert response.status_code == 200
-    assert response.json() == {"token": Token.objects.get(user=user).key}
+    (key,) = response.json().values()
+    assert list(response.json()) == ["token"] and len(key) == 40
+    assert ApiToken.objects.get(user=user).digest == tokens.token_digest(key)
 
 
 def test_a_wrong_password_gets_no_token(anon, make_user):
@@ -345,7 +348,7 @@ def test_a_disallowed_host_under_the_api_is_a_json_400_and_a_page_elsewhere(anon
 
 
 def _token_client(user) -> tuple[APIClient, str]:  # type: ignore[no-untyped-def]
-    key = Token.objects.get_or_create(user=user)[0].key
+    key = tokens.token_create(user=user)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client, key
@@ -357,7 +360,7 @@ def test_delete_auth_token_revokes_it_at_once_in_this_process(make_user):
     client, _ = _token_client(make_user("erin"))
     assert client.get("/api/articles/").status_code == 200  # now kept in the token cache
     assert client.delete("/api/auth/token/").status_code == 204
-    assert not Token.objects.exists()
+    assert not ApiToken.objects.exists()
     assert client.get("/api/articles/").status_code == 401
     assert APIClient().delete("/api/auth/token/").status_code == 401
 
@@ -388,7 +391,7 @@ def test_a_password_change_or_reset_revokes_the_users_api_tokens(make_user, rout
     assert client.get("/api/articles/").status_code == 401
     assert other.get("/api/articles/").status_code == 200  # another user's token stays
     user.save()  # a save without a new password revokes nothing more
-    assert Token.objects.filter(user__username="gus").exists()
+    assert ApiToken.objects.filter(user__username="gus").exists()
 
 
 def test_the_token_page_shows_and_revokes_the_users_token(make_user):
@@ -414,3 +417,66 @@ def test_requests_with_bad_tokens_count_against_the_address_limit(anon, settings
     statuses = [anon.get("/api/articles/").status_code for _ in range(7)]
     assert statuses == [401] * 5 + [429, 429]
     assert APIClient().get("/api/articles/").status_code == 429  # same address
+
+
+# --- tokens at rest ------------------------------------------------------------------------
+
+
+def test_the_database_keeps_no_usable_token(anon, make_user):
+    """Ensure a copy of the database (a backup, a leak) gives no token: no column of any
+    row holds the key, and what is stored there does not authenticate."""
+    from django.db import connection
+
+    make_user("ivy", password="pw-Secret-123")
+    body = {"username": "ivy", "password": "pw-Secret-123"}
+    key = anon.post("/api/auth/token/", body, format="json").json()["token"]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/articles/").status_code == 200
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names(cursor):
+            cursor.execute(f'SELECT * FROM "{table}"')  # noqa: S608 names from the schema
+            for row in cursor.fetchall():
+                assert not any(key in str(value) for value in row), table
+    for stored in ApiToken.objects.values_list("digest", "prefix").get():
+        copied = APIClient()
+        copied.credentials(HTTP_AUTHORIZATION=f"Token {stored}")
+        assert copied.get("/api/articles/").status_code == 401
+
+
+def test_each_token_request_makes_a_new_token_and_the_old_ones_keep_working(anon, make_user):
+    make_user("jon", password="pw-Secret-123")
+    body = {"username": "jon", "password": "pw-Secret-123"}
+    keys = [anon.post("/api/auth/token/", body, format="json").json()["token"] for _ in range(2)]
+    assert keys[0] != keys[1]
+    for key in keys:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        assert client.get("/api/articles/").status_code == 200
+    for _ in range(tokens.TOKENS_PER_USER):
+        tokens.token_create(user=ApiToken.objects.first().user)  # type: ignore[union-attr]
+    assert ApiToken.objects.count() == tokens.TOKENS_PER_USER  # the oldest went
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_turns_plain_drf_tokens_into_digests_that_still_work(make_user):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    user = make_user("kim")
+    executor = MigrationExecutor(connection)
+    executor.migrate([("articles", "0001_profile")])
+    before = [("articles", "0001_profile"), ("authtoken", "0004_alter_tokenproxy_options")]
+    old = executor.loader.project_state(before).apps
+    key = "0123456789abcdef0123456789abcdef01234567"
+    old.get_model("authtoken", "Token").objects.create(key=key, user_id=user.pk)
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    from rest_framework.authtoken.models import Token
+
+    assert not Token.objects.exists()
+    assert ApiToken.objects.get(user=user).digest == tokens.token_digest(key)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/articles/").status_code == 200

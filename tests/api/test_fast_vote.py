@@ -9,9 +9,9 @@ import pytest
 import redis
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
 from articles import ratelimits, selectors, services
+from articles.models import ApiToken
 from tests.articles.test_selectors import CountingConnection
 
 pytestmark = pytest.mark.django_db
@@ -72,7 +72,7 @@ def test_a_deleted_token_is_refused_at_once(as_user):
     article_id = _post()
     path = f"/api/articles/{article_id}/vote/"
     assert as_user.put(path, {"value": "up"}, format="json").status_code == 200
-    Token.objects.filter(user=as_user.user).get().delete()
+    ApiToken.objects.filter(user=as_user.user).get().delete()
     assert as_user.put(path, {"value": "down"}, format="json").status_code == 401
 
 

@@ -1,4 +1,5 @@
-"""/healthz: 200 with the Redis status, or a clear 503 when Redis is unreachable."""
+"""/healthz and /healthz/ready: 200 with the Redis status, or a clear 503 when Redis or the
+database is unreachable; /healthz/live: 200 while the process answers, whatever they do."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 import pytest
 from django.test import override_settings
 
+from tests.project.test_database_outage import _get, site_without_database  # noqa: F401
 from votesite.settings import redis_cache
 
 pytestmark = pytest.mark.django_db  # /healthz probes the database too
@@ -80,3 +82,34 @@ def test_healthz_names_no_host_or_port_when_redis_is_unreachable(client):
     assert response.status_code == 503 and int(response["Retry-After"]) > 0
     assert response.json()["redis"] == {"reachable": False}
     assert "127.0.0.1" not in response.content.decode() and ":1" not in response.content.decode()
+
+
+def test_liveness_stays_200_while_redis_is_unreachable_and_readiness_says_503(client, tmp_path):
+    """Ensure an orchestrator restarting on /healthz/live leaves workers alone in a Redis
+    outage, while /healthz/ready takes them out of rotation (as /healthz does)."""
+    dead = redis_cache(f"unix://{tmp_path}/nothing.sock?db=0")
+    with override_settings(CACHES={"default": dead, "articles": dead}):
+        live = client.get("/healthz/live")
+        ready = client.get("/healthz/ready")
+        legacy = client.get("/healthz")
+    assert (live.status_code, live.json()) == (200, {"status": "ok"})
+    assert live["Cache-Control"].startswith("max-age=0")
+    assert ready.status_code == 503 and int(ready["Retry-After"]) > 0
+    assert ready.json() == legacy.json()
+    assert ready.json()["redis"] == {"reachable": False}
+    assert client.get("/healthz/ready").status_code == 200  # and back once Redis is
+
+
+def test_liveness_asks_neither_redis_nor_the_database(client, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        assert client.get("/healthz/live").status_code == 200
+
+
+@pytest.mark.slow
+def test_liveness_stays_200_while_the_database_is_unreachable(site_without_database):  # noqa: F811
+    base = site_without_database
+    status, _, body = _get(f"{base}/healthz/live")
+    assert (status, body) == (200, b'{"status": "ok"}')
+    status, headers, body = _get(f"{base}/healthz/ready")
+    assert status == 503 and int(headers["Retry-After"]) > 0
+    assert b'"database": {"reachable": false}' in body

@@ -154,8 +154,8 @@ def test_gunicorn_warns_at_start_up_about_a_careless_redis_and_logs_json_lines(
         ],
         env=env,
         cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream: every line of either must be JSON
         text=True,
     )
     base = f"http://127.0.0.1:{port}"
@@ -168,12 +168,18 @@ def test_gunicorn_warns_at_start_up_about_a_careless_redis_and_logs_json_lines(
             except OSError as exc:
                 if process.poll() is not None or time.monotonic() > deadline:
                     process.kill()
-                    stderr = process.communicate()[1]
-                    raise AssertionError(f"gunicorn did not answer: {stderr}") from exc
+                    output = process.communicate()[0]
+                    raise AssertionError(f"gunicorn did not answer: {output}") from exc
                 time.sleep(0.1)
         assert status == 200
         for _ in range(9):
             assert _get(f"{base}/top/")[0] == 200
+        asked = urllib.request.Request(  # noqa: S310 loopback
+            f"{base}/new/?page=1&x=%22y%22",
+            headers={"User-Agent": "probe/1.0 (ops)", "X-Forwarded-For": "198.51.100.7"},
+        )
+        with urllib.request.urlopen(asked, timeout=10) as response:  # noqa: S310 loopback
+            assert response.status == 200
         status, _, body = _get(f"{base}/metrics")
         assert status == 200
         served = metric_values(body)[
@@ -184,9 +190,19 @@ def test_gunicorn_warns_at_start_up_about_a_careless_redis_and_logs_json_lines(
         assert len(list(tmp_path.glob("counter_*.db"))) == 2
     finally:
         process.terminate()
-        stderr = process.communicate(timeout=10)[1]
+        output = process.communicate(timeout=10)[0]
 
-    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    # One format for the whole stream: gunicorn's own lines (start-up, worker boot and exit)
+    # are JSON like the site's.
+    lines = [json.loads(line) for line in output.splitlines() if line.strip()]
+    gunicorn = [line["event"] for line in lines if line["logger"] == "gunicorn.error"]
+    assert sum("Booting worker" in event for event in gunicorn) == 2, gunicorn
+    assert any("Listening at" in event for event in gunicorn), gunicorn
+    assert any("Shutting down" in event or "Handling signal" in event for event in gunicorn)
+    asked_line = next(line for line in lines if line.get("path") == "/new/")
+    assert asked_line["query"] == "page=1&x=%22y%22"
+    assert asked_line["user_agent"] == "probe/1.0 (ops)"
+    assert asked_line["client"] == "127.0.0.1"  # no trusted proxy: the header is not believed
     warnings = [line["event"] for line in lines if line["level"] == "warning"]
     assert len(warnings) >= 4  # two lines from each worker
     assert any("Redis persistence is OFF" in w and "articles.W002" in w for w in warnings)

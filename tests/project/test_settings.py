@@ -2,6 +2,7 @@
 and nothing written to disk by reading them."""
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,96 @@ def test_every_environment_variable_the_settings_read_is_in_the_readme_table():
     table = table[: table.index("\n\n", table.index("| variable |"))]
     missing = sorted(name for name in read if f"`{name}`" not in table)
     assert len(read) > 20 and not missing, missing
+
+
+def test_the_default_sqlite_file_is_readable_by_its_owner_only(tmp_path, redis_server):
+    """Ensure `migrate` in a fresh VOTESITE_VAR_DIR leaves a 0600 database file, whatever
+    the umask: it holds password hashes, sessions and token digests."""
+    var = tmp_path / "var"
+    var.mkdir()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    environ.pop("DATABASE_URL", None)
+    environ.update(
+        VOTESITE_VAR_DIR=str(var),
+        DJANGO_SETTINGS_MODULE="votesite.settings",
+        DJANGO_DEBUG="true",
+        REDIS_URL=f"{redis_server.url}?db=0",
+    )
+    run = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+        umask=0o022,
+    )
+    assert run.returncode == 0, run.stderr
+    assert stat.S_IMODE((var / "db.sqlite3").stat().st_mode) == 0o600
+
+
+def _manage_check(var_dir: Path, redis_url: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "EMAIL_"))}
+    environ.update(
+        VOTESITE_VAR_DIR=str(var_dir),
+        DJANGO_SETTINGS_MODULE="votesite.settings",
+        DJANGO_SECRET_KEY=KEY,
+        REDIS_URL=redis_url,
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_production_without_an_smtp_server_prints_no_mail_and_fails_its_checks(
+    tmp_path, redis_server
+):
+    """Ensure a reset link never lands in the log outside DEBUG: with no EMAIL_HOST no mail
+    is sent, and `check` (so migrate, the image's start, check --deploy) refuses until
+    EMAIL_HOST names a server or EMAIL_DISABLED=true says no mail is meant."""
+    backend = _settings_in_subprocess(tmp_path, "s.EMAIL_BACKEND")
+    assert backend == "django.core.mail.backends.dummy.EmailBackend"
+    url = f"{redis_server.url}?db=0"
+    refused = _manage_check(tmp_path, url)
+    assert refused.returncode != 0 and "votesite.E001" in refused.stderr
+    assert "EMAIL_DISABLED" in refused.stderr  # the way out is named
+    for ok in ({"EMAIL_HOST": "smtp.example.org"}, {"EMAIL_DISABLED": "true"}):
+        run = _manage_check(tmp_path, url, **ok)
+        assert run.returncode == 0 and "votesite.E001" not in run.stderr, run.stderr
+    development = _import_settings(tmp_path, "s.EMAIL_BACKEND", DJANGO_DEBUG="true")
+    assert development.stdout.strip() == "django.core.mail.backends.console.EmailBackend"
+
+
+def test_the_mail_check_refuses_a_console_backend_outside_debug(settings):
+    from votesite.checks import mail_is_delivered
+
+    settings.DEBUG = False
+    settings.EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    settings.EMAIL_HOST = "smtp.example.org"
+    (error,) = mail_is_delivered()
+    assert error.id == "votesite.E001" and "printed to the log" in error.msg
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    assert mail_is_delivered() == []
+
+
+@pytest.mark.django_db
+def test_a_site_that_sends_no_mail_says_reset_is_unavailable_and_sends_nothing(
+    client, make_user, settings
+):
+    from django.core import mail
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.dummy.EmailBackend"
+    ann = make_user("ann")
+    ann.email = "ann@example.org"
+    ann.save()
+    page = client.get("/accounts/password/reset/")
+    assert page.status_code == 200 and "Password reset is not available" in page.content.decode()
+    sent = client.post("/accounts/password/reset/", {"email": "ann@example.org"})
+    assert sent.status_code == 200 and "not available" in sent.content.decode()
+    assert mail.outbox == []

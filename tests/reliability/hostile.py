@@ -202,8 +202,9 @@ def db_state() -> tuple[object, ...]:
     """The accounts and API tokens in Django's database."""
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.models import Session
-    from rest_framework.authtoken.models import Token
+
+    from articles.models import ApiToken
 
     users = list(get_user_model().objects.order_by("pk").values_list("pk", "password", "is_staff"))
-    tokens = sorted(Token.objects.values_list("key", flat=True))
+    tokens = sorted(ApiToken.objects.values_list("digest", flat=True))
     return users, tokens, Session.objects.count()

@@ -24,6 +24,7 @@ PRODUCTION = {
     "DJANGO_SECURE_SSL_REDIRECT": "true",
     "DJANGO_SECURE_HSTS_SECONDS": "31536000",
     "DJANGO_BEHIND_PROXY": "true",
+    "EMAIL_HOST": "smtp.example.org",  # else votesite.E001: reset links would go nowhere
 }
 
 

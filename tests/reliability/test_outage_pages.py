@@ -94,6 +94,7 @@ ANSWER_AT_ONCE = 1.5
 NO_STORE = {
     "search",  # with no q, the search form alone: nothing to read
     "metrics",  # kept up through an outage, when it matters most
+    "healthz-live",  # liveness: the process answers, whatever Redis does
     "login",
     "logout",
     "password-change",

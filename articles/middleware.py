@@ -1,4 +1,5 @@
-"""Turn an unreachable Redis into a clear 503, and an oversized body into a 413."""
+"""Turn an unreachable Redis into a clear 503, an oversized body into a 413, and a NUL
+character anywhere in a request into a 404 or a 400."""
 
 from __future__ import annotations
 
@@ -7,11 +8,18 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
-from articles.errors import DatabaseUnavailable, RequestTooLarge, StoreFull, StoreUnavailable
+from articles.errors import (
+    DatabaseUnavailable,
+    InvalidInput,
+    PageNotFound,
+    RequestTooLarge,
+    StoreFull,
+    StoreUnavailable,
+)
 from articles.responses import error_response
 
 logger = logging.getLogger(__name__)
@@ -70,3 +78,45 @@ class RequestSizeMiddleware:
         if isinstance(exception, RequestDataTooBig):
             return too_large_response(request)
         return None
+
+
+NUL = "\x00"
+
+
+def _nul_field(values: QueryDict) -> str | None:
+    """The name of the first field whose name or value holds a NUL, if one does."""
+    for name, items in values.lists():
+        if NUL in name or any(NUL in item for item in items):
+            return name.replace(NUL, "")
+    return None
+
+
+class NulCharacterMiddleware:
+    """PostgreSQL refuses a NUL character in any text (SQLite takes it), so a NUL that
+    reached a query was a 500 there (a user name from the address, a session cookie).
+    Refused here once, for the pages, the API, the admin and Django's own forms alike: in the path a 404 (no address holds one), in a query or form field a 400
+    naming it. A cookie holding one is dropped (Django unquotes a quoted cookie's octal
+    escapes, so `"\\000"` is a NUL): a bad session cookie is no session, not an error."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if NUL in request.path:
+            return error_response(request, PageNotFound())
+        field = _nul_field(request.GET)
+        if field is None and request.method == "POST":
+            try:
+                field = _nul_field(request.POST)  # empty unless the body is a form
+            except RequestDataTooBig:  # a body of no stated length, over the limit
+                return too_large_response(request)
+        if field is not None:
+            message = "A NUL character is not allowed in any value."
+            return error_response(request, InvalidInput(field, message))
+        if any(NUL in name or NUL in value for name, value in request.COOKIES.items()):
+            request.COOKIES = {
+                name: value
+                for name, value in request.COOKIES.items()
+                if NUL not in name and NUL not in value
+            }
+        return self.get_response(request)

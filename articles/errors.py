@@ -245,3 +245,11 @@ class DatabaseUnavailable(ArticlesError):
         "Pages that need no login still work."
     )
     retry_after = 5
+
+
+class PageNotFound(ArticlesError):
+    """An address that can name nothing (a NUL in it): the API's body for any 404."""
+
+    status_code = HTTPStatus.NOT_FOUND
+    code = "not_found"
+    message = "Not found."

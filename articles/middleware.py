@@ -1,4 +1,5 @@
-"""Turn an unreachable Redis into a clear 503, and an oversized body into a 413."""
+"""Turn an unreachable Redis into a clear 503, an oversized body into a 413, and a NUL
+character anywhere in a request into a 404 or a 400."""
 
 from __future__ import annotations
 
@@ -6,12 +7,20 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http.multipartparser import MultiPartParserError
 
 from articles.connection import out_of_memory, store_unavailable
 from articles.database import database_unavailable
-from articles.errors import DatabaseUnavailable, RequestTooLarge, StoreFull, StoreUnavailable
+from articles.errors import (
+    DatabaseUnavailable,
+    InvalidInput,
+    PageNotFound,
+    RequestTooLarge,
+    StoreFull,
+    StoreUnavailable,
+)
 from articles.responses import error_response
 
 logger = logging.getLogger(__name__)
@@ -70,3 +79,61 @@ class RequestSizeMiddleware:
         if isinstance(exception, RequestDataTooBig):
             return too_large_response(request)
         return None
+
+
+NUL = "\x00"
+
+
+def _nul_field(values: QueryDict) -> str | None:
+    """The name of the first field whose name or value holds a NUL, if one does."""
+    for name, items in values.lists():
+        if NUL in name or any(NUL in item for item in items):
+            return name.replace(NUL, "")
+    return None
+
+
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _form_nul_field(request: HttpRequest) -> str | None:
+    """The first field of a POSTed form holding a NUL. A body that does not parse is left
+    to be refused where it was before (the CSRF check, the view, DRF's 415): it is read
+    into memory first (RequestSizeMiddleware bounds it), so it can be parsed again."""
+    if request.method != "POST" or request.content_type not in FORMS:
+        return None
+    try:
+        request.body  # noqa: B018 (kept for a second parse)
+        return _nul_field(request.POST)
+    except (MultiPartParserError, SuspiciousOperation, OSError):
+        request.__dict__.pop("_post", None)
+        request.__dict__.pop("_files", None)
+        return None
+
+
+class NulCharacterMiddleware:
+    """PostgreSQL refuses a NUL character in any text (SQLite takes it), so a NUL that
+    reached a query was a 500 there (a user name from the address, a session cookie).
+    Refused here once, for the pages, the API, the admin and Django's own forms alike:
+    in the path a 404 (no address holds one), in a query or form field a 400 naming it.
+    A cookie holding one is dropped (Django unquotes a quoted cookie's octal escapes, so
+    `"\\000"` is a NUL): a bad session cookie is no session, not an error."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if NUL in request.path:
+            return error_response(request, PageNotFound())
+        field = _nul_field(request.GET)
+        if field is None:
+            field = _form_nul_field(request)
+        if field is not None:
+            message = "A NUL character is not allowed in any value."
+            return error_response(request, InvalidInput(field, message))
+        if any(NUL in name or NUL in value for name, value in request.COOKIES.items()):
+            request.COOKIES = {
+                name: value
+                for name, value in request.COOKIES.items()
+                if NUL not in name and NUL not in value
+            }
+        return self.get_response(request)

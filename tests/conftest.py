@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
@@ -20,6 +21,7 @@ from articles.api import tokens
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
 from articles.web import pagecache, rows, sessionusers
+from tests.postgres import postgres  # noqa: F401 (a fixture: the tests that need PostgreSQL)
 from votesite.settings import redis_cache
 
 # VOTESITE_TEST_REDIS_SERVER=/usr/bin/redis-server runs every server the suite starts (the
@@ -32,14 +34,15 @@ if _OTHER_SERVER:
     EmbeddedRedis.default_binary = Path(_OTHER_SERVER)
 
 
-def pytest_report_header() -> str:
+def pytest_report_header() -> list[str]:
     version = subprocess.run(
         [str(EmbeddedRedis.default_binary), "--version"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
-    return f"redis-server: {EmbeddedRedis.default_binary} ({version})"
+    database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    return [f"redis-server: {EmbeddedRedis.default_binary} ({version})", f"database: {database}"]
 
 
 @pytest.fixture(scope="session")

@@ -132,6 +132,7 @@ MIDDLEWARE = [
     "votesite.security.PermissionsPolicyMiddleware",
     "articles.middleware.RequestSizeMiddleware",  # 413 for bodies over DATA_UPLOAD_MAX_MEMORY_SIZE
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "articles.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

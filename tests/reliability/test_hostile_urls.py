@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import date
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 from django.test import Client
@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from articles import services
 from articles.connection import get_connection
+from tests.reliability.hostile import db_state
 from tests.reliability.test_hostile_input import KEY
 
 log = logging.getLogger("reliability")
@@ -237,3 +238,124 @@ def test_hostile_values_in_api_urls_are_refused_and_form_no_key(world):  # type:
             sweep.check(response, url, kind, value)
     assert sweep.wrong == []
     log.info(f"hostile urls: {sweep.tried} API requests, {len(VALUES)} values, none 500")
+
+
+# A NUL in each kind of value a request carries. PostgreSQL refuses one in any text, which
+# SQLite takes, so test_hostile_urls_postgres.py runs this module on PostgreSQL too. A page
+# whose address holds a NUL is no page (404); a query or a form holding one is a 400.
+NUL_PATHS = [
+    "/u/%00/",
+    "/u/x%00/",
+    "/u/poster%00/",
+    "/u/%00/comments/",
+    "/u/x%00/comments/",
+    "/g/%00/",
+    "/a/%00/",
+    "/a/1/c/%00/",
+    "/c/%00/",
+    "/good/%00/",
+    "/feeds/top/%00/",
+    "/feeds/g/red%00/",
+    "/accounts/password/reset/%00/%00/",
+    "/accounts/password/reset/MQ/x%00/",
+    "/admin/auth/user/%00/change/",
+    "/api/users/%00/articles/",
+    "/api/users/poster%00/articles/",
+    "/api/users/x%00/comments/",
+    "/api/groups/%00/",
+    "/api/articles/%00/",
+    "/api/comments/%00/",
+]
+NUL_QUERIES = [
+    "/search/?q=%00",
+    "/search/?q=a%00b",
+    "/api/articles/search/?q=a%00b",
+    "/?page=%00",
+    "/?%00=1",
+    "/a/1/?sort=%00",
+    "/a/1/?sort=new&page=1%00",
+    "/u/poster/?page=%00",
+    "/accounts/login/?next=%00",
+    "/accounts/login/?next=/u/poster%00/",
+    "/signup/?next=%00",
+    "/admin/login/?next=%00",
+    "/admin/auth/user/?q=%00",
+    "/api/articles/?order=score%00",
+]
+NUL_FORMS = [
+    ("/accounts/login/", {"username": "poster\x00", "password": "pw-Secret-123"}),
+    ("/accounts/login/", {"username": "poster", "password": "pw\x00"}),
+    ("/admin/login/", {"username": "staff\x00", "password": "pw-Secret-123"}),
+    (
+        "/signup/",
+        {"username": "new\x00", "password1": "pw-Secret-123", "password2": "pw-Secret-123"},
+    ),
+    (
+        "/signup/",
+        {
+            "username": "newer",
+            "email": "a\x00@example.org",
+            "password1": "pw-Secret-123",
+            "password2": "pw-Secret-123",
+        },
+    ),
+    ("/signup/", {"username": "newest", "intent": "\x00"}),
+    ("/accounts/password/reset/", {"email": "a\x00@example.org"}),
+]
+# The API's token takes a form too; in JSON its fields' own rule refuses a NUL.
+NUL_TOKEN = {"username": "poster\x00", "password": "pw-Secret-123"}
+FORM = "application/x-www-form-urlencoded"
+NUL_USER_FORMS = [
+    ("/a/1/comment/", {"text": "a\x00b"}),
+    ("/a/1/vote/", {"direction": "up\x00"}),
+    ("/submit/", {"title": "t\x00", "text": "x", "groups": "red"}),
+    ("/accounts/settings/", {"email": "", "about": "a\x00b"}),
+    ("/accounts/delete/", {"password": "\x00"}),
+    (
+        "/accounts/password/",
+        {"old_password": "\x00", "new_password1": "x\x00", "new_password2": "x\x00"},
+    ),
+    ("/staff/groups/", {"name": "blue", "description": "d\x00"}),
+    ("/staff/a/1/delete/", {"reason": "r\x00"}),
+]
+
+
+def test_a_nul_in_any_address_query_or_form_is_refused(world):  # type: ignore[no-untyped-def]
+    anonymous = Client(raise_request_exception=False)
+    staff = Client(raise_request_exception=False)
+    staff.force_login(world)
+    before = db_state()
+    wrong = []
+    for client in (anonymous, staff):
+        for url in NUL_PATHS:
+            status = client.get(url).status_code
+            if status != 404:
+                wrong.append((url, status))
+        for url in NUL_QUERIES:
+            status = client.get(url).status_code
+            if status != 400:
+                wrong.append((url, status))
+    for client, forms in ((anonymous, NUL_FORMS), (staff, NUL_FORMS + NUL_USER_FORMS)):
+        for url, data in forms:
+            response = client.post(url, data)
+            if response.status_code != 400:
+                wrong.append((url, data, response.status_code))
+        for response in (
+            client.post("/api/auth/token/", urlencode(NUL_TOKEN), content_type=FORM),
+            client.post("/api/auth/token/", NUL_TOKEN, content_type="application/json"),
+        ):
+            if response.status_code != 400 or response["Content-Type"] != "application/json":
+                wrong.append(("/api/auth/token/", response.status_code))
+    assert wrong == [], "\n".join(map(repr, wrong))
+    assert db_state() == before  # no account, session or token made or changed
+    assert staff.get("/u/poster/").status_code == 200  # the session still holds
+
+
+def test_a_nul_in_a_cookie_is_no_session(world):  # type: ignore[no-untyped-def]
+    """Django unquotes a quoted cookie's octal escapes, so `"\\000..."` is a NUL: the
+    session store would look it up (PostgreSQL refuses the query). Such a cookie is no
+    session: the page answers as for an anonymous visitor."""
+    client = Client(raise_request_exception=False)
+    client.cookies["sessionid"] = "\x00" * 32
+    assert client.get("/u/poster/").status_code == 200
+    assert client.get("/accounts/settings/").status_code == 302

@@ -25,6 +25,8 @@ STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC
 STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
 COMMENT_IDS = "comment:"  # string: INCR counter of comment ids
 COMMENTS = "comments:"  # zset: comment:<id> -> post time, every comment site-wide (newest)
+PURGE = "purge:"  # set: article:<id> deleted, whose comments are still being deleted in batches
+FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 

@@ -83,6 +83,7 @@ USER_FORGET = _load("user_forget")
 ARTICLE_PURGE = _load("article_purge")
 VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")
+GROUP_PURGE = _load("group_purge")
 USER_KARMA = _load("user_karma")
 
 

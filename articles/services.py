@@ -431,17 +431,22 @@ def _modlog_forget(conn: redis.Redis, user_id: int, name: str) -> None:
 
 
 def cleanups_resume() -> int:
-    """Finish the article deletions whose comments were left in purge: (a crash or an
-    outage between batches); returns how many. The accounts left in forget: need the
+    """Finish the article and group deletions left in purge: (a crash or an outage
+    between their batches); returns how many. The accounts left in forget: need the
     accounts database, and are finished by people.forget_pending."""
     conn = get_connection()
     done = 0
-    for member in list(conn.sscan_iter(keys.PURGE, count=CLEANUP_BATCH)):
-        article_id = keys.article_id_or_none(_decode(member))
-        if article_id is None:
-            conn.srem(keys.PURGE, member)
+    for raw in list(conn.sscan_iter(keys.PURGE, count=CLEANUP_BATCH)):
+        member = _decode(raw)
+        article_id = keys.article_id_or_none(member)
+        group = member.removeprefix("group:") if member.startswith("group:") else ""
+        if article_id is not None:
+            article_purge(article_id=article_id)
+        elif group and keys.GROUP_NAME.fullmatch(group):
+            group_purge(name=group)
+        else:
+            conn.srem(keys.PURGE, raw)
             continue
-        article_purge(article_id=article_id)
         done += 1
     return done
 
@@ -730,14 +735,13 @@ def _group_save(*, name: str, description: str, actor: str, mode: str) -> None:
 
 @replicated
 def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
-    """Delete a group and take it off its articles. Raises GroupNotFound."""
+    """Delete a group and take it off its articles. The group goes in one small step
+    (its page and listings at once), its name off the members' `groups` fields in
+    bounded batches after it (group_purge). Raises GroupNotFound."""
     name = validation.clean_group_name(name, "name")
     reason = validation.clean_reason(reason)
-    conn = get_connection()
     entry = _log(actor, "group_delete", keys.group(name), reason, None)
     for _ in range(_ATTEMPTS):
-        members = sorted(_decode(m) for m in conn.smembers(keys.group(name)))
-        valid = [m for m in members if _member_key(m)]
         result = scripts.GROUP_DELETE(
             keys=[
                 keys.GROUPS,
@@ -745,14 +749,33 @@ def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
                 keys.group_order(keys.SCORE, name),
                 keys.group_order(keys.TIME, name),
                 keys.MODLOG,
-                *valid,
+                keys.PURGE,
+                keys.group_purge(name),
             ],
-            args=[name, entry, conf.modlog_length(), *valid],
+            args=[name, entry, conf.modlog_length(), keys.group(name)],
             client=get_connection(retry=False),  # sent once: a repeat would answer 404
         )
         if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
+            try:
+                group_purge(name=name)
+            except (redis.RedisError, StoreCorrupt):
+                logger.warning("group %s: fields left for check_votes --repair", name)
             return
+        group_purge(name=name)  # an earlier deletion of this name, left half-way
     raise Conflict()
+
+
+def group_purge(*, name: str) -> None:
+    """Take a deleted group's name off its former members, CLEANUP_BATCH a script call."""
+    left = 1
+    while left:
+        reply = scripts.GROUP_PURGE(
+            keys=[keys.group_purge(name), keys.group(name), keys.PURGE],
+            args=[name, CLEANUP_BATCH, keys.group(name)],
+            client=get_connection(),  # each batch is safe to repeat
+        )
+        raise_for_status(reply)
+        left = int(reply[1])
 
 
 def article_reindex(*, article_id: int) -> bool:

@@ -87,6 +87,8 @@ def forget_pending() -> int:
     (check_votes --repair runs it); a queued account that still exists had its deletion
     rolled back and is dropped from the queue. Returns how many were finished."""
     pending = services.user_forget_pending()
+    if not pending:
+        return 0
     live = set(get_user_model().objects.filter(pk__in=pending).values_list("pk", flat=True))
     for pk in sorted(pending):
         if pk in live:

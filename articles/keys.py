@@ -25,6 +25,8 @@ STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC
 STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
 COMMENT_IDS = "comment:"  # string: INCR counter of comment ids
 COMMENTS = "comments:"  # zset: comment:<id> -> post time, every comment site-wide (newest)
+PURGE = "purge:"  # set: article:<id> / group:<name> deleted, still being cleaned up in batches
+FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 
@@ -129,6 +131,12 @@ def comment_idempotency(user_id: int, token: str) -> str:
 def group(name: str) -> str:
     """set of article:<id> in a group."""
     return f"group:{group_name(name)}"
+
+
+def group_purge(name: str) -> str:
+    """set: the former members of a deleted group, whose `groups` fields still name it
+    (emptied in batches, then gone); queued in purge: as group:<name>."""
+    return f"purge:group:{group_name(name)}"
 
 
 def group_order(order_key: str, name: str) -> str:

@@ -1,5 +1,5 @@
 """Accounts as the app sees them: each user's Profile kept beside it, and a deleted
-account's name taken off its articles (services.user_forget) whatever deletes it: the
+account's traces taken out of the store (services.user_forget) whatever deletes it: the
 account page, the admin or the shell.
 
 A user saved with `strict_name = True` (sign-up) must have a name key of its own: a
@@ -58,8 +58,9 @@ def account_update(*, user: Any, email: str, about: str) -> None:
 
 
 def account_delete(*, user: Any) -> None:
-    """Delete the account; its items are renamed to DELETED_NAME in the same transaction
-    (the post_delete signal), so a Redis outage leaves the account as it was."""
+    """Delete the account; the post_delete signal removes what names it from the store
+    (services.user_forget): its queueing is in the same transaction, so a Redis outage
+    leaves the account as it was."""
     with transaction.atomic():
         user.delete()
 
@@ -81,9 +82,27 @@ def _user_saved(sender: Any, instance: Any, created: bool, raw: bool = False, **
         Profile.objects.update_or_create(user_id=instance.pk, defaults={"name_key": None})
 
 
+def forget_pending() -> int:
+    """Finish user_forget for each account queued in the store whose deletion committed
+    (check_votes --repair runs it); a queued account that still exists had its deletion
+    rolled back and is dropped from the queue. Returns how many were finished."""
+    pending = services.user_forget_pending()
+    if not pending:
+        return 0
+    live = set(get_user_model().objects.filter(pk__in=pending).values_list("pk", flat=True))
+    for pk in sorted(pending):
+        if pk in live:
+            services.user_forget_cancel(user_id=pk)
+        else:
+            services.user_forget(user_id=pk)
+    return len(pending) - len(live)
+
+
 def _user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
-    # Inside the deletion's transaction: if Redis cannot take it, the account stays.
-    services.user_forget(user_id=instance.pk)
+    # Inside the deletion's transaction: if Redis cannot take the first, small step (the
+    # queue), the account stays; the bounded steps after it finish here, or later.
+    services.user_forget_begin(user_id=instance.pk, name=instance.get_username())
+    services.user_forget_or_leave(user_id=instance.pk)
 
 
 post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="articles-profile")

@@ -80,6 +80,10 @@ COMMENT_THREAD = _load("comment_thread")
 COMMENT_ROWS = _load("comment_rows")
 COMMENT_REPAIR = _load("comment_repair")
 USER_FORGET = _load("user_forget")
+ARTICLE_PURGE = _load("article_purge")
+VOTES_WITHDRAW = _load("votes_withdraw")
+MODLOG_FORGET = _load("modlog_forget")
+GROUP_PURGE = _load("group_purge")
 USER_KARMA = _load("user_karma")
 
 

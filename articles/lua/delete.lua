@@ -4,25 +4,29 @@
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
 -- KEYS[5] time:  KEYS[6] good:  KEYS[7] submitted:<pk> (KEYS[1] when the poster is not
 -- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
--- KEYS[10] votes:
--- KEYS[11..] per group of the article: group:<g>, score:<g>, time:<g>
+-- KEYS[10] votes:  KEYS[11] purge:  KEYS[12] comments_all:<id>  KEYS[13] comments:<id>
+-- KEYS[14] comments_new:<id>
+-- KEYS[15..] per group of the article: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
 -- ARGV[11] the hash's `words` as read (its search words, "" for none)
--- The article's comments go in the same step: every comment in comments_all:<aid>, with
--- its voter sets, reply orderings and entries in comments: and user_comments:<pk>, and
--- the article's own comment orderings.
+-- Its comments do not go in this step, whose work must not grow with them: the article's
+-- top-level orderings are unlinked (freed off the main thread), and the article is added
+-- to purge: when comments_all:<id> lists comments, which article_purge.lua then deletes
+-- in bounded batches (a comment of a missing article is shown nowhere and is what the
+-- audit calls an orphan, so check_votes --repair also completes an interrupted purge).
 -- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.VOTING_CLOSED} | {S.OK} deleted
 local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
-  KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list', KEYS[10], 'zset'}
+  KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list', KEYS[10], 'zset',
+  KEYS[11], 'set', KEYS[12], 'zset', KEYS[13], 'zset', KEYS[14], 'zset'}
 if KEYS[7] ~= KEYS[1] then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'zset' end
 local words = split_words(ARGV[11])
 local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
 word_specs(specs, wk, #words)
-group_specs(specs, 11, wk)
+group_specs(specs, 15, wk)
 local bad = bad_types(specs)
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
@@ -36,10 +40,8 @@ if ARGV[8] == 'open' then
   if not t or clock(ARGV[9]) >= t + tonumber(ARGV[10]) then return {S.VOTING_CLOSED} end
 end
 local member = ARGV[1]
-local aid = article_id_of(member)
-local comments, bad_comment = article_comment_keys(aid)
-if bad_comment then return bad_comment end
-delete_comments(aid, comments)
+if redis.call('ZCARD', KEYS[12]) > 0 then redis.call('SADD', KEYS[11], member) end
+redis.call('UNLINK', KEYS[13], KEYS[14])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], member)
 redis.call('ZREM', KEYS[5], member)
@@ -50,7 +52,7 @@ if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
   redis.call('HDEL', KEYS[8], ARGV[5])
 end
 for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
-for k = 11, wk, 3 do
+for k = 15, wk, 3 do
   redis.call('SREM', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end

@@ -1,33 +1,25 @@
--- group_delete.lua: delete a group: its registry entry, its set, its cached rankings, and
--- its name from the `groups` field of every member article.
+-- group_delete.lua: delete a group in one small step, whatever its size: its registry
+-- entry goes, its set is renamed to purge:group:<g> (queued in purge:) and its cached
+-- rankings are unlinked, so its page is gone at once; group_purge.lua then takes its
+-- name off the member articles' `groups` fields in bounded batches.
 -- KEYS[1] groups:  KEYS[2] group:<g>  KEYS[3] score:<g>  KEYS[4] time:<g>  KEYS[5] modlog:
--- KEYS[6..] article:<id> of every member, as the caller read them
--- ARGV[1] name  ARGV[2] log entry  ARGV[3] log length kept  ARGV[4..] the members
--- Returns {S.NO_GROUP, name} | {S.RETRY} membership changed since read | {S.OK} deleted
+-- KEYS[6] purge:  KEYS[7] purge:group:<g>
+-- ARGV[1] name  ARGV[2] log entry  ARGV[3] log length kept  ARGV[4] group:<g>
+-- Returns {S.NO_GROUP, name} | {S.RETRY} an earlier deletion of a group of this name is
+--   still being purged (the caller finishes it first) | {S.OK} deleted
 local name = ARGV[1]
-local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'list'}
-for k = 6, #KEYS do specs[#specs + 1] = KEYS[k]; specs[#specs + 1] = 'hash' end
-local bad = bad_types(specs)
+local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset',
+  KEYS[5], 'list', KEYS[6], 'set', KEYS[7], 'set'})
 if bad then return bad end
 if redis.call('HEXISTS', KEYS[1], name) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
   return {S.NO_GROUP, name}
 end
-local n = #KEYS - 5
-if redis.call('SCARD', KEYS[2]) ~= n then return {S.RETRY} end
-for i = 1, n do
-  if redis.call('SISMEMBER', KEYS[2], ARGV[3 + i]) == 0 then return {S.RETRY} end
-end
-for i = 1, n do
-  local key = KEYS[5 + i]
-  local kept = {}
-  for g in string.gmatch(redis.call('HGET', key, 'groups') or '', '[^,]+') do
-    if g ~= name then kept[#kept + 1] = g end
-  end
-  if redis.call('EXISTS', key) == 1 then
-    redis.call('HSET', key, 'groups', table.concat(kept, ','))
-  end
-end
+if redis.call('EXISTS', KEYS[7]) == 1 then return {S.RETRY} end
 redis.call('HDEL', KEYS[1], name)
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('RENAME', KEYS[2], KEYS[7])
+  redis.call('SADD', KEYS[6], ARGV[4])
+end
+redis.call('UNLINK', KEYS[3], KEYS[4])
 log_action(KEYS[5], ARGV[2], ARGV[3])
 return {S.OK}

@@ -1,21 +1,26 @@
--- user_forget.lua: a deleted account's name leaves everything it made, in one step, so no
--- listing shows the old name (which a new account may take) as its author.
--- KEYS[i] an index of the user's items (submitted:<pk>: article:<id> -> time;
+-- user_forget.lua: one bounded batch of a deleted account's items, each then attributed
+-- to nobody: its owner field cleared and its name field set to the name shown instead,
+-- so no listing shows the old name (which a new account may take) and nothing in the
+-- store names the account. Each item renamed is taken off the index, so the index
+-- empties (and is gone) when the last batch has run, and an interrupted run resumes.
+-- KEYS[1] an index of the user's items (submitted:<pk>: article:<id> -> time;
 --   user_comments:<pk>: comment:<id> -> time), each member naming an item hash
--- ARGV[1] the user's member (user:<pk>), ARGV[2] the name to show instead ("[deleted]")
--- ARGV[2 + i] for KEYS[i]: "<owner field> <name field>" of its items ("poster poster_name",
---   "author author_name")
+-- ARGV[1] the user's member (user:<pk>)  ARGV[2] the name to show instead ("[deleted]")
+-- ARGV[3] "<owner field> <name field>" of its items ("poster poster_name",
+--   "author author_name")  ARGV[4] how many items at most
 -- Items are renamed only while their owner field still names the user (an item's id may
 -- have been reused by an import); a missing item is skipped.
--- Returns {S.OK, how many items were renamed}
+-- Returns {S.OK, items renamed, items left} | {S.BAD_DATA, key, what}
+local bad = bad_types({KEYS[1], 'zset'})
+if bad then return bad end
+local owner, name = string.match(ARGV[3], '^(%S+) (%S+)$')
+local batch = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[4]) - 1)
 local renamed = 0
-for i = 1, #KEYS do
-  local owner, name = string.match(ARGV[2 + i], '^(%S+) (%S+)$')
-  for _, item in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do
-    if redis.call('TYPE', item)['ok'] == 'hash' and redis.call('HGET', item, owner) == ARGV[1] then
-      redis.call('HSET', item, name, ARGV[2])
-      renamed = renamed + 1
-    end
+for _, item in ipairs(batch) do
+  if redis.call('TYPE', item)['ok'] == 'hash' and redis.call('HGET', item, owner) == ARGV[1] then
+    redis.call('HSET', item, owner, '', name, ARGV[2])
+    renamed = renamed + 1
   end
 end
-return {S.OK, renamed}
+if #batch > 0 then redis.call('ZREM', KEYS[1], unpack(batch)) end
+return {S.OK, renamed, redis.call('ZCARD', KEYS[1])}

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from articles import audit
+from articles import audit, people, services
 from articles.management.progress import Timer, bar
 
 
@@ -23,6 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--repair", action="store_true", help="fix every problem found")
 
     def handle(self, *args: Any, repair: bool, **options: Any) -> None:
+        if repair:  # deletions stopped between their bounded steps: finish them first
+            purged, forgotten = services.cleanups_resume(), people.forget_pending()
+            if purged or forgotten:
+                self.stdout.write(
+                    f"Finished {purged} article deletion(s), {forgotten} account deletion(s)."
+                )
         timer, audited = Timer(), 0
         with bar(unit="article", desc="audit") as shown:
 

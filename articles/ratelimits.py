@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from importlib.resources import files
 from typing import Any, Literal
 
 import redis
@@ -22,8 +24,10 @@ from articles import clock, conf, keys, metrics
 from articles.addresses import client_address
 from articles.connection import get_connection, out_of_memory
 from articles.errors import RateLimited, StoreFull
+from articles.scripts import TimedScript
 from articles.types import RateLimit
 
+_LUA = files("articles") / "lua"
 Who = Literal["caller", "user", "address", "account"]
 
 
@@ -45,8 +49,9 @@ DEFAULT_RULES: dict[str, Rule] = {
     "api": Rule(600, 60, "address", "requests"),
     "api_user": Rule(300, 60, "user", "requests"),
     "api_write": Rule(60, 60, "caller", "writes"),
-    # Failed logins (web form and token endpoint alike): counted on failure only, checked
-    # before the password is, so once locked even the right password waits.
+    # Password checks (every login, the password change, account deletion): each counted
+    # before its password is checked and given back when it was right (login_attempt), so
+    # once locked even the right password waits.
     "login_account": Rule(5, 900, "account", "failed logins for this account"),
     "login_address": Rule(20, 900, "address", "failed logins from your address"),
 }
@@ -106,36 +111,57 @@ def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit 
     return tightest
 
 
-def login_allowed(request: Any, username: str, now: float | None = None) -> None:
-    """Raise RateLimited if the account `username` or the caller's address has failed too
-    many logins in the current window; counts nothing (one round trip)."""
+@dataclass(frozen=True, slots=True)
+class LoginAttempt:
+    """One password check's place in the failed-login windows (login_attempt): given back
+    by login_refund when the password was right, else it stays, counted as a failure."""
+
+    username: str
+    keys: tuple[str, ...]
+
+    def is_for(self, username: str) -> bool:
+        """Is this the attempt of the account `username` names?"""
+        return _account(self.username) == _account(username)
+
+
+_ATTEMPT = TimedScript("login_attempt", (_LUA / "login_attempt.lua").read_bytes())
+_REFUND = TimedScript("login_refund", (_LUA / "login_refund.lua").read_bytes())
+
+
+def login_attempt(request: Any, username: str, now: float | None = None) -> LoginAttempt:
+    """Count one password check for the account `username` and the caller's address before
+    the password is checked, in one atomic step; refuse it (RateLimited, nothing counted)
+    while either has failed too often in its window. Fails closed: a Redis that cannot
+    count (full, down) raises its error, and no password is checked uncounted."""
     windows = _login_windows(request, username)
-    if not windows:
-        return
     now = clock.now(now)
     starts = [int(now // rule.period) for _, _, rule in windows]
-    counts = get_connection().mget(
-        [
-            keys.rate_limit(action, who, start)
-            for (action, who, _), start in zip(windows, starts, strict=True)
-        ]
-    )
-    for (action, _, rule), start, count in zip(windows, starts, counts, strict=True):
-        if count is not None and int(count) >= rule.limit:
-            metrics.RATE_LIMITED.labels(action=action).inc()
-            reset = max(1, int((start + 1) * rule.period - now))
-            raise RateLimited(
-                reset,
-                f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
-                f"Try again {clock.in_words(reset)}, or reset your password.",
-            )
+    counters = [
+        keys.rate_limit(action, who, start)
+        for (action, who, _), start in zip(windows, starts, strict=True)
+    ]
+    if not counters:
+        return LoginAttempt(username, ())
+    args = [n for _, _, rule in windows for n in (rule.limit, rule.period + 1)]
+    # Sent once: after a timeout the count may have been taken. Its error (OOM, timeout,
+    # refused connection) goes up as it is, for every surface to answer with its 503.
+    spent = int(_ATTEMPT(keys=counters, args=args, client=get_connection(retry=False)))
+    if spent:
+        (action, _, rule), start = windows[spent - 1], starts[spent - 1]
+        metrics.RATE_LIMITED.labels(action=action).inc()
+        reset = max(1, int((start + 1) * rule.period - now))
+        raise RateLimited(
+            reset,
+            f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
+            f"Try again {clock.in_words(reset)}, or reset your password.",
+        )
+    return LoginAttempt(username, tuple(counters))
 
 
-def login_failed(request: Any, username: str, now: float | None = None) -> None:
-    """Count one failed login against the account and the caller's address."""
-    windows = _login_windows(request, username)
-    if windows:
-        hits([(action, who, rule.limit, rule.period) for action, who, rule in windows], now)
+def login_refund(attempt: LoginAttempt) -> None:
+    """Give back a counted attempt whose password was right: a success is no failure."""
+    if attempt.keys:
+        _REFUND(keys=list(attempt.keys), client=get_connection(retry=False))
 
 
 def _login_windows(request: Any, username: str) -> list[tuple[str, str, Rule]]:
@@ -151,8 +177,10 @@ def _login_windows(request: Any, username: str) -> list[tuple[str, str, Rule]]:
 
 
 def _account(username: str) -> str:
-    """A key-safe name for the account a login names, whatever its characters or case."""
-    return "a" + hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
+    """A key-safe name for the account a login names, whatever its characters or case, and
+    as the login form reads it (stripped, NFKC), so " dave" is counted as dave."""
+    name = unicodedata.normalize("NFKC", username.strip()).casefold()
+    return "a" + hashlib.sha256(name.encode()).hexdigest()[:24]
 
 
 def hits(windows: Sequence[tuple[str, str, int, int]], now: float | None = None) -> list[RateLimit]:
@@ -187,7 +215,7 @@ def headers(state: RateLimit) -> dict[str, str]:
 
 def _identity(request: Any, by: Who) -> str | None:
     if by == "account":
-        return None  # counted only by login_failed, which knows the account
+        return None  # counted only by login_attempt, which knows the account
     user = getattr(request, "user", None)
     logged_in = bool(user is not None and user.is_authenticated)
     if by == "user" or (by == "caller" and logged_in):

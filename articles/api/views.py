@@ -23,7 +23,7 @@ from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from articles import conf, ratelimits, selectors, services
+from articles import conf, logins, ratelimits, selectors, services
 from articles.addresses import user_pk
 from articles.api import tokens
 from articles.api.errors import api_exception_handler
@@ -844,8 +844,8 @@ class TokenView(ApiMixin, ObtainAuthToken):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         data = request.data if isinstance(request.data, dict) else {}
         username = str(data.get("username", ""))
-        ratelimits.login_allowed(request, username)  # locked: 429 even for the right password
-        if not serializer.is_valid():  # a wrong password is counted by articles.logins
+        # Counted first: locked, 429 even for the right password; Redis full or down, 503.
+        if not logins.password_check(request, username, serializer.is_valid):
             raise exceptions.ValidationError(serializer.errors)
         return Response({"token": tokens.token_create(user=serializer.validated_data["user"])})
 

@@ -19,15 +19,22 @@ from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
-from articles import conf, people, ratelimits
+from articles import conf, logins, people
 from articles.addresses import user_pk
 from articles.api import tokens
 from articles.errors import RateLimited
 from articles.web import intents
-from articles.web.forms import LOOKALIKE, AccountForm, DeleteAccountForm, SignUpForm
+from articles.web.forms import (
+    LOOKALIKE,
+    AccountForm,
+    DeleteAccountForm,
+    PasswordChangeForm,
+    SignUpForm,
+)
 from articles.web.helpers import (
     form_rate_limit,
     form_response,
+    form_status,
     html_errors,
     rate_limit,
     safe_next,
@@ -38,8 +45,8 @@ LOGIN_URL = reverse_lazy("articles:login")
 
 
 class LoginView(JinjaTemplateMixin, auth_views.LoginView):
-    """Django's login, with failed logins limited per account and per address
-    (ratelimits.LOGIN_RULES) and a vote asked for while logged out cast on success."""
+    """Django's login, its password checked under the failed-login limits
+    (logins.password_check) and a vote asked for while logged out cast on success."""
 
     template_name = "articles/accounts/login.html"
     # A logged-in visitor sent here (a stale link, the back button) goes on to `next`.
@@ -49,8 +56,9 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
         return reverse("articles:home")
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        form = self.get_form()
         try:
-            ratelimits.login_allowed(request, request.POST.get("username", ""))
+            valid = logins.password_check(request, request.POST.get("username", ""), form.is_valid)
         except RateLimited as exc:
             form = self.get_form()
             form.add_error(None, exc.message)
@@ -59,10 +67,9 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
             for name, value in exc.headers.items():
                 response[name] = value
             return response
-        return super().post(request, *args, **kwargs)
+        return self.form_valid(form) if valid else self.form_invalid(form)
 
     def form_invalid(self, form: Any) -> HttpResponse:
-        # The failure itself is counted where every login's is: articles.logins.
         response = super().form_invalid(form)
         response.status_code = 400
         return response
@@ -103,8 +110,18 @@ class LogoutView(auth_views.LogoutView):
 
 
 class PasswordChangeView(JinjaTemplateMixin, auth_views.PasswordChangeView):
+    """Django's, its old password checked under the failed-login limits: a wrong one is a
+    400, a locked account or address a 429 with Retry-After (PasswordChangeForm)."""
+
+    form_class = PasswordChangeForm
     template_name = "articles/accounts/password_change_form.html"
     success_url = reverse_lazy("articles:password-change-done")
+
+    def get_form_kwargs(self) -> dict[str, Any]:
+        return {**super().get_form_kwargs(), "request": self.request}
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        return form_response(super().form_invalid(form), form)
 
 
 class PasswordChangeDoneView(JinjaTemplateMixin, auth_views.PasswordChangeDoneView):
@@ -176,7 +193,10 @@ password_reset = html_errors(PasswordResetView.as_view())  # type: ignore[arg-ty
 password_reset_done = PasswordResetDoneView.as_view()
 password_reset_confirm = PasswordResetConfirmView.as_view()
 password_reset_complete = PasswordResetCompleteView.as_view()
-password_change = login_required(PasswordChangeView.as_view(), login_url=LOGIN_URL)
+password_change = login_required(
+    html_errors(PasswordChangeView.as_view()),  # type: ignore[arg-type]
+    login_url=LOGIN_URL,
+)
 password_change_done = login_required(PasswordChangeDoneView.as_view(), login_url=LOGIN_URL)
 
 
@@ -227,7 +247,8 @@ def account_settings(request: HttpRequest) -> HttpResponse:
         people.account_update(user=request.user, **form.cleaned_data)
         messages.success(request, "Your account is saved.")
         return redirect("articles:account-settings")
-    return _account_page(request, form=form, delete_form=DeleteAccountForm(user=request.user))
+    delete_form = DeleteAccountForm(user=request.user, request=request)
+    return _account_page(request, form=form, delete_form=delete_form)
 
 
 @login_required(login_url=LOGIN_URL)
@@ -235,7 +256,7 @@ def account_settings(request: HttpRequest) -> HttpResponse:
 @html_errors
 def account_delete(request: HttpRequest) -> HttpResponse:
     """Delete the account (after its password): its articles stay, shown as by [deleted]."""
-    form = DeleteAccountForm(request.POST, user=request.user)
+    form = DeleteAccountForm(request.POST, user=request.user, request=request)
     if not form.is_valid():
         settings_form = AccountForm(
             initial={
@@ -251,8 +272,9 @@ def account_delete(request: HttpRequest) -> HttpResponse:
 
 
 def _account_page(request: HttpRequest, **forms: Any) -> HttpResponse:
-    status = 400 if any(f.is_bound and f.errors for f in forms.values()) else 200
-    return render(request, "articles/accounts/settings.html", forms, status=status)
+    """The page, answered with the status of its worst form: 429 (locked), 400 or 200."""
+    worst = max(forms.values(), key=form_status)
+    return form_response(render(request, "articles/accounts/settings.html", forms), worst)
 
 
 @login_required(login_url=LOGIN_URL)

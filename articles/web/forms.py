@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from django import forms
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.forms import UserCreationForm
 
-from articles import conf, names, people, validation
+from articles import conf, logins, names, people, validation
 from articles.errors import InvalidInput
 from articles.models import ABOUT_MAX
 from articles.types import Group, Vote
@@ -98,15 +99,31 @@ class DeleteAccountForm(forms.Form):
         strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
     )
 
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, request: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
+        self.request = request
 
     def clean_password(self) -> str:
         password = str(self.cleaned_data["password"])
-        if not self.user.check_password(password):
-            raise forms.ValidationError("That is not your password.")
+        logins.form_password_check(
+            self, self.request, self.user, password, "That is not your password."
+        )
         return password
+
+
+class PasswordChangeForm(auth_forms.PasswordChangeForm):
+    """Django's, its old password checked under the failed-login limits."""
+
+    def __init__(self, user: Any, *args: Any, request: Any, **kwargs: Any) -> None:
+        super().__init__(user, *args, **kwargs)
+        self.request = request
+
+    def clean_old_password(self) -> str:
+        old = str(self.cleaned_data["old_password"])
+        wrong = self.error_messages["password_incorrect"]
+        logins.form_password_check(self, self.request, self.user, old, str(wrong))
+        return old
 
 
 class ArticleSubmitForm(StoreErrorsMixin, forms.Form):

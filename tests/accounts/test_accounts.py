@@ -308,6 +308,74 @@ def test_names_confusable_with_an_existing_one_are_refused(client, make_user, lo
 
 
 @pytest.mark.parametrize(
+    ("existing", "lookalike"),
+    [
+        ("moderator", "m0derator"),
+        ("bob", "b0b"),
+        ("alice", "aIice"),
+        ("alice", "al1ce"),
+        ("alice", "AL1CE"),
+        ("dave", "d4ve"),
+        ("al1ce", "alice"),  # whichever came first
+        ("bill", "biII"),
+    ],
+)
+def test_names_spelt_with_lookalike_digits_and_letters_are_refused(
+    client, make_user, existing, lookalike
+):
+    make_user(existing)
+    response = _signup(client, lookalike)
+    assert response.status_code == 400 and "looks like another account" in response.text
+    assert not get_user_model().objects.filter(username=lookalike).exists()
+
+
+@pytest.mark.parametrize(
+    ("existing", "other"),
+    [
+        ("bob", "rob"),
+        ("alice", "alicia"),
+        ("dave", "dan"),
+        ("tim", "tom"),
+        ("ann", "anna"),
+        ("sam", "sara"),
+        ("mike", "mika"),
+        ("reader001", "reader002"),
+        ("user1", "user2"),
+        ("bob", "bob2"),
+        ("eve", "evie"),
+        ("carl", "carol"),
+    ],
+)
+def test_distinct_ordinary_names_are_not_taken_for_lookalikes(client, make_user, existing, other):
+    make_user(existing)
+    assert _signup(client, other).status_code == 302
+
+
+def test_numbered_names_stay_apart():
+    numbered = [f"reader{n:03}" for n in range(1000)] + [f"user{n}" for n in range(100)]
+    assert len({names.name_key(name) for name in numbered}) == len(numbered)
+
+
+def test_name_keys_stored_in_the_old_form_are_rekeyed_by_the_migration(make_user):
+    """Ensure users keyed before the look-alike table still block their look-alikes: the
+    migration computes every stored key again (oldest first keeps a shared key)."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    alice, older = make_user("alice"), make_user("b0b")
+    newer = make_user("bob")
+    # As the old key function left them: "alice" and "bOb" apart from "bob".
+    Profile.objects.filter(user=alice).update(name_key="alice")
+    Profile.objects.filter(user=older).update(name_key="bOb")
+    Profile.objects.filter(user=newer).update(name_key="bob")
+    import_module("articles.migrations.0002_name_keys_again").name_keys_again(apps, None)
+    keys_of = dict(Profile.objects.values_list("user__username", "name_key"))
+    assert keys_of == {"alice": names.name_key("alice"), "b0b": names.name_key("bob"), "bob": None}
+    assert people.name_taken("aIice") and people.name_taken("bob")
+
+
+@pytest.mark.parametrize(
     "bad", ["bob.smith", "bob smith", "b@b", "ab/c", "é", "x" * 31, "12345", "0"]
 )
 def test_new_names_keep_to_the_documented_character_set(client, bad):
@@ -571,7 +639,7 @@ def test_the_migration_keys_existing_users_oldest_first():
     older, newer = User.objects.order_by("pk")
     Profile.objects.all().delete()
     import_module("articles.migrations.0001_profile").keys_of_existing_users(apps, None)
-    assert Profile.objects.get(user=older).name_key == "alice"
+    assert Profile.objects.get(user=older).name_key == names.name_key("alice")
     assert Profile.objects.get(user=newer).name_key is None
 
 

@@ -23,7 +23,7 @@ LOOKALIKES, applied last, so both names of a pair are mapped the same way:
   no two digits are one letter, so numbered names ("reader006", "reader008") stay apart.
 
 Changing them changes stored keys: a migration computes every key again
-(0002_name_keys_again, the pattern for the next change).
+(0003_name_keys_again, the pattern for the next change).
 """
 
 from __future__ import annotations

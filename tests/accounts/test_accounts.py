@@ -369,7 +369,7 @@ def test_name_keys_stored_in_the_old_form_are_rekeyed_by_the_migration(make_user
     Profile.objects.filter(user=alice).update(name_key="alice")
     Profile.objects.filter(user=older).update(name_key="bOb")
     Profile.objects.filter(user=newer).update(name_key="bob")
-    import_module("articles.migrations.0002_name_keys_again").name_keys_again(apps, None)
+    import_module("articles.migrations.0003_name_keys_again").name_keys_again(apps, None)
     keys_of = dict(Profile.objects.values_list("user__username", "name_key"))
     assert keys_of == {"alice": names.name_key("alice"), "b0b": names.name_key("bob"), "bob": None}
     assert people.name_taken("aIice") and people.name_taken("bob")

@@ -31,6 +31,6 @@ def name_keys_again(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("articles", "0001_profile")]
+    dependencies = [("articles", "0002_apitoken")]
 
     operations = [migrations.RunPython(name_keys_again, migrations.RunPython.noop)]

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from django_prometheus.exports import ExportToDjangoView
 
 from articles.logins import AdminLoginForm
@@ -19,6 +20,12 @@ urlpatterns = [
     # Prometheus: django-prometheus' request, database and cache figures and the app's own
     # (articles/metrics.py); for staff and ARTICLES_HEALTH_DETAIL_NETWORKS addresses only.
     path("metrics", internal_or_staff(ExportToDjangoView), name="metrics"),
+    # The admin's own password change checks the old password outside the failed-login
+    # limits (Django fixes its form): staff change theirs on the site's page, which counts it.
+    path(
+        "admin/password_change/",
+        RedirectView.as_view(pattern_name="articles:password-change", permanent=False),
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("articles.api.urls")),
     path("", include("articles.urls")),

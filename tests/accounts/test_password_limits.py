@@ -215,3 +215,26 @@ def test_password_checks_wait_while_redis_is_down(make_user, redis_server, setti
     dave.refresh_from_db()
     assert dave.check_password(PASSWORD)
     assert get_user_model().objects.filter(pk=dave.pk).exists()
+
+
+@pytest.mark.rate_window(seconds=15)
+def test_the_admins_password_change_is_the_limited_page(make_user):
+    """The admin's "Change password" leads to the site's page, whose old-password check is
+    counted: guesses posted to the admin's address change nothing."""
+    boss = make_user("boss", staff=True)
+    client = Client()
+    client.force_login(boss)
+    assert client.get("/admin/password_change/")["Location"] == "/accounts/password/"
+    for i in range(6):
+        data = {
+            "old_password": f"wrong{i}",
+            "new_password1": "N-ew-9876",
+            "new_password2": "N-ew-9876",
+        }
+        assert client.post("/admin/password_change/", data).status_code == 302
+    boss.refresh_from_db()
+    assert boss.check_password(PASSWORD)
+    # what the admin's page links to is limited like the rest
+    for i in range(5):
+        assert _change(client, f"wrong{i}").status_code == 400
+    assert _change(client, PASSWORD).status_code == 429

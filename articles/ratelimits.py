@@ -45,9 +45,9 @@ DEFAULT_RULES: dict[str, Rule] = {
     "api": Rule(600, 60, "address", "requests"),
     "api_user": Rule(300, 60, "user", "requests"),
     "api_write": Rule(60, 60, "caller", "writes"),
-    # Atom feeds: a reader polls a few feeds every few minutes; each fetch builds up to 50
-    # entries of Markdown.
-    "feed": Rule(60, 60, "caller", "feed requests"),
+    # Atom feeds, counted like the API's reads: per address, as aggregators fetch many
+    # feeds from one; a fetch that builds its XML anew costs up to ~100 ms.
+    "feed": Rule(600, 60, "address", "feed requests"),
     # Failed logins (web form and token endpoint alike): counted on failure only, checked
     # before the password is, so once locked even the right password waits.
     "login_account": Rule(5, 900, "account", "failed logins for this account"),

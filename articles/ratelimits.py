@@ -49,6 +49,9 @@ DEFAULT_RULES: dict[str, Rule] = {
     "api": Rule(600, 60, "address", "requests"),
     "api_user": Rule(300, 60, "user", "requests"),
     "api_write": Rule(60, 60, "caller", "writes"),
+    # Atom feeds, counted like the API's reads: per address, as aggregators fetch many
+    # feeds from one; a fetch that builds its XML anew costs up to ~100 ms.
+    "feed": Rule(600, 60, "address", "feed requests"),
     # Password checks (every login, the password change, account deletion): each counted
     # before its password is checked and given back when it was right (login_attempt), so
     # once locked even the right password waits.

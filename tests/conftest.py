@@ -20,7 +20,7 @@ from articles import breaker
 from articles.api import tokens
 from articles.connection import get_connection
 from articles.embedded import EmbeddedRedis
-from articles.web import pagecache, rows, sessionusers
+from articles.web import feeds, pagecache, rows, sessionusers
 from tests.postgres import postgres  # noqa: F401 (a fixture: the tests that need PostgreSQL)
 from votesite.settings import redis_cache
 
@@ -74,6 +74,7 @@ def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     tokens.clear()  # and so do the users of the tokens it kept (rolled back, no signal)
     rows.clear()
     sessionusers.clear()
+    feeds.clear()  # content-addressed, never stale; cleared so each test builds its own
     breaker.close_all()  # a server the last test hung is not this test's to fail fast on
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from html.parser import HTMLParser
 
 import pytest
@@ -171,12 +173,77 @@ def test_render_returns_markup_and_an_empty_text_is_empty() -> None:
     assert str(render("")) == ""
 
 
-def test_long_texts_are_rendered_without_being_kept() -> None:
+def test_texts_of_any_length_are_kept_within_a_bound_on_their_html(monkeypatch) -> None:
     markdown.clear()
-    long_text = "word " * (markdown.CACHE_MAX_CHARS // 5 + 1)
-    render(long_text)
-    render("short")
-    assert markdown._render_kept.cache_info().currsize == 1
+    made: list[str] = []
+    real = markdown._render
+    monkeypatch.setattr(markdown, "_render", lambda text: made.append(text) or real(text))
+    long_text = "word " * 4000
+    assert render(long_text) == render(long_text)
+    assert made == [long_text]
+    # Bounded by the HTML it holds: the oldest renderings go first.
+    monkeypatch.setattr(markdown, "CACHE_CHARS", 3 * (100 + markdown._ENTRY_OVERHEAD))
+    markdown.clear()
+    texts = [f"{i}" * 100 for i in range(5)]
+    for text in texts:
+        render(text)
+    assert 0 < markdown._kept_chars <= markdown.CACHE_CHARS
+    made.clear()
+    render(texts[-1])
+    render(texts[0])
+    assert made == [texts[0]]
+
+
+def test_threads_wanting_the_same_text_at_once_render_it_once(monkeypatch) -> None:
+    markdown.clear()
+    made: list[str] = []
+    real = markdown._render
+
+    def slow(text: str) -> str:
+        made.append(text)
+        time.sleep(0.2)
+        return real(text)
+
+    monkeypatch.setattr(markdown, "_render", slow)
+    results: list[str] = []
+    threads = [threading.Thread(target=lambda: results.append(render("*same*"))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert results == ["<p><em>same</em></p>"] * 4
+    assert made == ["*same*"]
+
+
+def test_a_text_over_its_budget_is_escaped_plain_text_with_its_line_breaks(monkeypatch) -> None:
+    markdown.clear()
+    monkeypatch.setattr(markdown, "BUDGET_SECONDS", -1.0)
+    monkeypatch.setattr(markdown, "CHECK_EVERY", 1)
+    html = str(render("*one* <b>two</b>\nthree 'q'\n\n\n[x](https://example.org)"))
+    assert html == (
+        "<p>*one* &lt;b&gt;two&lt;/b&gt;<br>\nthree &#x27;q&#x27;</p>\n"
+        "<p>[x](https://example.org)</p>"
+    )
+
+
+@pytest.mark.parametrize("payload", XSS)
+def test_no_script_comes_out_of_the_plain_text_fallback_either(monkeypatch, payload: str) -> None:
+    markdown.clear()
+    monkeypatch.setattr(markdown, "BUDGET_SECONDS", -1.0)
+    monkeypatch.setattr(markdown, "CHECK_EVERY", 1)
+    html = str(render(payload))
+    assert {name for name, _ in _elements(html)} <= {"p", "br"}
+
+
+def test_an_ordinary_long_text_is_rendered_within_its_budget() -> None:
+    markdown.clear()
+    paragraph = (
+        "Some *emphasis*, some **strong**, `code()`, a [link](https://example.org/x) "
+        "and https://example.com/y, in a sentence long enough to be prose.\n"
+    )
+    html = str(render("\n".join([paragraph] * 40 + ["- a list\n- of two\n"])))
+    assert html.count("<em>emphasis</em>") == 40 and html.count("<a ") == 80
+    assert "<li>of two</li>" in html
 
 
 def test_quotes_in_text_are_escaped_as_the_pages_escape_them() -> None:

@@ -235,13 +235,15 @@ class ErrorSerializer(serializers.Serializer):
 # --- input fields: what the schema tells clients, on top of validation.py's own checks -------
 
 _ONE_LINE = r"^[^\r\n\x00]*$"
-_TITLE = r"^[^\r\n\x00]*\S[^\r\n\x00]*$"
+# Not all spaces: [^\s\x00], as \S would take a NUL for the one non-space.
+_TITLE = r"^[^\r\n\x00]*[^\s\x00][^\r\n\x00]*$"
 _GROUP_NAME = "^[a-z0-9-]{1,64}$"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # Narrower than clean_link (ASCII, ports below 10000, no spaces around it): the API refuses
 # what this refuses, and every link that fits it is accepted; clean_link checks the rest.
 _LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::[1-9][0-9]{{0,3}})?(?:[/?#][!-~]*)?)?$"
 _SINGLE_LINE = "Must be a single line, without NUL characters."
+_USERNAME = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 
 class StringField(serializers.CharField):
@@ -266,8 +268,15 @@ class StringField(serializers.CharField):
         return str(super().to_internal_value(data))
 
     def _match(self, data: str) -> None:
-        if self.pattern is not None and re.search(self.pattern, data) is None:
+        if self.pattern is not None and _ecma(self.pattern).search(data) is None:
             self.fail("pattern")
+
+
+@functools.cache
+def _ecma(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as JSON Schema reads it: its `$` is the end of the string, where
+    Python's also matches before a final newline ("Redis\n" would pass a one-line rule)."""
+    return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern)
 
 
 @extend_schema_field({"type": "string", "minLength": 1, "maxLength": 64, "pattern": _GROUP_NAME})
@@ -315,6 +324,22 @@ class TextField(StringField):
 
     pattern = r"^[^\x00]*$"
     default_error_messages = {"pattern": "May not contain NUL characters."}
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "pattern": _USERNAME})
+class UsernameField(StringField):
+    """A username as the token endpoint reads it: trimmed, so not all spaces; no NUL."""
+
+    pattern = _USERNAME
+    default_error_messages = {"pattern": "Not a valid username."}
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "pattern": r"^[^\x00]*$"})
+class PasswordField(StringField):
+    """A password: any characters but NUL, kept as sent."""
+
+    pattern = r"^[^\x00]*$"
+    default_error_messages = {"pattern": "Null characters are not allowed."}
 
 
 def _group_names(**kwargs: Any) -> serializers.ListField:
@@ -403,8 +428,8 @@ class TokenRequestSerializer(serializers.Serializer):
     it, but as one component with the answer's read-only `token` it made a generated
     client's request model require the token it asks for."""
 
-    username = StringField(min_length=1)
-    password = StringField(min_length=1, trim_whitespace=False)
+    username = UsernameField(min_length=1)
+    password = PasswordField(min_length=1, trim_whitespace=False)
 
 
 class VoteSerializer(serializers.Serializer):

@@ -183,3 +183,11 @@ def test_a_value_the_schema_refuses_is_refused_as_sent_not_as_trimmed(
     assert response.json()["field"] == field
     assert anon.get("/api/groups/").json() == []
     assert anon.get("/api/articles/").json()["count"] == 0
+
+
+@pytest.mark.django_db
+def test_the_search_query_schema_refuses_the_empty_query_the_server_refuses(anon):
+    assert anon.get("/api/articles/search/", {"q": ""}).status_code == 400
+    operation = DOCUMENT["paths"]["/api/articles/search/"]["get"]
+    (q,) = [p for p in operation["parameters"] if p["name"] == "q"]
+    assert not jsonschema.Draft4Validator(q["schema"]).is_valid("")

@@ -223,16 +223,24 @@ def listing_data(page: Page[Comment], request: HttpRequest) -> dict[str, Any]:
 # --- input ---------------------------------------------------------------------------------
 
 
+# Not all spaces, no NUL (\S alone would take a NUL as the one non-space); the reason one line.
+_COMMENT_TEXT = r"^[^\x00]*[^\s\x00][^\x00]*$"
+_REASON = r"^[^\r\n\x00]*[^\s\x00][^\r\n\x00]*$"
+
+
 @extend_schema_field(
     {
         "type": "string",
         "minLength": 1,
         "maxLength": conf.comment_max_length(),
-        "pattern": r"^[^\x00]*\S[^\x00]*$",
+        "pattern": _COMMENT_TEXT,
     }
 )
 class CommentTextField(StringField):
     """Markdown, newlines allowed, not all spaces."""
+
+    pattern = _COMMENT_TEXT
+    default_error_messages = {"pattern": "A comment needs some text, and no NUL characters."}
 
 
 def _text_field(**kwargs: Any) -> CommentTextField:
@@ -268,11 +276,14 @@ class CommentEditSerializer(serializers.Serializer):
         "type": "string",
         "minLength": 1,
         "maxLength": validation.REASON_MAX,
-        "pattern": r"^[^\r\n\x00]*\S[^\r\n\x00]*$",
+        "pattern": _REASON,
     }
 )
 class ReasonField(StringField):
     """One line of text, not all spaces."""
+
+    pattern = _REASON
+    default_error_messages = {"pattern": "Give a reason for the moderation log, on one line."}
 
 
 class CommentRemoveSerializer(serializers.Serializer):

@@ -3,6 +3,7 @@ settings, so a host project needs no SPECTACULAR_SETTINGS of its own."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
@@ -175,3 +176,44 @@ def declare_common_answers(
                     headers[name] = {"$ref": f"#/components/headers/{name}"}
             operation["responses"] = dict(sorted(responses.items()))
     return result
+
+
+# --- blank strings: one schema for a field that takes "" ---------------------------------
+
+_BLANK = {"type": "string", "maxLength": 0}
+
+
+def _takes_blank(schema: dict[str, Any]) -> bool:
+    """Whether a string schema already takes "": no format (a validator may refuse "" as
+    a URI or a date), no minLength, no enum, and a pattern (if any) that matches ""."""
+    if schema.get("type") != "string" or schema.get("minLength", 0) > 0:
+        return False
+    if "format" in schema or "enum" in schema:
+        return False
+    pattern = schema.get("pattern")
+    return pattern is None or re.search(pattern, "") is not None
+
+
+def _exclusive_blank(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_exclusive_blank(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: _exclusive_blank(value) for key, value in node.items()}
+    branches = node.get("oneOf")
+    if isinstance(branches, list) and len(branches) == 2 and branches[1] == _BLANK:
+        inner, outer = branches[0], {k: v for k, v in node.items() if k != "oneOf"}
+        if _takes_blank(inner):
+            return {**inner, **outer}
+        node["oneOf"] = [{**inner, "minLength": max(inner.get("minLength", 0), 1)}, _BLANK]
+    return node
+
+
+def exclusive_blank_alternatives(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: a string field with a pattern that also takes
+    "" (allow_blank) comes out as `oneOf: [its schema, {maxLength: 0}]`, where "" matches
+    both branches and so fails the oneOf: validating clients refused what the server takes.
+    One schema where its pattern already takes ""; otherwise branches made exclusive."""
+    return dict(_exclusive_blank(result))

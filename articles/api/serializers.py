@@ -4,13 +4,15 @@ and the store, so a serializer only checks types and names the field at fault.""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from django.http import HttpRequest
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.fields import empty
 from rest_framework.utils.urls import replace_query_param
 
 from articles import conf, validation
@@ -205,15 +207,6 @@ class ArticleGroupsSerializer(serializers.Serializer):
     groups = serializers.ListField(child=serializers.CharField())
 
 
-class TokenRequestSerializer(serializers.Serializer):
-    """What the token endpoint reads (the schema's TokenRequest); AuthTokenSerializer checks
-    it, but as one component with the answer's read-only `token` it made a generated
-    client's request model require the token it asks for."""
-
-    username = serializers.CharField()
-    password = serializers.CharField(trim_whitespace=False)
-
-
 class TokenSerializer(serializers.Serializer):
     token = serializers.CharField()
 
@@ -242,56 +235,111 @@ class ErrorSerializer(serializers.Serializer):
 # --- input fields: what the schema tells clients, on top of validation.py's own checks -------
 
 _ONE_LINE = r"^[^\r\n\x00]*$"
+# Not all spaces: [^\s\x00], as \S would take a NUL for the one non-space.
+_TITLE = r"^[^\r\n\x00]*[^\s\x00][^\r\n\x00]*$"
+_GROUP_NAME = "^[a-z0-9-]{1,64}$"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-# Narrower than clean_link accepts (ASCII, ports below 10000), so every link that fits the
-# schema is accepted; clean_link stays the rule.
+# Narrower than clean_link (ASCII, ports below 10000, no spaces around it): the API refuses
+# what this refuses, and every link that fits it is accepted; clean_link checks the rest.
 _LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::[1-9][0-9]{{0,3}})?(?:[/?#][!-~]*)?)?$"
+_SINGLE_LINE = "Must be a single line, without NUL characters."
+_USERNAME = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 
 class StringField(serializers.CharField):
     """A CharField that takes only a JSON string: DRF's turns 5 or true into "5" or
-    "True", which the schema ("type": "string") says is refused."""
+    "True", which the schema ("type": "string") says is refused. Its `pattern` (the one
+    the schema gives) is matched against the string as sent, before trimming: "\rb" would
+    otherwise be taken as "b" where the schema refuses it."""
 
-    default_error_messages = {"invalid": "Not a valid string."}
+    pattern: ClassVar[str | None] = None
+    default_error_messages = {"invalid": "Not a valid string.", "pattern": "Not a valid string."}
+
+    def run_validation(self, data: Any = empty) -> Any:
+        # DRF takes "  " as "" where blank is allowed, before to_internal_value sees it.
+        if isinstance(data, str) and data and not data.strip() and self.allow_blank:
+            self._match(data)
+        return super().run_validation(data)
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
             self.fail("invalid")
+        self._match(data)
         return str(super().to_internal_value(data))
 
+    def _match(self, data: str) -> None:
+        if self.pattern is not None and _ecma(self.pattern).search(data) is None:
+            self.fail("pattern")
 
-@extend_schema_field(
-    {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[a-z0-9-]{1,64}$"}
-)
+
+@functools.cache
+def _ecma(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as JSON Schema reads it: its `$` is the end of the string, where
+    Python's also matches before a final newline ("Redis\n" would pass a one-line rule)."""
+    return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern)
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 64, "pattern": _GROUP_NAME})
 class GroupNameField(StringField):
     """A group's slug: 1-64 characters of a-z, 0-9 and '-'."""
 
+    pattern = _GROUP_NAME
+    default_error_messages = {
+        "pattern": "A group name is 1-64 characters of lower-case a-z, 0-9 and '-'."
+    }
+
 
 @extend_schema_field(
-    {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": validation.TITLE_MAX,
-        "pattern": r"^[^\r\n\x00]*\S[^\r\n\x00]*$",
-    }
+    {"type": "string", "minLength": 1, "maxLength": validation.TITLE_MAX, "pattern": _TITLE}
 )
 class TitleField(StringField):
     """One line of text, not all spaces."""
+
+    pattern = _TITLE
+    default_error_messages = {"pattern": _SINGLE_LINE}
 
 
 @extend_schema_field({"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE})
 class LineField(StringField):
     """One line of text (a reason, a description)."""
 
+    pattern = _ONE_LINE
+    default_error_messages = {"pattern": _SINGLE_LINE}
+
 
 @extend_schema_field({"type": "string", "maxLength": validation.LINK_MAX, "pattern": _LINK})
 class LinkField(StringField):
     """An http(s) URL, or "" for none."""
 
+    pattern = _LINK
+    default_error_messages = {
+        "pattern": "A link is an http:// or https:// URL in ASCII (a port below 10000, no "
+        'spaces), or "" for none.'
+    }
+
 
 @extend_schema_field({"type": "string", "maxLength": validation.TEXT_MAX, "pattern": r"^[^\x00]*$"})
 class TextField(StringField):
     """Any text, newlines allowed."""
+
+    pattern = r"^[^\x00]*$"
+    default_error_messages = {"pattern": "May not contain NUL characters."}
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "pattern": _USERNAME})
+class UsernameField(StringField):
+    """A username as the token endpoint reads it: trimmed, so not all spaces; no NUL."""
+
+    pattern = _USERNAME
+    default_error_messages = {"pattern": "Not a valid username."}
+
+
+@extend_schema_field({"type": "string", "minLength": 1, "pattern": r"^[^\x00]*$"})
+class PasswordField(StringField):
+    """A password: any characters but NUL, kept as sent."""
+
+    pattern = r"^[^\x00]*$"
+    default_error_messages = {"pattern": "Null characters are not allowed."}
 
 
 def _group_names(**kwargs: Any) -> serializers.ListField:
@@ -373,6 +421,15 @@ class ArticleEditSerializer(serializers.Serializer):
 
     def validate_reason(self, value: str) -> str:
         return _cleaned(validation.clean_reason, value)
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    """What the token endpoint reads (the schema's TokenRequest); AuthTokenSerializer checks
+    it, but as one component with the answer's read-only `token` it made a generated
+    client's request model require the token it asks for."""
+
+    username = UsernameField(min_length=1)
+    password = PasswordField(min_length=1, trim_whitespace=False)
 
 
 class VoteSerializer(serializers.Serializer):

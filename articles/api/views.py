@@ -535,7 +535,7 @@ class ArticleViewSet(ApiViewSet):
         parameters=[
             OpenApiParameter(
                 "q",
-                {"type": "string", "maxLength": 400},
+                {"type": "string", "minLength": 1, "maxLength": 400},
                 required=True,
                 description="Words, all of which must match; `-word` leaves out articles "
                 "with that word. At most 8 words. Case and accents do not matter; very "

@@ -239,9 +239,13 @@ _ONE_LINE = r"^[^\r\n\x00]*$"
 _TITLE = r"^[^\r\n\x00]*[^\s\x00][^\r\n\x00]*$"
 _GROUP_NAME = "^[a-z0-9-]{1,64}$"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-# Narrower than clean_link (ASCII, ports below 10000, no spaces around it): the API refuses
-# what this refuses, and every link that fits it is accepted; clean_link checks the rest.
-_LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::[1-9][0-9]{{0,3}})?(?:[/?#][!-~]*)?)?$"
+# A port of 1-65535, as urllib reads one.
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+# clean_link's rule as a pattern, but for the spaces it would trim around a link: the API
+# refuses what this refuses, and every link that fits it is accepted. A path or query may
+# hold any character but a space or a control character (a Wikipedia address in its own
+# script), as on the submit page.
+_LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::{_PORT})?(?:[/?#][^\s\x00-\x1f\x7f]*)?)?$"
 _SINGLE_LINE = "Must be a single line, without NUL characters."
 _USERNAME = r"^[^\x00]*[^\s\x00][^\x00]*$"
 

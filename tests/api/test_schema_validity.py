@@ -130,6 +130,8 @@ def _field_cases() -> Iterator[Any]:
 
 SAMPLES = [*PROBES, "https://example.org/a", " https://example.org/a", "up", "redis"]
 SAMPLES += ["Some title", "\rb", "a\x00", ["redis"], ["Redis"]]
+# Links the submit page takes: a path in its own script, every port up to 65535.
+SAMPLES += ["https://de.wikipedia.org/wiki/Straße", "http://example.org:65535/", "http://a.b:0/"]
 
 
 @pytest.mark.django_db
@@ -191,3 +193,13 @@ def test_the_search_query_schema_refuses_the_empty_query_the_server_refuses(anon
     operation = DOCUMENT["paths"]["/api/articles/search/"]["get"]
     (q,) = [p for p in operation["parameters"] if p["name"] == "q"]
     assert not jsonschema.Draft4Validator(q["schema"]).is_valid("")
+
+
+@pytest.mark.django_db
+def test_the_api_takes_the_links_the_submit_page_takes(as_staff):
+    """A path in its own script or a high port is a link like any other, through the API
+    as through the submit page."""
+    for n, link in enumerate(["https://de.wikipedia.org/wiki/Straße", "http://example.org:65535/"]):
+        response = as_staff.post("/api/articles/", {"title": f"T{n}", "link": link}, format="json")
+        assert response.status_code == 201, response.content
+        assert response.json()["link"] == link

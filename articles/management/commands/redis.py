@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles import conf
@@ -24,7 +25,10 @@ class Command(BaseCommand):
                 "No embedded Redis here: ARTICLES_EMBEDDED_REDIS_DIR is not set "
                 "(the site uses ARTICLES_REDIS_URL or REDIS_URL)."
             )
-        server = EmbeddedRedis(directory)
+        try:
+            server = EmbeddedRedis(directory)
+        except ImproperlyConfigured as error:  # no redis-server to run
+            raise CommandError(str(error)) from error
         if action == "start":
             started = server.start()
             verb = "Started" if started else "Reusing the running"

@@ -113,6 +113,10 @@ def embedded_redis_dir() -> Path | None:
 
 
 def embedded_redis_server() -> Path | None:
+    """ARTICLES_EMBEDDED_REDIS_SERVER; None also where no settings are configured (a script
+    starting a throwaway server, as the benchmarks do)."""
+    if not settings.configured:
+        return None
     binary = get("EMBEDDED_REDIS_SERVER")
     return Path(binary) if binary else None
 

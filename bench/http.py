@@ -1,6 +1,7 @@
 """HTTP through gunicorn (production settings, loopback) driven by wrk, bounded in time
-and in requests: the API page, the home page, the vote endpoint, and a bare Django view
-returning fixed JSON in the same server configuration."""
+and in requests: the API, the pages and the vote endpoint, each against plain Django (a
+fresh startproject serving fixed JSON, bench/baseline.py) served the same way in the
+same run."""
 
 from __future__ import annotations
 
@@ -51,13 +52,25 @@ end
 """
 
 
+# The HTTP table's groups, in its order.
+REFERENCE, UNCACHED, CACHED = "reference", "uncached", "cached"
+GROUP_TITLES = {
+    REFERENCE: "fixed JSON view: plain Django (the baseline) and votesite",
+    UNCACHED: "rendered every time",
+    CACHED: "anonymous, served from the per-process page cache (ARTICLES_ANONYMOUS_PAGE_SECONDS)",
+}
+MIDDLEWARE_OVERHEAD = 0.15  # goal: votesite's middleware costs at most this share of a baseline
+
+
 @dataclass
 class Endpoint:
     name: str
     kind: str  # "get" | "vote" | "article" (a random article's page)
     path: str
-    target: float | None  # goal: share of the bare view's requests/s
+    target: float | None  # goal: share of the baseline's requests/s (None: a reference)
     logged_in: bool = False  # sent with a logged-in session's cookie
+    group: str = UNCACHED
+    server: str = "site"  # "site" | "plain" (baseline, default middleware) | "bare" (none)
     available: bool = True
     why: str = ""
     rps: list[float] = field(default_factory=list)
@@ -66,9 +79,58 @@ class Endpoint:
     requests: int = 0
     errors: int = 0
 
+    @property
+    def median_rps(self) -> float:
+        return statistics.median(self.rps) if self.rps else 0.0
+
+
+def endpoints(user_page: str) -> list[Endpoint]:
+    """The baseline first (every ratio is to it), then the references, then votesite's
+    pages: those rendered every time apart from those the anonymous page cache serves."""
+    return [
+        Endpoint(
+            "plain Django, default middleware (fresh startproject), fixed JSON",
+            "get",
+            "/bench/fixed/",
+            None,
+            group=REFERENCE,
+            server="plain",
+        ),
+        Endpoint(
+            "plain Django, no middleware, fixed JSON",
+            "get",
+            "/bench/fixed/",
+            None,
+            group=REFERENCE,
+            server="bare",
+        ),
+        Endpoint(
+            "votesite's middleware on a fixed view (/bench/fixed/)",
+            "get",
+            "/bench/fixed/",
+            None,
+            group=REFERENCE,
+        ),
+        Endpoint("API page GET /api/articles/", "get", "/api/articles/", 0.4),
+        Endpoint("API top GET /api/articles/top/", "get", "/api/articles/top/?period=week", 0.4),
+        Endpoint(
+            "API group GET /api/groups/bench/articles/", "get", "/api/groups/bench/articles/", 0.4
+        ),
+        Endpoint("home page GET /, logged in", "get", "/", 0.3, logged_in=True),
+        Endpoint("new GET /new/, logged in", "get", "/new/", 0.3, logged_in=True),
+        # Anonymous, but a random article each time: the page cache seldom holds it.
+        Endpoint("article GET /a/{id}/ (random id)", "article", "/a/1/", 0.3),
+        Endpoint("vote PUT /api/articles/{id}/vote/", "vote", "/api/articles/1/vote/", 0.5),
+        Endpoint("home page GET / (HTML)", "get", "/", 0.3, group=CACHED),
+        Endpoint("new GET /new/", "get", "/new/", 0.3, group=CACHED),
+        Endpoint("top GET /top/?period=week", "get", "/top/?period=week", 0.3, group=CACHED),
+        Endpoint("group GET /g/bench/", "get", "/g/bench/", 0.3, group=CACHED),
+        Endpoint("user GET /u/{name}/", "get", user_page, 0.3, group=CACHED),
+    ]
+
 
 def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
-    from bench import servers
+    from bench import baseline, servers
     from bench.pages import user_page
     from bench.report import log
 
@@ -81,37 +143,43 @@ def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
         k: v for k, v in __import__("os").environ.items() if k != "BENCH_COUNT_ROUND_TRIPS"
     }
     server_env.update(env)
-    server = servers.Gunicorn(opts.port, server_env, workers=opts.workers)
-    cookie = _session_cookie()
-    endpoints = [
-        Endpoint("bare Django view, fixed JSON", "get", "/bench/fixed/", None),
-        Endpoint("API page GET /api/articles/", "get", "/api/articles/", 0.4),
-        Endpoint("API top GET /api/articles/top/", "get", "/api/articles/top/?period=week", 0.4),
-        Endpoint(
-            "API group GET /api/groups/bench/articles/", "get", "/api/groups/bench/articles/", 0.4
+    project = baseline.make(directory / "baseline")
+    plain_port, bare_port = servers.free_port(), servers.free_port()
+    gunicorns = [
+        servers.Gunicorn(opts.port, server_env, workers=opts.workers),
+        servers.Gunicorn(
+            plain_port,
+            baseline.environ(project, baseline.DEFAULT),
+            workers=opts.workers,
+            app=f"{baseline.PACKAGE}.wsgi:application",
         ),
-        Endpoint("home page GET / (HTML)", "get", "/", 0.3),
-        Endpoint("new GET /new/", "get", "/new/", 0.3),
-        Endpoint("top GET /top/?period=week", "get", "/top/?period=week", 0.3),
-        Endpoint("group GET /g/bench/", "get", "/g/bench/", 0.3),
-        Endpoint("user GET /u/{name}/", "get", user_page(), 0.3),
-        Endpoint("article GET /a/{id}/", "article", "/a/1/", 0.3),
-        Endpoint("home page GET /, logged in", "get", "/", 0.3, logged_in=True),
-        Endpoint("new GET /new/, logged in", "get", "/new/", 0.3, logged_in=True),
-        Endpoint("vote PUT /api/articles/{id}/vote/", "vote", "/api/articles/1/vote/", 0.5),
+        servers.Gunicorn(
+            bare_port,
+            baseline.environ(project, baseline.BARE),
+            workers=opts.workers,
+            app=f"{baseline.PACKAGE}.wsgi:application",
+        ),
     ]
-    base = f"http://127.0.0.1:{opts.port}"
+    bases = {
+        name: f"http://127.0.0.1:{port}"
+        for name, port in (("site", opts.port), ("plain", plain_port), ("bare", bare_port))
+    }
+    cookie = _session_cookie()
+    points = endpoints(user_page())
     try:
-        server.start()
-        for endpoint in endpoints:
-            _probe(base, endpoint, tokens[0], cookie)
-        live = [e for e in endpoints if e.available]
+        for server in gunicorns:
+            server.start()
+        for endpoint in points:
+            _probe(bases[endpoint.server], endpoint, tokens[0], cookie)
+        live = [e for e in points if e.available]
         # Warm every worker's imports and connections before timing.
         for endpoint in live:
-            _wrk(wrk, base, endpoint, opts, tokens, directory, cookie, seconds=1, requests=500)
+            _wrk(wrk, bases[endpoint.server], endpoint, opts, tokens, directory, cookie, 1, 500)
         for rep in range(opts.http_reps):
             for endpoint in live:
-                result = _wrk(wrk, base, endpoint, opts, tokens, directory, cookie)
+                result = _wrk(
+                    wrk, bases[endpoint.server], endpoint, opts, tokens, directory, cookie
+                )
                 endpoint.rps.append(result["rps"])
                 endpoint.p50.append(result["p50"])
                 endpoint.p99.append(result["p99"])
@@ -119,43 +187,65 @@ def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
                 endpoint.errors += result["errors"]
             log(f"HTTP round {rep + 1}/{opts.http_reps} done")
     finally:
-        server.stop()
+        for server in gunicorns:
+            server.stop()
+    _report(report, opts, points)
 
-    fixed = endpoints[0]
+
+def _report(report, opts, points: list[Endpoint]) -> None:
+    plain = points[0]
+    site_fixed = next(e for e in points if e.group == REFERENCE and e.server == "site")
+    base = plain.median_rps
+
+    def ratio(e: Endpoint) -> float | None:
+        return e.median_rps / base if e.available and e.rps and base else None
+
     rows = []
-    for e in endpoints:
-        if not e.available:
-            rows.append(f"| {e.name} | not available ({e.why}) | | | | | |")
-            continue
-        ratio = statistics.median(e.rps) / statistics.median(fixed.rps) if fixed.rps else 0
-        rows.append(
-            f"| {e.name} | {statistics.median(e.rps):,.0f} | {ratio:.2f}x | "
-            f"{statistics.median(e.p50):.1f} | {statistics.median(e.p99):.1f} | "
-            f"{e.requests:,} | {e.errors} |"
-        )
+    for group, title in GROUP_TITLES.items():
+        rows.append(f"| **{title}** | | | | | | |")
+        for e in (e for e in points if e.group == group):
+            if not e.available:
+                rows.append(f"| {e.name} | not available ({e.why}) | | | | | |")
+                continue
+            rows.append(
+                f"| {e.name} | {e.median_rps:,.0f} | {ratio(e) or 0:.2f}x | "
+                f"{statistics.median(e.p50):.1f} | {statistics.median(e.p99):.1f} | "
+                f"{e.requests:,} | {e.errors} |"
+            )
+    site_ratio = ratio(site_fixed)
+    overhead = None if site_ratio is None else round((1 - site_ratio) * 100, 1)
     report.section(
         "HTTP (gunicorn, production settings, loopback, wrk)",
         [
-            f"gunicorn {opts.workers} sync workers, DEBUG off, whitenoise; wrk 2 threads, "
+            f"gunicorn {opts.workers} workers (worker class and threads from gunicorn.conf.py), "
+            f"DEBUG off, whitenoise; wrk 2 threads, "
             f"{opts.connections} connections, {opts.http_reps} rounds of {opts.http_seconds:g} s "
             f"(at most {opts.http_requests:,} requests) per endpoint, interleaved; the vote "
-            f"endpoint spreads random articles over {USERS:,} token-authenticated users.",
+            f"endpoint spreads random articles over {USERS:,} token-authenticated users. "
+            "The baseline is plain Django: a fresh `django-admin startproject` with its default "
+            "MIDDLEWARE, serving the same fixed JSON from gunicorns of its own started the same "
+            "way (bench/baseline.py); the no-middleware row is the same project with "
+            "MIDDLEWARE = []. votesite's middleware overhead = 1 - (votesite's fixed view / "
+            f"plain Django's): {'not measured' if overhead is None else f'{overhead:g} %'}.",
             "",
-            "| endpoint | requests/s | vs bare view | p50 ms | p99 ms | requests | errors |",
+            "| endpoint | requests/s | vs plain Django | p50 ms | p99 ms | requests | errors |",
             "|---|---|---|---|---|---|---|",
             *rows,
         ],
     )
-    for e in endpoints[1:]:
-        if not e.available:
-            report.goal(f"HTTP {e.name}: requests/s vs bare view", None, e.target or 0)
+    report.goal(
+        "HTTP votesite middleware overhead: 1 - (votesite fixed view / plain Django fixed view)",
+        overhead,
+        MIDDLEWARE_OVERHEAD * 100,
+        unit="%",
+        at_most=True,
+    )
+    for e in points:
+        if e.target is None:
             continue
-        report.goal(
-            f"HTTP {e.name}: requests/s vs bare view",
-            statistics.median(e.rps) / statistics.median(fixed.rps),
-            e.target or 0,
-        )
-    for e in endpoints:
+        cached = " (page cache)" if e.group == CACHED else ""
+        report.goal(f"HTTP {e.name}{cached}: requests/s vs plain Django", ratio(e), e.target or 0)
+    for e in points:
         if e.available:
             report.goal(
                 f"HTTP {e.name}: p99 ms", statistics.median(e.p99), 50, unit="", at_most=True

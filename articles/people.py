@@ -15,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 
 from articles import names, services
@@ -46,6 +47,21 @@ def bulk_profiles(users: Iterable[Any]) -> None:
 def name_taken(username: str) -> bool:
     """Does another account's name look like `username`?"""
     return Profile.objects.filter(name_key=names.name_key(username)).exists()
+
+
+def accounts_named(
+    names: Iterable[str], ids: Iterable[int]
+) -> tuple[dict[str, Any], dict[int, Any]]:
+    """The accounts that still exist among `names` and `ids` (one query): a page of the
+    moderation log links the people it names to theirs."""
+    User = get_user_model()
+    field = User.USERNAME_FIELD
+    wanted, pks = set(names), set(ids)
+    if not wanted and not pks:
+        return {}, {}
+    found = list(User.objects.filter(Q(**{f"{field}__in": wanted}) | Q(pk__in=pks)))
+    by_name = {u.get_username(): u for u in found if u.get_username() in wanted}
+    return by_name, {u.pk: u for u in found if u.pk in pks}
 
 
 def account_update(*, user: Any, email: str, about: str) -> None:

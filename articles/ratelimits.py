@@ -59,6 +59,8 @@ DEFAULT_RULES: dict[str, Rule] = {
     "login_address": Rule(20, 900, "address", "failed logins from your address"),
 }
 LOGIN_RULES = ("login_account", "login_address")
+# The way out a login lock's message ends with: the login page makes it a link.
+RESET_HINT = "reset your password"
 
 
 def rules() -> dict[str, Rule | None]:
@@ -156,7 +158,7 @@ def login_attempt(request: Any, username: str, now: float | None = None) -> Logi
         raise RateLimited(
             reset,
             f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
-            f"Try again {clock.in_words(reset)}, or reset your password.",
+            f"Try again {clock.in_words(reset)}, or {RESET_HINT}.",
         )
     return LoginAttempt(username, tuple(counters))
 

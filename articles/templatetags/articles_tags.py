@@ -145,6 +145,25 @@ def comment_number(target: str) -> int | None:
         return None
 
 
+# What each kind of moderation log entry (services._log's actions) says to a reader; the
+# API keeps the raw names.
+MODLOG_WORDS = {
+    "delete": "deleted an article",
+    "edit": "edited an article",
+    "groups": "changed the groups of an article",
+    "comment_remove": "removed a comment",
+    "group_create": "created a group",
+    "group_update": "changed the description of a group",
+    "group_delete": "deleted a group",
+}
+
+
+@register.filter
+def modlog_words(action: str) -> str:
+    """A moderation log action in words ("removed a comment"); an unknown one as it is."""
+    return MODLOG_WORDS.get(action, action)
+
+
 @register.filter
 def isoday(value: date) -> str:
     return value.isoformat()

@@ -17,9 +17,10 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
+from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
-from articles import conf, logins, people
+from articles import conf, logins, people, ratelimits
 from articles.addresses import user_pk
 from articles.api import tokens
 from articles.errors import RateLimited
@@ -60,9 +61,11 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
         try:
             valid = logins.password_check(request, request.POST.get("username", ""), form.is_valid)
         except RateLimited as exc:
-            form = self.get_form()
-            form.add_error(None, exc.message)
-            response = self.render_to_response(self.get_context_data(form=form))
+            # Not cleaned again (that would add "enter a correct username and password"):
+            # the lock is the one reason, and the name typed stays in its field.
+            form = self.form_class(request, initial={"username": request.POST.get("username")})
+            context = self.get_context_data(form=form, locked=_locked(exc.message))
+            response = self.render_to_response(context)
             response.status_code = exc.status_code
             for name, value in exc.headers.items():
                 response[name] = value
@@ -85,6 +88,15 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         return {**context, **_intent_context(self.request)}
+
+
+def _locked(message: str) -> str:
+    """The lock's message, its way out ("reset your password") a link to the reset page."""
+    before, hint, after = message.rpartition(ratelimits.RESET_HINT)
+    if not hint:
+        return message
+    link = format_html('<a href="{}">{}</a>', reverse("articles:password-reset"), hint)
+    return format_html("{}{}{}", before, link, after)
 
 
 # A Redis outage while the failed-login counters are read is the 503 page, not a 500.

@@ -127,6 +127,7 @@ def environment() -> jinja2.Environment:
         ranks_like=tags.ranks_like,
         article_number=tags.article_number,
         comment_number=tags.comment_number,
+        modlog_words=tags.modlog_words,
         isoday=tags.isoday,
         marked=marked,
         markdown=markdown.render,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import date, timedelta
 from typing import Any
 
@@ -15,9 +16,9 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import clock, conf, people, selectors, services
+from articles import clock, conf, keys, people, selectors, services
 from articles.addresses import user_pk
-from articles.database import database_reachable
+from articles.database import database_reachable, database_unavailable
 from articles.errors import (
     DatabaseUnavailable,
     DuplicateLink,
@@ -28,7 +29,7 @@ from articles.errors import (
     StoreUnavailable,
 )
 from articles.responses import wants_json
-from articles.types import Article, Order, Period, SearchOrder
+from articles.types import DELETED_NAME, Article, ModlogEntry, Order, Period, SearchOrder
 from articles.web import comments, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
@@ -62,6 +63,8 @@ from articles.web.helpers import (
 )
 from articles.web.pagecache import anonymous_cache
 from articles.web.sessionusers import session_user
+
+logger = logging.getLogger(__name__)
 
 
 @never_cache
@@ -334,7 +337,30 @@ def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
 @html_errors
 def modlog(request: HttpRequest) -> HttpResponse:
     page = selectors.modlog_page(page=page_param(request))
-    return rendering.render(request, "articles/modlog.html", {"page": page})
+    actors, authors = _modlog_people(page.items)
+    context = {"page": page, "actors": actors, "authors": authors}
+    return rendering.render(request, "articles/modlog.html", context)
+
+
+def _modlog_people(entries: list[ModlogEntry]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The accounts a page of the log names that still exist: its actors by name and its
+    removed comments' authors by key (user:<pk>). In a database outage the names are
+    shown without links, as the log itself needs only Redis."""
+    names = {e.actor for e in entries if e.actor != DELETED_NAME}
+    ids: dict[int, str] = {}
+    for entry in entries:
+        author = entry.details.get("author")
+        pk = keys.user_id_or_none(author) if isinstance(author, str) else None
+        if pk is not None:
+            ids[pk] = str(author)
+    try:
+        by_name, by_id = people.accounts_named(names, ids)
+    except Exception as exc:
+        if not database_unavailable(exc):
+            raise
+        logger.warning("modlog: names without links, the database is down: %s", exc)
+        return {}, {}
+    return by_name, {ids[pk]: user for pk, user in by_id.items()}
 
 
 # --- voting and submitting -------------------------------------------------------------

@@ -238,3 +238,23 @@ def test_the_admins_password_change_is_the_limited_page(make_user):
     for i in range(5):
         assert _change(client, f"wrong{i}").status_code == 400
     assert _change(client, PASSWORD).status_code == 429
+
+
+@pytest.mark.rate_window
+def test_a_locked_login_says_only_why_and_links_the_password_reset(make_user):
+    """While locked, the right password is refused for the lock alone: the page does not
+    also say the name or password is wrong, and its way out is a link."""
+    make_user("dave")
+    for i in range(5):
+        assert _login(Client(), "dave", f"wrong{i}").status_code == 400
+    locked = _login(Client(), "dave", PASSWORD)
+    assert locked.status_code == 429
+    page = locked.content.decode()
+    assert LOCKED in page and "Try again in" in page
+    assert "correct username and password" not in page
+    assert 'or <a href="/accounts/password/reset/">reset your password</a>.' in page
+    assert 'value="dave"' in page  # the name typed stays in its field
+    # The API says the same in plain words.
+    credentials = {"username": "dave", "password": PASSWORD}
+    token = APIClient().post("/api/auth/token/", credentials, format="json")
+    assert token.status_code == 429 and "or reset your password." in token.json()["detail"]

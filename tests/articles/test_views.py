@@ -576,6 +576,59 @@ def test_staff_move_edit_and_delete_an_article_and_the_log_shows_it(csrf_client,
         assert bit in log, bit
 
 
+def test_the_modlog_page_says_in_words_what_was_done_and_links_who_and_to_what(client, make_user):
+    """Readers see "removed a comment", not comment_remove; the article, the comment and
+    the people link to their pages while they exist. The API keeps the raw fields."""
+    ann, mod = make_user("ann"), make_user("mod", staff=True)
+    kept, gone = article(ann), article(ann, title="Spam here", link="https://example.org/s")
+    note = services.comment_post(
+        article_id=kept.id, user_id=ann.pk, author_name="ann", text="Buy now"
+    )
+    services.comment_post(  # a reply: the removed comment stays, as "[removed]"
+        article_id=kept.id, user_id=mod.pk, author_name="mod", text="No.", parent_id=note.id
+    )
+    services.group_create(name="redis", actor="mod")
+    services.group_update(name="redis", description="Sorted sets.", actor="mod")
+    services.group_create(name="old", actor="ghost")  # an actor with no account
+    services.group_delete(name="old", actor="mod", reason="unused")
+    services.article_groups_update(article_id=kept.id, add=["redis"], actor="mod", reason="topic")
+    services.article_edit(
+        article_id=kept.id,
+        title="Hello, world",
+        link="https://example.org/a",
+        actor_id=mod.pk,
+        actor="mod",
+        is_staff=True,
+        reason="typo",
+    )
+    services.comment_remove(comment_id=note.id, actor="mod", reason="spam")
+    services.article_delete(
+        article_id=gone.id, actor_id=mod.pk, actor="mod", is_staff=True, reason="spam"
+    )
+    log = text_of(client.get("/modlog/"))
+    for words in (
+        "created a group",
+        "changed the description of a group",
+        "deleted a group",
+        "changed the groups of an article",
+        "edited an article",
+        "removed a comment",
+        "deleted an article",
+    ):
+        assert words in log, words
+    for raw in ("comment_remove", "group_create", "group_update", "group_delete"):
+        assert raw not in log, raw
+    assert f"article:{kept.id}" not in log and f"comment:{note.id}" not in log
+    assert f'<a href="/a/{kept.id}/">article {kept.id}</a>' in log
+    assert f'<a href="/a/{kept.id}/c/{note.id}/">comment {note.id}</a>' in log
+    assert '<a href="/u/mod/">mod</a>' in log
+    assert 'by <a href="/u/ann/">ann</a>' in log  # the removed comment's author
+    assert ">ghost<" in log and 'href="/u/ghost/"' not in log
+    api = client.get("/api/modlog/").json()
+    assert {"comment_remove", "delete", "edit", "groups"} <= {e["action"] for e in api["results"]}
+    assert f"comment:{note.id}" in {e["target"] for e in api["results"]}
+
+
 def test_a_staff_edit_onto_an_open_articles_link_is_refused_on_the_form(csrf_client, make_user):
     ann = make_user("ann")
     x = article(ann, link="https://example.org/x")

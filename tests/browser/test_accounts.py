@@ -110,6 +110,10 @@ def test_the_login_lock_says_when_to_try_again(live_server, visitor) -> None:  #
     errors = page.locator("form.panel .errors")
     expect(errors).to_contain_text("Too many failed logins for this account")
     expect(errors).to_contain_text("Try again in")
+    expect(errors).not_to_contain_text("correct username and password")
+    expect(errors.get_by_role("link", name="reset your password")).to_have_attribute(
+        "href", "/accounts/password/reset/"
+    )
     expect(page.locator(".account .me")).to_have_count(0)
     audit.check(page, "accounts-login-locked")
     audit.assert_clean("accounts-lock")

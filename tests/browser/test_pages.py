@@ -336,3 +336,45 @@ def test_a_vote_without_javascript_comes_back_to_the_item_below_the_top_bar(
     assert page.evaluate("window.scrollY") > 0, "the page did not go to the item"
     assert box["y"] >= bar["y"] + bar["height"], f"the top bar covers the item: {bar} {box}"
     page.screenshot(path=str(SHOTS / f"no-script-vote-{width}.png"))
+
+
+# A title of one 135-character word (a pasted address, a long identifier): no page may
+# grow wider than a phone for it, and it wraps whole, not clipped.
+UNBROKEN_TITLE = "Unbroken" + "x" * 120 + "-ending"
+
+
+def test_an_unbroken_title_fits_a_phone_and_wraps(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
+    base = live_server.url
+    User = get_user_model()
+    erin = User.objects.create_user("erin", password=PASSWORD)
+    article = services.article_post(
+        user_id=erin.pk, poster_name="erin", title=UNBROKEN_TITLE, link="https://example.org/w"
+    )
+    assert len(UNBROKEN_TITLE) == 135
+    services.comment_post(
+        article_id=article.id, user_id=erin.pk, author_name="erin", text="About that title."
+    )
+    page = visitor(None)
+    page.set_viewport_size({"width": PHONE, "height": 900})
+    problems = []
+    for name, path in [
+        ("article", f"/a/{article.id}/"),
+        ("comments", "/comments/"),
+        ("user", f"/u/{erin.pk}/"),
+        ("user-comments", "/u/erin/comments/"),
+        ("new", "/new/"),
+    ]:
+        page.goto(base + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE:
+            problems.append(f"{name}: {width} px wide")
+        title = page.get_by_text(UNBROKEN_TITLE, exact=True).first
+        expect(title).to_be_visible()
+        # Wrapped over lines, each inside the window (none clipped by a box it overflows).
+        lines = title.evaluate(
+            "e => Array.from(e.getClientRects(), r => [Math.round(r.left), Math.round(r.right)])"
+        )
+        if len(lines) < 2 or any(left < 0 or right > PHONE for left, right in lines):
+            problems.append(f"{name}: the title is not wrapped inside the window: {lines}")
+        page.screenshot(path=str(SHOTS / f"unbroken-title-{name}-{PHONE}.png"), full_page=True)
+    assert not problems, "\n".join(problems)

@@ -113,3 +113,7 @@ def test_a_database_outage_is_a_503_where_it_is_needed_and_nowhere_else(site_wit
     assert status == 200 and json.loads(body)["count"] == 1
     status, _, body = _get(f"{base}/new/")
     assert status == 200 and b"Still here" in body
+    # The moderation log too: its people named, not linked (their accounts are unknown).
+    services.group_create(name="redis", actor="mod")
+    status, _, body = _get(f"{base}/modlog/")
+    assert status == 200 and b"created a group" in body and b'href="/u/mod/"' not in body

@@ -478,9 +478,9 @@ def test_the_log_links_a_removed_comment_while_its_tombstone_stays(client, make_
     for c in (parent, lone):
         assert client.post(f"/c/{c.id}/remove/", {"reason": "off topic"}).status_code == 302
     log = text_of(client.get("/modlog/"))
-    assert f'<a href="/a/{a.id}/c/{parent.id}/">comment:{parent.id}</a>' in log
+    assert f'<a href="/a/{a.id}/c/{parent.id}/">comment {parent.id}</a>' in log
     assert client.get(f"/a/{a.id}/c/{parent.id}/").status_code == 200  # a working link
-    assert f'comment:{lone.id} <span class="muted">(deleted)</span>' in log
+    assert f'comment {lone.id} <span class="muted">(deleted)</span>' in log
     assert f"/c/{lone.id}/" not in log
 
 

@@ -228,14 +228,14 @@ def test_the_log_shows_deleted_articles_and_groups_as_tombstones(client, make_us
     )
     services.group_delete(name="gone", actor="mod", reason="unused")
     log = text_of(client.get("/modlog/"))
-    assert f'<a href="/a/{kept.id}/">article:{kept.id}</a>' in log
+    assert f'<a href="/a/{kept.id}/">article {kept.id}</a>' in log
     assert f'href="/a/{dropped.id}/"' not in log
-    assert f'article:{dropped.id} <span class="muted">(deleted)</span>' in log
+    assert f'article {dropped.id} <span class="muted">(deleted)</span>' in log
     assert "“Dropped one”" in log
     assert '\u2212<a href="/g/redis/">redis</a>' in log  # a minus sign: taken off
-    assert '<a href="/g/redis/">group:redis</a>' in log
+    assert '<a href="/g/redis/">group redis</a>' in log
     assert 'href="/g/gone/"' not in log
-    assert 'group:gone <span class="muted">(deleted)</span>' in log
+    assert 'group gone <span class="muted">(deleted)</span>' in log
 
 
 def test_the_log_page_knows_which_of_its_targets_still_exist(make_user, conn):

@@ -15,19 +15,16 @@ import hashlib
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from importlib.resources import files
 from typing import Any, Literal
 
 import redis
 
-from articles import clock, conf, keys, metrics
+from articles import clock, conf, keys, metrics, scripts
 from articles.addresses import client_address
 from articles.connection import get_connection, out_of_memory
 from articles.errors import RateLimited, StoreFull
-from articles.scripts import TimedScript
 from articles.types import RateLimit
 
-_LUA = files("articles") / "lua"
 Who = Literal["caller", "user", "address", "account"]
 
 
@@ -129,10 +126,6 @@ class LoginAttempt:
         return _account(self.username) == _account(username)
 
 
-_ATTEMPT = TimedScript("login_attempt", (_LUA / "login_attempt.lua").read_bytes())
-_REFUND = TimedScript("login_refund", (_LUA / "login_refund.lua").read_bytes())
-
-
 def login_attempt(request: Any, username: str, now: float | None = None) -> LoginAttempt:
     """Count one password check for the account `username` and the caller's address before
     the password is checked, in one atomic step; refuse it (RateLimited, nothing counted)
@@ -150,7 +143,7 @@ def login_attempt(request: Any, username: str, now: float | None = None) -> Logi
     args = [n for _, _, rule in windows for n in (rule.limit, rule.period + 1)]
     # Sent once: after a timeout the count may have been taken. Its error (OOM, timeout,
     # refused connection) goes up as it is, for every surface to answer with its 503.
-    spent = int(_ATTEMPT(keys=counters, args=args, client=get_connection(retry=False)))
+    spent = int(scripts.LOGIN_ATTEMPT(keys=counters, args=args, client=get_connection(retry=False)))
     if spent:
         (action, _, rule), start = windows[spent - 1], starts[spent - 1]
         metrics.RATE_LIMITED.labels(action=action).inc()
@@ -166,7 +159,7 @@ def login_attempt(request: Any, username: str, now: float | None = None) -> Logi
 def login_refund(attempt: LoginAttempt) -> None:
     """Give back a counted attempt whose password was right: a success is no failure."""
     if attempt.keys:
-        _REFUND(keys=list(attempt.keys), client=get_connection(retry=False))
+        scripts.LOGIN_REFUND(keys=list(attempt.keys), client=get_connection(retry=False))
 
 
 def _login_windows(request: Any, username: str) -> list[tuple[str, str, Rule]]:

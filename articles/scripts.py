@@ -86,6 +86,8 @@ VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")
 GROUP_PURGE = _load("group_purge")
 USER_KARMA = _load("user_karma")
+LOGIN_ATTEMPT = _load("login_attempt")
+LOGIN_REFUND = _load("login_refund")
 
 
 # --- script replies ------------------------------------------------------------------

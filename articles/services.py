@@ -321,10 +321,17 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
 def user_forget_or_leave(*, user_id: int) -> None:
     """user_forget in the deletion's request: a failure after user_forget_begin leaves
     the rest queued for cleanups_resume (check_votes --repair), and the deletion stands."""
+    _finish_or_leave(lambda: user_forget(user_id=user_id), f"user {user_id}: traces")
+
+
+def _finish_or_leave(finish: Callable[[], object], left: str) -> None:
+    """Run the bounded steps after a deletion's first, atomic one. The deletion already
+    stands for every reader, so a failure here only leaves its rest queued (purge:,
+    forget:) for check_votes --repair: logged, never raised."""
     try:
-        user_forget(user_id=user_id)
+        finish()
     except (redis.RedisError, ArticlesError):
-        logger.warning("user %d: traces left for check_votes --repair", user_id)
+        logger.warning("%s left for check_votes --repair", left)
 
 
 def user_forget_pending() -> dict[int, str]:
@@ -577,7 +584,9 @@ def article_delete(
         )
         status = raise_for_status(result, allow=(Status.RETRY, Status.VOTING_CLOSED))
         if status is Status.OK:
-            _purge_or_leave(article_id)
+            _finish_or_leave(
+                lambda: article_purge(article_id=article_id), f"article {article_id}: comments"
+            )
             return
         if status is Status.VOTING_CLOSED:
             raise refused
@@ -609,16 +618,6 @@ def article_purge(*, article_id: int) -> None:
     """Delete all of a deleted article's comments, batch after batch."""
     while article_purge_step(article_id=article_id):
         pass
-
-
-def _purge_or_leave(article_id: int) -> None:
-    """The comments of an article just deleted, in this request: the article is gone for
-    every reader already, so a failure here only leaves work in purge: for
-    cleanups_resume (check_votes --repair), and the delete still succeeded."""
-    try:
-        article_purge(article_id=article_id)
-    except (redis.RedisError, StoreCorrupt):
-        logger.warning("article %d: comments left for check_votes --repair", article_id)
 
 
 @replicated
@@ -756,10 +755,7 @@ def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
             client=get_connection(retry=False),  # sent once: a repeat would answer 404
         )
         if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
-            try:
-                group_purge(name=name)
-            except (redis.RedisError, StoreCorrupt):
-                logger.warning("group %s: fields left for check_votes --repair", name)
+            _finish_or_leave(lambda: group_purge(name=name), f"group {name}: fields")
             return
         group_purge(name=name)  # an earlier deletion of this name, left half-way
     raise Conflict()

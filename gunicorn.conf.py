@@ -4,7 +4,7 @@ gunicorn also reads this file by itself when started in this folder). Options gi
 the command line win over these.
 
 Why threads (README, Reliability: "Outages are short and loud"): with a hung Redis a
-request waits at most one Redis timeout (1 s, articles.breaker). Under sync workers every
+request waits at most one Redis timeout (1 s, articles.store.breaker). Under sync workers every
 request queued behind it waited too (5-7 s with 2 workers); with a few threads per worker
 the others go on, and fail at once (503) while the process leaves the hung server alone.
 The per-process caches (articles/web/rows.py, pagecache.py, sessionusers.py,

@@ -8,4 +8,4 @@ class ArticlesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from articles import checks, logins, people  # noqa: F401  (checks, login and account signals)
+        from articles.store import logins, people  # noqa: F401  (checks, login and account signals)

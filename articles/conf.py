@@ -86,7 +86,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
-# The client adds the retry policy of articles.breaker unless these name a `retry`: one
+# The client adds the retry policy of articles.store.breaker unless these name a `retry`: one
 # retry of a dropped connection, none of a timeout, which also makes the process stop
 # asking that server for a second.
 REDIS_OPTION_DEFAULTS: dict[str, Any] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
-from articles.clock import in_words
+from articles.store.clock import in_words
 
 
 class ArticlesError(Exception):

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Generic, TypeVar
 
-from articles import conf, keys
+from articles import conf
+from articles.store import keys
 
 # What an item of a deleted account shows as its author (user_forget rewrites the names).
 DELETED_NAME = "[deleted]"

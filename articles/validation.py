@@ -8,8 +8,9 @@ import re
 import unicodedata
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-from articles import conf, keys
+from articles import conf
 from articles.errors import InvalidInput
+from articles.store import keys
 
 TITLE_MAX = 300
 LINK_MAX = 2_000

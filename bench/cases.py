@@ -110,7 +110,7 @@ def growth_page(opts: Options) -> int:
 def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[str, Case]:
     from redis.commands.core import Script
 
-    from articles import keys, selectors, services
+    from articles.store import keys, selectors, services
     from articles.types import Order, Period, Vote
     from bench import one_call
 
@@ -399,7 +399,7 @@ def server_time(report: Report, cases: dict[str, Case], conn) -> None:
 
 def stampede(report: Report, conn, opts: Options) -> None:
     """N clients ask for a group page together right after its cache expired."""
-    from articles import keys, selectors
+    from articles.store import keys, selectors
     from bench import book
 
     clients, rounds = opts.connections, 5

@@ -52,7 +52,7 @@ def post_thread(article_id: int, comments: int, rng: random.Random, now: float) 
     """`comments` comments on the article through comment_post: TOP_LEVEL top-level ones
     (fewer when `comments` is small), the rest as replies to random earlier comments no
     deeper than MAX_DEPTH; then votes on a third of them. Returns their ids."""
-    from articles import services
+    from articles.store import services
     from articles.types import Vote
 
     top = min(TOP_LEVEL, max(1, comments // 10))
@@ -92,8 +92,8 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from articles import selectors, services
     from articles.api.tokens import token_create
+    from articles.store import selectors, services
     from articles.types import Order
 
     rng = random.Random(seed)

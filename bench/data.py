@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 
 import redis
 
-from articles import keys, search, validation
+from articles import validation
+from articles.store import keys, search
 from bench import words as wording
 
 DAY = 86_400

@@ -72,7 +72,7 @@ def _seed(redis_url: str, directory: Path) -> int:
     import django
 
     django.setup()
-    from articles import services
+    from articles.store import services
 
     for i in range(TEXT_POSTS):
         services.article_post(
@@ -156,7 +156,7 @@ def main() -> None:
     opts = parser.parse_args()
     many = opts.addresses == "many"
     sys.path.insert(0, str(BASE))
-    from articles.embedded import EmbeddedRedis
+    from articles.operations.embedded import EmbeddedRedis
 
     with tempfile.TemporaryDirectory(prefix="mdatk-", dir="/tmp") as tmp:
         directory = Path(tmp)

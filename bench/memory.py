@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 
-from articles import keys, validation
+from articles import validation
+from articles.store import keys
 from bench import data
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from redis.commands.core import Script
 
-from articles import conf, keys
-from articles.connection import get_connection
-from articles.selectors import _bounds, _s
+from articles import conf
+from articles.store import keys
+from articles.store.connection import get_connection
+from articles.store.selectors import _bounds, _s
 from articles.types import Article, Order, Page, Vote
 
 # The pipeline above costs 2 round trips and 2 x 25 commands that redis-py packs and

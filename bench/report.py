@@ -115,7 +115,7 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
     with contextlib.suppress(OSError, IndexError):
         kb = int(Path("/proc/meminfo").read_text().split()[1])
         mem = f"{kb / 1024 / 1024:.1f} GiB"
-    from articles.embedded import redis_server_binary
+    from articles.operations.embedded import redis_server_binary
 
     redis_version = subprocess.run(
         [str(redis_server_binary()), "--version"], capture_output=True, text=True, check=False

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from articles import audit
+from articles.operations import audit
 from bench import comments, pages
 from bench.cases import (
     build_cases,

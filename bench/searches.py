@@ -62,8 +62,9 @@ def p90_ms(case: Case) -> float:
 
 def drop_search_cache() -> None:
     """Forget every cached search: the next one builds its result from the index."""
-    from articles import conf, keys
-    from articles.connection import get_connection
+    from articles import conf
+    from articles.store import keys
+    from articles.store.connection import get_connection
 
     slots = [keys.search_cache_query(slot) for slot in range(conf.search_cache_slots())]
     get_connection().delete(*slots)
@@ -72,8 +73,8 @@ def drop_search_cache() -> None:
 def build_index(articles: int) -> tuple[float, dict[str, int]]:
     """The store's own reindex over articles 1..`articles`: seconds taken, and the index'
     size. Raises if any article was not indexed."""
-    from articles import services
-    from articles.connection import get_connection
+    from articles.store import services
+    from articles.store.connection import get_connection
 
     conn = get_connection()
     used_before = int(conn.info("memory")["used_memory"])
@@ -98,7 +99,7 @@ def build_index(articles: int) -> tuple[float, dict[str, int]]:
 def index_sizes(conn, articles: int) -> dict[str, int]:
     """MEMORY USAGE (SAMPLES 0) summed over every idx:<word> set, their number and members,
     and the bytes of the article hashes' `words` fields (the words to unindex on delete)."""
-    from articles import keys
+    from articles.store import keys
 
     names = list(conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=5_000))
     usage = members = 0
@@ -167,8 +168,8 @@ def server_time(cases: dict[tuple[str, str], Case], calls: int) -> list[str]:
     """Where a cold search's time goes: Redis' own time for the search script and, inside
     it, for its set commands (INFO commandstats over `calls` cold searches), beside the
     wall time of the whole page (both round trips, the 25 hashes decoded)."""
-    from articles import selectors
-    from articles.connection import get_connection
+    from articles.store import selectors
+    from articles.store.connection import get_connection
 
     conn = get_connection()
     lines = [
@@ -197,7 +198,7 @@ def server_time(cases: dict[tuple[str, str], Case], calls: int) -> list[str]:
 
 
 def run(report: Report, opts: Options, pg: bool) -> None:
-    from articles import selectors
+    from articles.store import selectors
     from bench.ormsite import ops
 
     n = opts.articles

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
 
 
 def _pg_bin() -> Path:

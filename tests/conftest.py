@@ -16,10 +16,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import override_settings
 
-from articles import breaker
 from articles.api import tokens
-from articles.connection import get_connection
-from articles.embedded import EmbeddedRedis, redis_server_binary
+from articles.operations.embedded import EmbeddedRedis, redis_server_binary
+from articles.store import breaker
+from articles.store.connection import get_connection
 from articles.web import feeds, pagecache, rows, sessionusers
 from tests.postgres import postgres  # noqa: F401 (a fixture: the tests that need PostgreSQL)
 from votesite.settings import redis_cache

@@ -14,7 +14,7 @@ import structlog
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
 
-from articles.addresses import client_address
+from articles.http.addresses import client_address
 
 # Shared by structlog's own loggers and by records from the standard library's.
 _CHAIN: list[Any] = [
@@ -88,7 +88,7 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 class RequestLogMiddleware:
     """One line per request: method, path, query, status, duration, user id, client address
-    (articles.addresses: X-Forwarded-For only as far as our proxies), user agent, request id.
+    (articles.http.addresses: X-Forwarded-For only as far as our proxies), user agent, request id.
     The request
     id (X-Request-ID, taken from the proxy or made here) is on every line logged during the
     request and is sent back in the response's X-Request-ID."""

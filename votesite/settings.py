@@ -12,7 +12,7 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from articles.api.openapi_settings import SCHEMA_SETTINGS
-from articles.breaker import fail_fast_retry
+from articles.store.breaker import fail_fast_retry
 from votesite.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -130,16 +130,16 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "votesite.security.PermissionsPolicyMiddleware",
-    "articles.middleware.RequestSizeMiddleware",  # 413 for bodies over DATA_UPLOAD_MAX_MEMORY_SIZE
+    "articles.http.middleware.RequestSizeMiddleware",  # 413 over DATA_UPLOAD_MAX_MEMORY_SIZE
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "articles.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
+    "articles.http.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "articles.middleware.RedisUnavailableMiddleware",
+    "articles.http.middleware.RedisUnavailableMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -169,9 +169,9 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # First: refuses every login (the admin's too) while its account or address has failed
-# too often (articles/logins.py); it authenticates no one itself.
+# too often (articles/store/logins.py); it authenticates no one itself.
 AUTHENTICATION_BACKENDS = [
-    "articles.logins.LoginLimitBackend",
+    "articles.store.logins.LoginLimitBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
@@ -182,7 +182,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # --- Redis -------------------------------------------------------------------------
-# With no REDIS_URL the project runs its own server (articles/embedded.py) under var/redis.
+# No REDIS_URL: the project runs its own server (articles/operations/embedded.py) in var/redis.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED_REDIS_DIR = VAR_DIR / "redis"
 REDIS_DATA_URL = REDIS_URL or f"unix://{EMBEDDED_REDIS_DIR / 'redis.sock'}?db=0"
@@ -191,11 +191,11 @@ REDIS_DATA_URL = REDIS_URL or f"unix://{EMBEDDED_REDIS_DIR / 'redis.sock'}?db=0"
 REDIS_CACHE_URL = os.environ.get("REDIS_CACHE_URL") or with_db(REDIS_DATA_URL, 1)
 
 # An outage must fail fast (FACTS: 3.5 s stopped, 59 s hung with redis-py's defaults).
-# Each pool gets the retry policy of articles.breaker (redis_cache below): one quick retry
+# Each pool gets the retry policy of articles.store.breaker (redis_cache below): one quick retry
 # rides out a dropped connection; a timeout is not retried and makes the process stop
 # asking that server for a second (a hung Redis costs a request one socket_timeout at
 # most). The app sends the writes that are not safe to repeat on a copy of the pool
-# without the retry (articles.connection.get_connection).
+# without the retry (articles.store.connection.get_connection).
 REDIS_CONNECTION_POOL_KWARGS = {
     "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT", 1.0),
     "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT", 0.5),
@@ -355,7 +355,7 @@ CONTENT_SECURITY_POLICY = {
 if env_bool("DJANGO_BEHIND_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Reverse proxies in front of the site whose X-Forwarded-For rate limits may trust (0:
-# none, the header is ignored). /metrics never goes by the header (articles/addresses.py).
+# none, the header is ignored). /metrics never goes by the header (articles/http/addresses.py).
 ARTICLES_NUM_PROXIES = env_int("DJANGO_NUM_PROXIES", 0)
 # A bearer token that opens /metrics and /healthz's figures to a scraper (unset: none).
 ARTICLES_METRICS_TOKEN = os.environ.get("ARTICLES_METRICS_TOKEN") or None

@@ -10,8 +10,8 @@ application = get_wsgi_application()
 
 # Refuse to serve on a Redis Cluster, with a clear message, and say at once when the Redis
 # could lose votes (persistence off, eviction): gunicorn runs no system checks
-# (articles/checks.py).
-from articles.checks import log_redis_warnings, refuse_unsupported_redis  # noqa: E402
+# (articles/operations/checks.py).
+from articles.operations.checks import log_redis_warnings, refuse_unsupported_redis  # noqa: E402
 
 refuse_unsupported_redis()
 log_redis_warnings()

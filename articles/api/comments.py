@@ -29,8 +29,7 @@ from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from articles import conf, markdown, ratelimits, selectors, services, validation
-from articles.addresses import user_pk
+from articles import conf, markdown, validation
 from articles.api.schema import documented
 from articles.api.serializers import (
     VOTE_CHOICES,
@@ -44,6 +43,8 @@ from articles.api.serializers import (
     paged,
 )
 from articles.api.views import _ERRORS, _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
+from articles.http.addresses import user_pk
+from articles.store import ratelimits, selectors, services
 from articles.types import Comment, CommentOrder, Page, ThreadPage
 from articles.urlcache import url_for
 

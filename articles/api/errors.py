@@ -13,11 +13,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from articles import metrics
-from articles.connection import out_of_memory, store_unavailable
-from articles.database import database_unavailable
 from articles.errors import ArticlesError, DatabaseUnavailable, StoreFull, StoreUnavailable
-from articles.responses import error_body
+from articles.http.database import database_unavailable
+from articles.http.responses import error_body
+from articles.operations import metrics
+from articles.store.connection import out_of_memory, store_unavailable
 
 logger = logging.getLogger(__name__)
 

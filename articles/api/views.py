@@ -23,8 +23,7 @@ from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from articles import conf, logins, ratelimits, selectors, services
-from articles.addresses import user_pk
+from articles import conf
 from articles.api import tokens
 from articles.api.errors import api_exception_handler
 from articles.api.renderers import fast_renderers
@@ -61,6 +60,8 @@ from articles.api.serializers import (
     search_page_data,
 )
 from articles.api.tokens import CachedTokenAuthentication
+from articles.http.addresses import user_pk
+from articles.store import logins, ratelimits, selectors, services
 from articles.types import Article, Page, SearchOrder
 
 # --- schema pieces -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from articles import services
+from articles.store import services
 from articles.types import Article, Vote
 
 

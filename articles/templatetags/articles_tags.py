@@ -11,7 +11,8 @@ from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils.timesince import timesince
 
-from articles import clock, conf, keys
+from articles import conf
+from articles.store import clock, keys
 from articles.types import Article, Vote
 from articles.urlcache import url_for
 

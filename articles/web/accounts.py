@@ -20,10 +20,11 @@ from django.urls import reverse, reverse_lazy
 from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
-from articles import conf, logins, people, ratelimits
-from articles.addresses import user_pk
+from articles import conf
 from articles.api import tokens
 from articles.errors import RateLimited
+from articles.http.addresses import user_pk
+from articles.store import logins, people, ratelimits
 from articles.web import intents
 from articles.web.forms import (
     LOOKALIKE,

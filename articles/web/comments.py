@@ -16,8 +16,6 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import clock, selectors, services
-from articles.addresses import user_pk
 from articles.errors import (
     CommentingClosed,
     EditWindowClosed,
@@ -26,7 +24,9 @@ from articles.errors import (
     NotAllowed,
     RateLimited,
 )
-from articles.responses import wants_json
+from articles.http.addresses import user_pk
+from articles.http.responses import wants_json
+from articles.store import clock, selectors, services
 from articles.types import Comment, CommentOrder, ThreadPage
 from articles.web import pagecache, rendering
 from articles.web.accounts import LOGIN_URL

@@ -1,7 +1,7 @@
 """Atom feeds of top, new, good and each group's articles, and of an article's comments
 (Django's syndication framework).
 
-Each fetch counts against the "feed" rate limit (articles/ratelimits.py; 429 with
+Each fetch counts against the "feed" rate limit (articles/store/ratelimits.py; 429 with
 Retry-After past it). A feed's entries' HTML comes from markdown.render, whose
 per-process cache makes a feed read again render nothing; and the feed's XML is kept in
 the process too, content-addressed: keyed by a digest of what it is made of (the feed,
@@ -25,8 +25,9 @@ from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 
-from articles import conf, markdown, ratelimits, selectors
+from articles import conf, markdown
 from articles.errors import GroupNotFound, InvalidInput
+from articles.store import ratelimits, selectors
 from articles.templatetags.articles_tags import safe_url
 from articles.types import Article, Comment, Group, Order, Period
 

@@ -10,9 +10,10 @@ from django import forms
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.forms import UserCreationForm
 
-from articles import conf, logins, names, people, validation
+from articles import conf, names, validation
 from articles.errors import InvalidInput
 from articles.models import ABOUT_MAX
+from articles.store import logins, people
 from articles.types import Group, Vote
 
 

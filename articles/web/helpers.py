@@ -19,10 +19,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from articles import conf, ratelimits
-from articles.addresses import direct_peer
-from articles.connection import out_of_memory, store_unavailable
-from articles.database import database_unavailable
+from articles import conf
 from articles.errors import (
     ArticlesError,
     DatabaseUnavailable,
@@ -31,7 +28,11 @@ from articles.errors import (
     StoreFull,
     StoreUnavailable,
 )
-from articles.responses import error_response, wants_json
+from articles.http.addresses import direct_peer
+from articles.http.database import database_unavailable
+from articles.http.responses import error_response, wants_json
+from articles.store import ratelimits
+from articles.store.connection import out_of_memory, store_unavailable
 from articles.types import Order, Page, Period
 
 View = Callable[..., HttpResponse]

@@ -21,8 +21,9 @@ from django.core import signing
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 
-from articles import conf, selectors, services
+from articles import conf
 from articles.errors import ArticlesError
+from articles.store import selectors, services
 from articles.types import Article, Vote
 
 SALT = "articles.vote-intent"

@@ -35,8 +35,9 @@ from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
 
-from articles import clock, conf, markdown, search
-from articles.database import database_unavailable
+from articles import conf, markdown
+from articles.http.database import database_unavailable
+from articles.store import clock, search
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Comment, Vote
 from articles.urlcache import url_for
@@ -257,7 +258,7 @@ def _host_dirs() -> list[str]:
 
 
 def _app_dir() -> str:
-    return str(Path(str(resources.files("articles") / "templates")))
+    return str(Path(str(resources.files("articles") / "jinja2")))
 
 
 @receiver(setting_changed)

@@ -37,7 +37,7 @@ from django.template.defaultfilters import urlencode
 from django.utils import translation
 from markupsafe import Markup
 
-from articles import clock
+from articles.store import clock
 from articles.types import Article, Comment
 
 MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most

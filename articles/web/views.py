@@ -16,9 +16,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from articles import clock, conf, keys, people, selectors, services
-from articles.addresses import user_pk
-from articles.database import database_reachable, database_unavailable
+from articles import conf
 from articles.errors import (
     DatabaseUnavailable,
     DuplicateLink,
@@ -28,7 +26,10 @@ from articles.errors import (
     StoreFull,
     StoreUnavailable,
 )
-from articles.responses import wants_json
+from articles.http.addresses import user_pk
+from articles.http.database import database_reachable, database_unavailable
+from articles.http.responses import wants_json
+from articles.store import clock, keys, people, selectors, services
 from articles.types import DELETED_NAME, Article, ModlogEntry, Order, Period, SearchOrder
 from articles.web import comments, rendering
 from articles.web.accounts import LOGIN_URL

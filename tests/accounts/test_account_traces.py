@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from articles import audit, keys, people, selectors, services
+from articles.operations import audit
+from articles.store import keys, people, selectors, services
 from articles.types import DELETED_NAME, Vote
 
 NAME = "zorblax7"  # a name no other text in the store holds

@@ -13,9 +13,10 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 from rest_framework.test import APIClient
 
-from articles import keys, names, people, selectors, services
-from articles.connection import get_connection
+from articles import names
 from articles.models import Profile
+from articles.store import keys, people, selectors, services
+from articles.store.connection import get_connection
 from articles.types import DELETED_NAME, Vote
 from articles.web import intents
 
@@ -278,11 +279,11 @@ def test_the_backend_refuses_a_locked_login_on_any_path_that_authenticates(make_
 
 
 def test_a_host_without_the_backend_is_warned(settings):
-    from articles.checks import check_configuration
+    from articles.operations.checks import check_configuration
 
     settings.AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
     assert "articles.W005" in [m.id for m in check_configuration()]
-    settings.AUTHENTICATION_BACKENDS = ["articles.logins.LoginLimitBackend"]
+    settings.AUTHENTICATION_BACKENDS = ["articles.store.logins.LoginLimitBackend"]
     assert "articles.W005" not in [m.id for m in check_configuration()]
 
 

@@ -12,10 +12,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
-from articles import logins
-from articles.connection import get_connection
-from articles.embedded import EmbeddedRedis
 from articles.errors import RateLimited
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import logins
+from articles.store.connection import get_connection
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-Secret-123"

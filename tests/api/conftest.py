@@ -8,8 +8,8 @@ import pytest
 from django.urls import NoReverseMatch, reverse
 from rest_framework.test import APIClient
 
-from articles import services
 from articles.api import tokens
+from articles.store import services
 from articles.types import Article
 
 WEEK = 604_800

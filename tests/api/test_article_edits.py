@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from articles import selectors
+from articles.store import selectors
 from tests.api.conftest import WEEK
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ import time
 import pytest
 from rest_framework.renderers import JSONRenderer
 
-from articles import selectors, services
 from articles.api.renderers import FastJSONRenderer
 from articles.api.serializers import ArticleSerializer, article_data
+from articles.store import selectors, services
 from articles.types import Article, Vote
 from tests.api.conftest import WEEK, page_path
 

@@ -8,9 +8,9 @@ import pytest
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
-from articles import keys, selectors, services
 from articles.api import tokens
 from articles.models import ApiToken
+from articles.store import keys, selectors, services
 
 pytestmark = pytest.mark.django_db
 
@@ -247,7 +247,7 @@ def test_an_unexpected_error_is_a_logged_json_500_not_an_html_page(anon, monkeyp
     def broken(**kwargs: object) -> None:
         raise RuntimeError("a bug in a selector")
 
-    monkeypatch.setattr("articles.selectors.article_list", broken)
+    monkeypatch.setattr("articles.store.selectors.article_list", broken)
     response = anon.get("/api/articles/")
     assert response.status_code == 500
     assert response.json() == {

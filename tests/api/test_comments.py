@@ -7,13 +7,13 @@ import time
 import pytest
 from rest_framework.renderers import JSONRenderer
 
-from articles import selectors, services
 from articles.api.comments import (
     CommentSerializer,
     ListedCommentSerializer,
     comment_data,
 )
 from articles.api.renderers import FastJSONRenderer
+from articles.store import selectors, services
 from articles.types import Comment, Vote
 from tests.api.conftest import WEEK
 

@@ -14,7 +14,7 @@ import yaml
 from django.core.management import call_command
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from articles import ratelimits
+from articles.store import ratelimits
 
 
 def generated_schema() -> dict[str, Any]:

@@ -10,8 +10,8 @@ import redis
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from articles import ratelimits, selectors, services
 from articles.models import ApiToken
+from articles.store import ratelimits, selectors, services
 from tests.articles.test_selectors import CountingConnection
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from articles import selectors, services
+from articles.store import selectors, services
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from django.test import Client
 
-from articles import services
+from articles.store import services
 
 # Every read that lists articles, on each surface: page, API and feed.
 LISTINGS = [
@@ -86,9 +86,9 @@ def test_a_bad_voter_set_leaves_the_article_out_of_a_voters_listing(conn, store,
 def test_a_left_out_article_is_logged_once_for_the_listing(conn, store, db, caplog):
     conn.hset("article:1", "votes", "nan")
     conn.hset("article:2", "time", "inf")
-    with caplog.at_level(logging.WARNING, logger="articles.selectors"):
+    with caplog.at_level(logging.WARNING, logger="articles.store.selectors"):
         assert Client().get("/new/").status_code == 200
-    logged = [r.getMessage() for r in caplog.records if r.name == "articles.selectors"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "articles.store.selectors"]
     assert len(logged) == 1
     assert "article:1" in logged[0] and "article:2" in logged[0]
 

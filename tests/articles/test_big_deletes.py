@@ -12,8 +12,10 @@ import pytest
 import redis
 from django.core.management import call_command
 
-from articles import audit, conf, keys, scripts, selectors, services
+from articles import conf
 from articles.errors import ArticleNotFound
+from articles.operations import audit
+from articles.store import keys, scripts, selectors, services
 from articles.types import NewPost, Status, Vote
 
 COMMENTS = 20_000

@@ -8,7 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from articles import audit, selectors, services
+from articles.operations import audit
+from articles.store import selectors, services
 from articles.types import Vote
 
 

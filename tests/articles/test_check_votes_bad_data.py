@@ -10,7 +10,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from articles import audit, services
+from articles.operations import audit
+from articles.store import services
 
 
 @pytest.fixture

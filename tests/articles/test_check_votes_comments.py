@@ -9,8 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from articles import audit, keys, services
-from articles.connection import get_connection
+from articles.operations import audit
+from articles.store import keys, services
+from articles.store.connection import get_connection
 from articles.types import Vote, comment_best
 
 

@@ -9,9 +9,10 @@ import multiprocessing
 import random
 import time
 
-from articles import audit, keys, selectors, services
-from articles.connection import get_connection
 from articles.errors import ArticlesError, InvalidInput
+from articles.operations import audit
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Vote
 
 WORKERS = 3

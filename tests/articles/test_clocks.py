@@ -1,7 +1,7 @@
 """One clock decides the voting window: Redis' own, the clock the voter sets expire by.
 
 The web server's clock is put behind Redis' for real with ARTICLES_CLOCK_OFFSET (the
-app's clock hook, articles/clock.py); Redis keeps its own time.
+app's clock hook, articles/store/clock.py); Redis keeps its own time.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from articles import audit, keys, selectors, services
 from articles.errors import VotingClosed
+from articles.operations import audit
+from articles.store import keys, selectors, services
 from articles.types import Vote
 
 WEEK = 604_800

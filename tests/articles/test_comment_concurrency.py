@@ -8,9 +8,10 @@ import multiprocessing
 import random
 import time
 
-from articles import audit, keys, selectors, services
-from articles.connection import get_connection
 from articles.errors import CommentNotFound, InvalidInput, NotAllowed
+from articles.operations import audit
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Vote
 
 WORKERS = 4

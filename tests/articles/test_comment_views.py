@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from articles import conf, selectors, services
+from articles import conf
+from articles.store import selectors, services
 from articles.types import Vote
 from articles.web import pagecache, rows
 

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import pytest
 
-from articles import keys, selectors, services
 from articles.errors import (
     ArticleNotFound,
     CommentIdempotencyKeyReused,
@@ -23,6 +22,7 @@ from articles.errors import (
     StoreCorrupt,
     VotingClosed,
 )
+from articles.store import keys, selectors, services
 from articles.types import CommentOrder, Vote, comment_best
 from tests.articles.test_selectors import counting  # noqa: F401 - a fixture
 

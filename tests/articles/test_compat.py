@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from articles import audit, selectors, services
+from articles.operations import audit
+from articles.store import selectors, services
 from articles.types import Order, Vote
 from bench import book
 

@@ -7,7 +7,8 @@ import multiprocessing
 import random
 import time
 
-from articles import audit, keys, selectors, services
+from articles.operations import audit
+from articles.store import keys, selectors, services
 from articles.types import Vote
 
 WORKERS = 4

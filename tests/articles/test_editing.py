@@ -9,8 +9,8 @@ import time
 import pytest
 from django.test import Client
 
-from articles import clock, keys, selectors, services
 from articles.errors import ArticleNotFound, InvalidInput, NotAllowed
+from articles.store import clock, keys, selectors, services
 from tests.articles.test_views import article, login, post, text_of
 
 pytestmark = pytest.mark.django_db

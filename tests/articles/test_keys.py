@@ -2,7 +2,7 @@
 
 import pytest
 
-from articles import keys
+from articles.store import keys
 
 
 def test_book_keys_are_exactly_the_books():

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from articles import services
+from articles.store import services
 
 pytestmark = pytest.mark.django_db
 

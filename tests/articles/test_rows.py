@@ -9,7 +9,7 @@ import time
 import pytest
 from django.test import Client
 
-from articles import services
+from articles.store import services
 from articles.types import Vote
 from articles.web import rows
 

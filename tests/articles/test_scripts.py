@@ -7,7 +7,8 @@ from importlib.resources import files
 
 import pytest
 
-from articles import errors, scripts
+from articles import errors
+from articles.store import scripts
 from articles.types import Status, article_score
 
 LUA = files("articles") / "lua"

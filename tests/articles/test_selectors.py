@@ -9,8 +9,8 @@ import pytest
 import redis
 from redis.commands.core import Script
 
-from articles import scripts, selectors, services
 from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
+from articles.store import scripts, selectors, services
 from articles.types import Group, Order, Period, Vote
 
 DAY = 86_400

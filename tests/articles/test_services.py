@@ -7,7 +7,6 @@ import time
 
 import pytest
 
-from articles import keys, ratelimits, selectors, services
 from articles.errors import (
     ArticleNotFound,
     DuplicateLink,
@@ -18,6 +17,7 @@ from articles.errors import (
     NotAllowed,
     VotingClosed,
 )
+from articles.store import keys, ratelimits, selectors, services
 from articles.types import Vote
 
 WEEK = 604_800

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from articles import services
+from articles.store import services
 from articles.web import sessionusers
 
 pytestmark = pytest.mark.django_db

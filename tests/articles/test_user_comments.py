@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from articles import people, services
+from articles.store import people, services
 from articles.web import pagecache
 from tests.articles.test_comment_views import article, client_commands, comment, login, text_of
 from tests.reliability.conftest import free_port, store_on

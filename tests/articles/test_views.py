@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from articles import keys, selectors, services
-from articles.connection import get_connection
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.templatetags.articles_tags import safe_url
 from articles.types import Vote
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from articles import keys, services
 from articles.errors import StoreCorrupt
+from articles.store import keys, services
 from articles.types import Vote
 
 

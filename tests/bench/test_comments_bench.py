@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from articles import selectors, services
-from articles.connection import get_connection
+from articles.store import selectors, services
+from articles.store.connection import get_connection
 from articles.types import CommentOrder
 from bench import comments, counting
 from bench.report import Report

@@ -7,9 +7,11 @@ import time
 import pytest
 import redis
 
-from articles import audit, search, selectors, services, validation
-from articles.connection import get_connection
-from articles.embedded import EmbeddedRedis
+from articles import validation
+from articles.operations import audit
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import search, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Vote
 from bench import book, counting, data
 from bench.http import parse_wrk

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from articles import selectors, services
-from articles.connection import get_connection
+from articles.store import selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Vote
 from bench import counting, data, one_call
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from articles import audit, keys, selectors, services
-from articles.connection import get_connection
+from articles.operations import audit
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import SearchOrder
 from bench import counting, data, searches
 from bench.report import MAIN, SEARCH, Report, write_report

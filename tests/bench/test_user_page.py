@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import override_settings
 
-from articles.connection import get_connection
+from articles.store.connection import get_connection
 from bench import data, pages
 from bench.http import Endpoint, _probe
 

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 from playwright.sync_api import Page, expect
 
-from articles import selectors, services
+from articles.store import selectors, services
 from tests.browser import test_pages
 from tests.browser.test_pages import PASSWORD, Audit
 

@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from playwright.sync_api import Page, Request, Route, expect
 
-from articles import conf, services
+from articles import conf
+from articles.store import services
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -16,7 +16,8 @@ from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from articles import markdown, selectors, services
+from articles import markdown
+from articles.store import selectors, services
 from articles.types import Vote
 from tests.articles.test_markdown import XSS
 from tests.browser.conftest import ARTIFACTS

@@ -12,8 +12,8 @@ from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from articles import selectors, services
 from articles.errors import ArticleNotFound
+from articles.store import selectors, services
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

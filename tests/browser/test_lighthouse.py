@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from articles import services
+from articles.store import services
 from articles.types import Vote
 from tests.browser.conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 

@@ -16,7 +16,7 @@ from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from articles import selectors, services
+from articles.store import selectors, services
 from articles.types import Vote
 from tests.browser.conftest import ARTIFACTS
 

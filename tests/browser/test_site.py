@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from articles import services
+from articles.store import services
 from articles.types import Vote
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

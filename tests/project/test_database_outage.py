@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from articles import services
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import services
 from tests.reliability.conftest import free_port
 
 pytestmark = pytest.mark.slow

@@ -8,10 +8,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from articles import audit, selectors
 from articles.management import demo_comments
 from articles.management.commands.load_demo import ARTICLES
 from articles.models import Profile
+from articles.operations import audit
+from articles.store import selectors
 from articles.types import CommentOrder, Order
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.slow
 BASE = Path(__file__).resolve().parents[2]

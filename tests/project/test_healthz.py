@@ -37,7 +37,7 @@ def test_healthz_answers_503_fast_when_redis_is_unreachable(client, tmp_path):
 def test_a_redis_refusing_writes_makes_a_cached_ranking_page_a_503_not_a_500(client, redis_server):
     """Ensure the group page, whose script (re)builds the 60 s cache, says 503 when the
     primary refuses writes (min-replicas-to-write with no replica), and recovers."""
-    from articles import services
+    from articles.store import services
 
     services.group_create(name="books")
     server = redis_server.client()

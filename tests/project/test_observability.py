@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from articles import services
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import services
 from tests.reliability.conftest import free_port, store_on
 
 ROOT = Path(__file__).resolve().parents[2]

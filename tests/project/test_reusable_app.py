@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ SETTINGS = """
 INSTALLED_APPS += ["rest_framework", "rest_framework.authtoken", "articles"]
 ARTICLES_REDIS_URL = {url!r}
 AUTHENTICATION_BACKENDS = [
-    "articles.logins.LoginLimitBackend",
+    "articles.store.logins.LoginLimitBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 """
@@ -77,14 +77,15 @@ def wheel() -> Iterator[Path]:
 def test_the_wheel_carries_the_app_and_nothing_of_the_host(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for needed in (
-        "articles/lua/vote.lua",
-        "articles/lua/_lib.lua",
-        "articles/templates/articles/base.html",
-        "articles/templates/articles/accounts/login.html",
+        "articles/store/lua/vote.lua",
+        "articles/store/lua/_lib.lua",
+        "articles/jinja2/articles/base.html",
+        "articles/templates/articles/staff/base.html",
+        "articles/jinja2/articles/accounts/login.html",
         "articles/static/articles/js/vote.js",
         "articles/static/articles/css/site.css",
         "articles/migrations/0001_profile.py",
-        "articles/templates/articles/accounts/password_reset_email.txt",
+        "articles/jinja2/articles/accounts/password_reset_email.txt",
         "articles/api/urls.py",
         "articles/web/views.py",
     ):

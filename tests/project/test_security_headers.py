@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from articles import services
+from articles.store import services
 
 
 def _policy(response) -> dict[str, str]:  # type: ignore[no-untyped-def]

@@ -14,8 +14,8 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
-from articles import audit
-from articles.embedded import EmbeddedRedis
+from articles.operations import audit
+from articles.operations.embedded import EmbeddedRedis
 from votesite.settings import pool_kwargs
 
 

@@ -6,7 +6,7 @@ import re
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
-from articles.connection import get_connection
+from articles.store.connection import get_connection
 
 # Text that would run script if a page, feed or API page showed it unescaped. Each holds a
 # character that escaping changes, so finding one verbatim in served HTML is a failure.
@@ -179,7 +179,7 @@ API_WRITES: dict[str, tuple[str, str, dict[str, object] | None]] = {
 def build_world(users: dict[str, object]) -> int:
     """An empty store, then groups red and green, the poster's article in red (with the
     other user's up-vote) and one article of the other user. Returns the poster's article."""
-    from articles import services
+    from articles.store import services
     from articles.types import Vote
 
     get_connection().flushall()

@@ -13,8 +13,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from articles import audit, backup, keys, selectors, services
-from articles.connection import get_connection
+from articles.operations import audit, backup
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Period, Vote
 
 log = logging.getLogger("reliability")

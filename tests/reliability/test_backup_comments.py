@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from articles import audit, backup, keys, selectors, services
-from articles.connection import get_connection
 from articles.errors import InvalidInput
+from articles.operations import audit, backup
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import CommentOrder, Vote
 
 pytestmark = pytest.mark.slow

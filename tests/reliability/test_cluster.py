@@ -15,8 +15,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from articles.checks import check_redis_cluster, redis_status_messages, refuse_unsupported_redis
-from articles.embedded import EmbeddedRedis
+from articles.operations.checks import (
+    check_redis_cluster,
+    redis_status_messages,
+    refuse_unsupported_redis,
+)
+from articles.operations.embedded import EmbeddedRedis
 from tests.reliability.conftest import free_port, store_on
 
 pytestmark = pytest.mark.slow

@@ -12,9 +12,10 @@ from collections import Counter
 
 import pytest
 
-from articles import audit, keys, selectors, services
-from articles.connection import get_connection
 from articles.errors import ArticlesError
+from articles.operations import audit
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Vote
 
 log = logging.getLogger("reliability")

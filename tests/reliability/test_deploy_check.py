@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
 
 pytestmark = pytest.mark.slow
 BASE = Path(__file__).resolve().parents[2]

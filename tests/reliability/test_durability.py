@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from articles import audit, breaker, keys, selectors, services
-from articles.connection import get_connection
-from articles.embedded import EmbeddedRedis
+from articles.operations import audit
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import breaker, keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Vote
 from articles.web.rendering import render_to_string  # the engine of the pages
 
@@ -145,7 +146,7 @@ def test_hung_redis_gives_503_within_3_s_and_the_site_recovers_when_it_resumes(
             log.info(f"hung: {path} 503 in {took:.3f} s")
     finally:
         own_redis.kill(signal.SIGCONT)
-    # The process leaves the server that timed out alone for its cooldown (articles.breaker).
+    # The process leaves the server that timed out alone for its cooldown (articles.store.breaker).
     time.sleep(breaker.COOLDOWN)
     response, took = _timed_get(client, "/listing")
     assert response.status_code == 200

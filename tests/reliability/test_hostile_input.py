@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from articles import audit, keys, selectors, services, validation
-from articles.connection import get_connection
+from articles import validation
 from articles.errors import ArticleNotFound, InvalidInput
+from articles.operations import audit
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Period, Vote
 
 # Every key the store may hold (keys.py): anything else in Redis is a leak.

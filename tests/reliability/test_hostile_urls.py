@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from articles import services
-from articles.connection import get_connection
+from articles.store import services
+from articles.store.connection import get_connection
 from tests.reliability.hostile import db_state
 from tests.reliability.test_hostile_input import KEY
 

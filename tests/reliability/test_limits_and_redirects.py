@@ -14,7 +14,7 @@ from django.conf import settings as django_settings
 from django.test import Client
 from rest_framework.test import APIClient
 
-from articles import services
+from articles.store import services
 from tests.reliability.hostile import db_state, snapshot, without_volatile
 
 log = logging.getLogger("reliability")

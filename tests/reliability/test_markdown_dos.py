@@ -13,7 +13,8 @@ from collections.abc import Callable
 import pytest
 from django.contrib.syndication.views import Feed
 
-from articles import conf, markdown, services
+from articles import conf, markdown
+from articles.store import services
 from articles.validation import TEXT_MAX
 from articles.web import feeds
 

@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from articles import services
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import services
 
 
 @pytest.fixture

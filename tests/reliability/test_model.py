@@ -18,9 +18,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from articles import audit, keys, selectors, services
-from articles.connection import get_connection
 from articles.errors import ArticleNotFound, NotAllowed, VotingClosed
+from articles.operations import audit
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Order, Vote
 
 log = logging.getLogger("reliability")

@@ -15,8 +15,8 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from articles import services
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import services
 from articles.web.rendering import render_to_string  # the engine of the pages
 from tests.reliability.conftest import articles_cache
 from tests.reliability.hostile import API_WRITES, PAGE_WRITES, build_world

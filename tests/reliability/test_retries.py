@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from articles import breaker, scripts, services
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import breaker, scripts, services
 from articles.types import Vote
 from tests.reliability.conftest import store_on
 
@@ -160,7 +160,7 @@ def test_a_write_not_safe_to_repeat_is_sent_once(proxy, script, write):
 
 
 def test_a_vote_whose_reply_is_late_is_a_timeout_and_its_retry_is_counted_once(proxy):
-    """A timeout is not re-sent by the client (articles.breaker): the request is a 503, and
+    """A timeout is not re-sent by the client (articles.store.breaker): the request is a 503, and
     the user's retry of the vote (safe to repeat) changes nothing more."""
     direct = redis.Redis(unix_socket_path=str(proxy.target))
     article_id = post()

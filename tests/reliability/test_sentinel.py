@@ -20,10 +20,11 @@ import redis
 from django.conf import settings
 from django.test import override_settings
 
-from articles import audit, keys, selectors, services
-from articles.connection import get_connection
-from articles.embedded import EmbeddedRedis
 from articles.errors import StoreUnavailable
+from articles.operations import audit
+from articles.operations.embedded import EmbeddedRedis
+from articles.store import keys, selectors, services
+from articles.store.connection import get_connection
 from articles.types import Vote
 from tests.reliability.conftest import free_port
 from votesite.settings import sentinel_cache
@@ -356,7 +357,7 @@ def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_sh
     ],
 )
 def test_every_reply_of_a_changing_primary_counts_as_unavailable(reply: str):
-    from articles.connection import store_unavailable
+    from articles.store.connection import store_unavailable
 
     assert store_unavailable(redis.ResponseError(reply))
     assert not store_unavailable(redis.ResponseError("ERR wrong number of arguments"))

@@ -15,7 +15,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
-from articles import audit, keys, services
+from articles.operations import audit
+from articles.store import keys, services
 from articles.types import Period, Vote
 from tests.reliability.hostile import LINKS, PAYLOADS, html_problems, url_is_safe
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
-from articles import selectors
+from articles.store import selectors
 from articles.web.views import healthz
 
 

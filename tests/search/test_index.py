@@ -12,8 +12,9 @@ import time
 import pytest
 from django.core.management import call_command
 
-from articles import audit, keys, scripts, selectors, services
-from articles.connection import get_connection
+from articles.operations import audit
+from articles.store import keys, scripts, selectors, services
+from articles.store.connection import get_connection
 
 WEEK = 604_800
 
@@ -109,7 +110,7 @@ def test_each_write_sends_one_script_so_no_crash_can_split_article_and_index(con
 
 def test_an_edit_racing_a_changed_index_retries_instead_of_leaving_stale_words(conn, now):
     """Ensure the scripts check the `words` they were given: a stale read is refused."""
-    from articles import scripts
+    from articles.store import scripts
     from articles.types import Status
 
     post(now, "Redis streams")

@@ -1,8 +1,8 @@
-"""The words of articles and queries (articles/search.py): pure, no Redis."""
+"""The words of articles and queries (articles/store/search.py): pure, no Redis."""
 
 import pytest
 
-from articles import keys, search
+from articles.store import keys, search
 
 
 def test_case_folding_and_accents_make_one_word():

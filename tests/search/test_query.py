@@ -8,8 +8,8 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from articles import keys, selectors, services
 from articles.errors import EmptySearch, InvalidInput
+from articles.store import keys, selectors, services
 from articles.types import Period, SearchOrder, Vote
 
 DAY = 86_400

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from articles import keys, selectors, services
+from articles.store import keys, selectors, services
 from articles.types import SearchOrder, Vote
 
 NO_SUCH = "zzqqnever"  # an excluded word no article holds: the same results, always built

@@ -7,8 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from articles import audit, people, services
 from articles.management.progress import Timer, bar
+from articles.operations import audit
+from articles.store import people, services
 
 
 class Command(BaseCommand):

@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from articles import backup
 from articles.management.progress import Timer, bar
+from articles.operations import backup
 
 
 class Command(BaseCommand):

@@ -11,9 +11,9 @@ from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from articles import backup
 from articles.errors import ArticlesError
 from articles.management.progress import Timer, bar
+from articles.operations import backup
 
 
 class Command(BaseCommand):

@@ -11,11 +11,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from articles import clock, selectors, services
 from articles.errors import GroupExists
 from articles.management import demo_comments
 from articles.management.progress import Timer, bar
-from articles.people import bulk_profiles
+from articles.store import clock, selectors, services
+from articles.store.people import bulk_profiles
 from articles.types import NewPost, Order, Vote
 
 GROUPS = {

@@ -8,7 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from articles import conf
-from articles.embedded import EmbeddedRedis
+from articles.operations.embedded import EmbeddedRedis
 
 
 class Command(BaseCommand):

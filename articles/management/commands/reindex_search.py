@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from articles import services
+from articles.store import services
 
 
 class Command(BaseCommand):

@@ -9,8 +9,7 @@ from typing import cast
 
 import redis
 
-from articles import clock, conf, keys, metrics, scripts, search, selectors, validation
-from articles.connection import get_connection
+from articles import conf, validation
 from articles.errors import (
     ArticleNotFound,
     ArticlesError,
@@ -21,8 +20,11 @@ from articles.errors import (
     NotAllowed,
     StoreCorrupt,
 )
-from articles.replication import replicated
-from articles.scripts import raise_for_status
+from articles.operations import metrics
+from articles.operations.replication import replicated
+from articles.store import clock, keys, scripts, search, selectors
+from articles.store.connection import get_connection
+from articles.store.scripts import raise_for_status
 from articles.types import DELETED_NAME, Article, Comment, NewPost, Status, Vote
 
 logger = logging.getLogger(__name__)

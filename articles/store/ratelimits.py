@@ -19,10 +19,12 @@ from typing import Any, Literal
 
 import redis
 
-from articles import clock, conf, keys, metrics, scripts
-from articles.addresses import client_address
-from articles.connection import get_connection, out_of_memory
+from articles import conf
 from articles.errors import RateLimited, StoreFull
+from articles.http.addresses import client_address
+from articles.operations import metrics
+from articles.store import clock, keys, scripts
+from articles.store.connection import get_connection, out_of_memory
 from articles.types import RateLimit
 
 Who = Literal["caller", "user", "address", "account"]

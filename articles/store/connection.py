@@ -15,7 +15,7 @@ from redis.retry import Retry
 from redis.sentinel import SentinelConnectionPool
 
 from articles import conf
-from articles.breaker import FailFastRetry, fail_fast_retry
+from articles.store.breaker import FailFastRetry, fail_fast_retry
 
 _clients: dict[str, redis.Redis] = {}
 # id(pool) -> (pool, a client on a copy of it whose commands are sent once)
@@ -57,7 +57,7 @@ def _client_for_settings() -> redis.Redis:
 def _client(url: str) -> redis.Redis:
     # One quick retry rides out a dropped connection, for the commands safe to repeat
     # (get_connection(retry=False) is the client of the others); a timeout is not retried
-    # and stops this process asking the server for a moment (articles.breaker).
+    # and stops this process asking the server for a moment (articles.store.breaker).
     options = {"retry": fail_fast_retry(url), **conf.redis_options()}
     return redis.Redis(connection_pool=redis.ConnectionPool.from_url(url, **options))
 

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import clock, keys, search, validation
-from articles.audit import _cid, _index_types, _indexed_article_ids, _scan_groups
-from articles.connection import get_connection
+from articles import validation
 from articles.errors import Conflict, InvalidInput
-from articles.services import _member_key
+from articles.operations.audit import _cid, _index_types, _indexed_article_ids, _scan_groups
+from articles.store import clock, keys, search
+from articles.store.connection import get_connection
+from articles.store.services import _member_key
 from articles.types import CommentState, comment_best
 
 EXPORT_VERSION = 1

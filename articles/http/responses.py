@@ -10,7 +10,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
 
-from articles import metrics
 from articles.errors import (
     ArticlesError,
     BadRequest,
@@ -18,6 +17,7 @@ from articles.errors import (
     DuplicateLink,
     StoreUnavailable,
 )
+from articles.operations import metrics
 from articles.urlcache import url_for
 
 # The app_name of articles.api.urls: every path under the API's prefix resolves into it

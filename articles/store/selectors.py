@@ -13,8 +13,7 @@ from typing import Any
 
 import redis
 
-from articles import clock, conf, keys, scripts, search, validation
-from articles.connection import get_connection, store_unavailable
+from articles import conf, validation
 from articles.errors import (
     ArticleNotFound,
     CommentIdempotencyKeyReused,
@@ -25,7 +24,9 @@ from articles.errors import (
     InvalidInput,
     StoreCorrupt,
 )
-from articles.scripts import raise_for_status
+from articles.store import clock, keys, scripts, search
+from articles.store.connection import get_connection, store_unavailable
+from articles.store.scripts import raise_for_status
 from articles.types import (
     Article,
     BadArticle,

@@ -11,8 +11,6 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
 
-from articles.connection import out_of_memory, store_unavailable
-from articles.database import database_unavailable
 from articles.errors import (
     DatabaseUnavailable,
     InvalidInput,
@@ -21,7 +19,9 @@ from articles.errors import (
     StoreFull,
     StoreUnavailable,
 )
-from articles.responses import error_response
+from articles.http.database import database_unavailable
+from articles.http.responses import error_response
+from articles.store.connection import out_of_memory, store_unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 
-from articles import names, services
+from articles import names
 from articles.models import Profile
+from articles.store import services
 
 
 def profile_of(user: Any) -> Profile:

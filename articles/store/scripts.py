@@ -10,7 +10,6 @@ from typing import Any
 from redis.client import Pipeline
 from redis.commands.core import Script
 
-from articles import keys, metrics
 from articles.errors import (
     ArticleNotFound,
     ArticlesError,
@@ -27,10 +26,12 @@ from articles.errors import (
     StoreCorrupt,
     VotingClosed,
 )
+from articles.operations import metrics
+from articles.store import keys
 from articles.types import Status
 
 # importlib.resources, not a path beside __file__: the scripts load from a wheel or zip too.
-_LUA = files("articles") / "lua"
+_LUA = files("articles.store") / "lua"
 # The status enum, as the Lua table S every script answers with (S.OK, S.NOT_FOUND, ...):
 # one definition, in types.Status, so Lua and Python cannot drift apart.
 _STATUS = "local S = {" + ", ".join(f"{s.name} = {s.value}" for s in Status) + "}\n"

@@ -11,7 +11,8 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from articles import conf, logins, selectors
+from articles import conf
+from articles.store import logins, selectors
 
 logger = logging.getLogger(__name__)
 

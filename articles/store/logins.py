@@ -32,10 +32,10 @@ from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.dispatch import receiver
 
-from articles import ratelimits
 from articles.errors import RateLimited
+from articles.store import ratelimits
 
-BACKEND = "articles.logins.LoginLimitBackend"
+BACKEND = "articles.store.logins.LoginLimitBackend"
 # On the HttpRequest: the attempt of the password_check() running, and the last attempt
 # LoginLimitBackend counted (given back if login() follows).
 _CHECKING = "articles_login_checking"
@@ -121,7 +121,7 @@ class LoginLimitBackend(ModelBackend):
         return None
 
 
-@receiver(user_logged_in, dispatch_uid="articles.logins.refund")
+@receiver(user_logged_in, dispatch_uid="articles.store.logins.refund")
 def _logged_in(sender: Any, request: Any = None, **kw: Any) -> None:
     """A login the backend counted succeeded: its attempt is given back."""
     attempt = getattr(_http(request), _PENDING, None) if request is not None else None

@@ -9,9 +9,10 @@ from typing import ParamSpec, TypeVar
 
 import redis
 
-from articles import conf, keys
-from articles.connection import get_connection, refuses_writes
+from articles import conf
 from articles.errors import StoreUnavailable
+from articles.store import keys
+from articles.store.connection import get_connection, refuses_writes
 
 # WAIT counts the replicas holding every write *this connection* made. The services may
 # write on another pooled connection, so the barrier first PUBLISHes on this one: PUBLISH

@@ -18,11 +18,12 @@ from typing import Any, Literal, cast
 import redis
 from redis.typing import EncodableT, FieldT
 
-from articles import conf, keys, scripts, search, services, validation
-from articles.connection import get_connection
+from articles import conf, validation
 from articles.errors import ArticleNotFound, Conflict, InvalidInput, StoreCorrupt
-from articles.selectors import _ids, _s
-from articles.services import _ATTEMPTS, _group_keys
+from articles.store import keys, scripts, search, services
+from articles.store.connection import get_connection
+from articles.store.selectors import _ids, _s
+from articles.store.services import _ATTEMPTS, _group_keys
 from articles.types import Article, Status, article_score, comment_best, valid_time
 
 

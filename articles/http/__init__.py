@@ -1,0 +1,1 @@
+"""HTTP plumbing shared by the pages and the API: addresses, middleware, the error renderer."""

@@ -1,0 +1,1 @@
+"""Operations: the audit and repairs, backup, replication, the embedded Redis, health, metrics."""

@@ -170,7 +170,7 @@ def isoday(value: date) -> str:
     return value.isoformat()
 
 
-@register.inclusion_tag("articles/_bar_chart.html")
+@register.inclusion_tag("articles/staff/_bar_chart.html")
 def bar_chart(
     stats: list[tuple[date, int, int]], column: int, title: str, css: str
 ) -> dict[str, Any]:

@@ -8,4 +8,5 @@ class ArticlesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from articles.store import logins, people  # noqa: F401  (checks, login and account signals)
+        from articles.operations import checks  # noqa: F401  (start-up checks)
+        from articles.store import logins, people  # noqa: F401  (login and account signals)

@@ -11,7 +11,7 @@ from articles import errors
 from articles.store import scripts
 from articles.types import Status, article_score
 
-LUA = files("articles") / "lua"
+LUA = files("articles.store") / "lua"
 
 
 def test_every_script_answers_with_a_named_status_never_a_bare_number():

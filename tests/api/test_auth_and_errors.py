@@ -242,7 +242,7 @@ def test_a_redis_refusing_writes_is_a_json_503_too(as_user, redis_server, option
 
 def test_an_unexpected_error_is_a_logged_json_500_not_an_html_page(anon, monkeypatch, caplog):
     """Ensure a bug answers JSON. (Bad data is no longer one: a `score:` of the wrong
-    type is a 503 naming it, tests/articles/test_bad_data_reads.py.)"""
+    type is a 503 naming it, tests/web/test_bad_data_reads.py.)"""
 
     def broken(**kwargs: object) -> None:
         raise RuntimeError("a bug in a selector")

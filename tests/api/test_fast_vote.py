@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from articles.models import ApiToken
 from articles.store import ratelimits, selectors, services
-from tests.articles.test_selectors import CountingConnection
+from tests.store.test_selectors import CountingConnection
 
 pytestmark = pytest.mark.django_db
 

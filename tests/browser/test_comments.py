@@ -19,8 +19,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from articles import markdown
 from articles.store import selectors, services
 from articles.types import Vote
-from tests.articles.test_markdown import XSS
 from tests.browser.conftest import ARTIFACTS
+from tests.web.test_markdown import XSS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

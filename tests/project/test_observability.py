@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
-from tests.reliability.conftest import free_port, store_on
+from tests.harness import free_port, store_on
 
 ROOT = Path(__file__).resolve().parents[2]
 

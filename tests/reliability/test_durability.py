@@ -18,6 +18,7 @@ from articles.store import breaker, keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Order, Vote
 from articles.web.rendering import render_to_string  # the engine of the pages
+from tests.harness import store_on
 
 log = logging.getLogger("reliability")
 pytestmark = [pytest.mark.slow, pytest.mark.urls("tests.reliability.urls")]
@@ -188,8 +189,6 @@ def _last_multi(aof: bytes) -> int:
 def test_a_torn_last_append_only_record_still_starts_and_passes_the_audit(
     tmp_short: Path, cut: int | str
 ):
-    from tests.reliability.conftest import store_on
-
     # `always`: this test is about a torn record, so every acknowledged write must already be
     # in the file when it is cut (under `everysec` a stalled fsync may postpone the write).
     server = EmbeddedRedis(tmp_short, daemonize=False, extra_config="appendfsync always\n")

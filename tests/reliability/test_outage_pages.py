@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
 from articles.web.rendering import render_to_string  # the engine of the pages
-from tests.reliability.conftest import articles_cache
+from tests.harness import articles_cache
 from tests.reliability.hostile import API_WRITES, PAGE_WRITES, build_world
 
 log = logging.getLogger("reliability")

@@ -17,7 +17,7 @@ import redis
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import breaker, scripts, services
 from articles.types import Vote
-from tests.reliability.conftest import store_on
+from tests.harness import store_on
 
 LATE = 1.5  # seconds a reply is held back: longer than the 1 s socket timeout
 

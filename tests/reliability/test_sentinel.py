@@ -26,7 +26,7 @@ from articles.operations.embedded import EmbeddedRedis
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Vote
-from tests.reliability.conftest import free_port
+from tests.harness import free_port, store_on
 from votesite.settings import sentinel_cache
 
 log = logging.getLogger("reliability")
@@ -204,8 +204,6 @@ def _primary_and_replica(directory: Path) -> tuple[EmbeddedRedis, EmbeddedRedis]
 
 
 def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
     primary, replica = _primary_and_replica(tmp_short)
     try:
         with (
@@ -269,8 +267,6 @@ def test_sentinel_settings_come_from_the_environment(tmp_path: Path):
 
 
 def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
     guard = "min-replicas-to-write 1\nmin-replicas-max-lag 5\n"
     primary = EmbeddedRedis(tmp_short, daemonize=False, extra_config=guard)
     primary.start()
@@ -293,8 +289,6 @@ def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_
 
 
 def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
     primary, replica = _primary_and_replica(tmp_short)
     try:
         with store_on(f"{primary.url}?db=0"):
@@ -317,8 +311,6 @@ def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_sh
     here a writable replica) is an outage, on the service and through the API."""
     from django.contrib.auth import get_user_model
     from rest_framework.test import APIClient
-
-    from tests.reliability.conftest import store_on
 
     primary, replica = _primary_and_replica(tmp_short)
     try:

@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from articles.store import people, services
 from articles.web import pagecache
-from tests.articles.test_comment_views import article, client_commands, comment, login, text_of
-from tests.reliability.conftest import free_port, store_on
+from tests.harness import free_port, store_on
+from tests.web.test_comment_views import article, client_commands, comment, login, text_of
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.test import Client
 
 from articles.errors import ArticleNotFound, InvalidInput, NotAllowed
 from articles.store import clock, keys, selectors, services
-from tests.articles.test_views import article, login, post, text_of
+from tests.web.test_views import article, login, post, text_of
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from articles.errors import (
 )
 from articles.store import keys, selectors, services
 from articles.types import CommentOrder, Vote, comment_best
-from tests.articles.test_selectors import counting  # noqa: F401 - a fixture
+from tests.store.test_selectors import counting  # noqa: F401 - a fixture
 
 WEEK = 604_800
 

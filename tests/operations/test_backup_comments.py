@@ -17,7 +17,8 @@ from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import CommentOrder, Vote
 
-pytestmark = pytest.mark.slow
+# Each test ends with the invariant audit finding nothing on the session's store.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("audited")]
 
 
 def _export(path: Path) -> list[dict[str, object]]:

@@ -19,18 +19,10 @@ from articles.store import keys, people, selectors, services
 from articles.store.connection import get_connection
 from articles.types import DELETED_NAME, Vote
 from articles.web import intents
+from tests.factories import article
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-Secret-123"
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def article(user, title: str = "Hello world", link: str = "https://example.org/a"):  # type: ignore[no-untyped-def]
-    return services.article_post(user_id=user.pk, poster_name=user.username, title=title, link=link)
 
 
 def intent_of(page: str) -> str:

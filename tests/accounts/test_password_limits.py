@@ -22,11 +22,6 @@ PASSWORD = "pw-Secret-123"
 LOCKED = "Too many failed logins for this account: at most 5 every 15 minutes."
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _change(client: Client, old: str, new: str = "A-new-pass-456"):  # type: ignore[no-untyped-def]
     data = {"old_password": old, "new_password1": new, "new_password2": new}
     return client.post("/accounts/password/", data)

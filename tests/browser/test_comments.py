@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from articles import markdown
 from articles.store import selectors, services
 from articles.types import Vote
+from tests import factories
 from tests.browser.conftest import ARTIFACTS
 from tests.web.test_markdown import XSS
 
@@ -33,7 +33,6 @@ SHOTS = ARTIFACTS / "comments"
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_COMMENT_DISPLAY_DEPTH = 4
 
 
@@ -53,21 +52,13 @@ class Thread:
 
 
 def comment(user: Any, article_id: int, text: str, parent_id: int | None = None, **kw: Any) -> int:
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user.pk,
-        author_name=user.username,
-        text=text,
-        parent_id=parent_id,
-        **kw,
-    ).id
+    return factories.comment(user, article_id, text, parent_id, **kw).id
 
 
 def seed() -> Thread:
-    User = get_user_model()
-    ann = User.objects.create_user("ann", password=PASSWORD)
-    bob = User.objects.create_user("bob", password=PASSWORD)
-    User.objects.create_user("mod", password=PASSWORD, is_staff=True)
+    ann = factories.user("ann", password=PASSWORD)
+    bob = factories.user("bob", password=PASSWORD)
+    factories.staff("mod", password=PASSWORD)
     now = time.time()
     article = services.article_post(
         user_id=ann.pk,
@@ -402,8 +393,7 @@ def test_markdown_payloads_never_run_even_without_the_sites_csp(browser: Browser
 
 def test_payloads_in_comments_and_text_posts_never_run(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    User = get_user_model()
-    eve = User.objects.create_user("eve", password=PASSWORD)
+    eve = factories.user("eve", password=PASSWORD)
     payloads = _payloads()
     post = services.article_post(
         user_id=eve.pk, poster_name="eve", title="A text post", link="", text="\n\n".join(payloads)

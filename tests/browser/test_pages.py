@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import redis
 from axe_playwright_python.sync_playwright import Axe
-from django.contrib.auth import get_user_model
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from articles.store import selectors, services
 from articles.types import Vote
+from tests import factories
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -32,7 +32,6 @@ SHOTS = ARTIFACTS / "pages"
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
 
 
@@ -68,10 +67,9 @@ def seed() -> Site:
     """Enough of a site for every page to have something on it: 30 articles (so the New
     page scrolls), good ones, groups, a deleted article, moderation entries and two pages
     of one user's comments."""
-    User = get_user_model()
-    carol = User.objects.create_user("carol", password=PASSWORD)
-    dora = User.objects.create_user("dora", password=PASSWORD)
-    User.objects.create_user("mod", password=PASSWORD, is_staff=True)
+    carol = factories.user("carol", password=PASSWORD)
+    dora = factories.user("dora", password=PASSWORD)
+    factories.staff("mod", password=PASSWORD)
     services.group_create(name="redis", description="The data structure server.", actor="mod")
     services.group_create(name="python", description="The language and its libraries.")
     now = time.time()
@@ -345,8 +343,7 @@ UNBROKEN_TITLE = "Unbroken" + "x" * 120 + "-ending"
 
 def test_an_unbroken_title_fits_a_phone_and_wraps(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    User = get_user_model()
-    erin = User.objects.create_user("erin", password=PASSWORD)
+    erin = factories.user("erin", password=PASSWORD)
     article = services.article_post(
         user_id=erin.pk, poster_name="erin", title=UNBROKEN_TITLE, link="https://example.org/w"
     )

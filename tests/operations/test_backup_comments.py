@@ -16,6 +16,7 @@ from articles.operations import audit, backup
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import CommentOrder, Vote
+from tests import factories
 
 # Each test ends with the invariant audit finding nothing on the session's store.
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("audited")]
@@ -27,14 +28,8 @@ def _export(path: Path) -> list[dict[str, object]]:
 
 
 def _say(article_id: int, user_id: int, parent: int | None = None, **kw) -> int:
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user_id,
-        author_name=f"ü{user_id}",
-        text=f"text <b>{user_id}</b> ✓\nline",
-        parent_id=parent,
-        **kw,
-    ).id
+    text = f"text <b>{user_id}</b> ✓\nline"
+    return factories.comment(user_id, article_id, text, parent, author_name=f"ü{user_id}", **kw).id
 
 
 def _populate() -> list[int]:

@@ -13,6 +13,7 @@ from articles.operations import audit
 from articles.store import keys, services
 from articles.store.connection import get_connection
 from articles.types import Vote, comment_best
+from tests import factories
 
 
 @pytest.fixture
@@ -27,13 +28,7 @@ def run(*args: str) -> str:
 
 
 def say(article_id: int, user_id: int = 2, parent: int | None = None) -> int:
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user_id,
-        author_name=f"u{user_id}",
-        text="hi",
-        parent_id=parent,
-    ).id
+    return factories.comment(user_id, article_id, "hi", parent).id
 
 
 @pytest.fixture

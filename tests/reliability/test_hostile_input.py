@@ -15,6 +15,7 @@ from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Order, Period, Vote
+from tests import factories
 
 # Every key the store may hold (keys.py): anything else in Redis is a leak.
 KEY = re.compile(
@@ -68,8 +69,8 @@ def _assert_namespaced() -> None:
 
 @pytest.fixture
 def article() -> int:
-    services.group_create(name="red")
-    return services.article_post(user_id=1, poster_name="a", title="t", text="x", groups=["red"]).id
+    group = factories.group("red")
+    return factories.article(1, title="t", link="", text="x", groups=[group], poster_name="a").id
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=lambda v: repr(v)[:20])

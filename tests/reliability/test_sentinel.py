@@ -26,6 +26,7 @@ from articles.operations.embedded import EmbeddedRedis
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Vote
+from tests import factories
 from tests.harness import free_port, store_on
 from votesite.settings import sentinel_cache
 
@@ -309,7 +310,6 @@ def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
 def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_short: Path):
     """Ensure WAIT refused by a replica (a primary demoted between a write and its WAIT,
     here a writable replica) is an outage, on the service and through the API."""
-    from django.contrib.auth import get_user_model
     from rest_framework.test import APIClient
 
     primary, replica = _primary_and_replica(tmp_short)
@@ -321,7 +321,7 @@ def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_sh
         ):
             with pytest.raises(StoreUnavailable):
                 services.group_create(name="books")
-            user = get_user_model().objects.create_user(username="ann", password="x")
+            user = factories.user("ann", password="x")
             api = APIClient()
             api.force_authenticate(user)
             data = {"title": "T", "text": "body"}

@@ -18,7 +18,6 @@ pytestmark = pytest.mark.slow
 def test_eight_simultaneous_sign_ups_of_one_name_make_one_user_and_seven_form_errors(settings):
     """Ensure the sign-ups that lose the race for a name get the form's error (400), not a
     500 from the UNIQUE constraint the form's own check could not see coming."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_RATE_LIMITS = {"signup": None}
     start = threading.Barrier(8)
     data = {"username": "racer", "password1": "pw-Secret-123", "password2": "pw-Secret-123"}

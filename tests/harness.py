@@ -129,9 +129,10 @@ def store_on(location: str, *aliases: str, **options: object) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def redis_down(*aliases: str) -> Iterator[None]:
-    """The store (and any other cache `aliases`) on an address nothing listens on."""
-    with store_on(f"redis://127.0.0.1:{free_port()}/0", *aliases):
+def redis_down(*aliases: str, at: str = "") -> Iterator[None]:
+    """The store (and any other cache `aliases`) on an address nothing listens on: `at`,
+    or a free port of 127.0.0.1."""
+    with store_on(at or f"redis://127.0.0.1:{free_port()}/0", *aliases):
         yield
 
 

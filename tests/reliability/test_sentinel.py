@@ -27,7 +27,7 @@ from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Vote
 from tests import factories
-from tests.harness import free_port, store_on
+from tests.harness import free_port, redis_hung, store_on
 from votesite.settings import sentinel_cache
 
 log = logging.getLogger("reliability")
@@ -215,15 +215,12 @@ def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
         ):
             _wait_for(lambda: _replicas_online(primary, 1), 20, "the replica's first sync")
             article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
-            replica.kill(signal.SIGSTOP)
-            try:
-                with (
-                    override_settings(ARTICLES_WAIT_TIMEOUT_MS=300),
-                    pytest.raises(StoreUnavailable, match="0 of 1 replica"),
-                ):
-                    services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
-            finally:
-                replica.kill(signal.SIGCONT)
+            with (
+                redis_hung(replica),
+                override_settings(ARTICLES_WAIT_TIMEOUT_MS=300),
+                pytest.raises(StoreUnavailable, match="0 of 1 replica"),
+            ):
+                services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             # Retrying is safe: the vote is counted once.
             again = services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             assert again.votes == 2

@@ -12,7 +12,7 @@ from articles.store import people, services
 from articles.web import pagecache
 from tests import factories
 from tests.factories import article, comment
-from tests.harness import free_port, store_on
+from tests.harness import redis_down
 from tests.web.test_comment_views import client_commands, login, text_of
 
 pytestmark = pytest.mark.django_db
@@ -147,7 +147,7 @@ def test_a_name_holding_slash_comments_keeps_its_page_and_old_names_work(client,
 
 def test_redis_down_is_a_503(client, make_user):
     make_user("ann")
-    with store_on(f"redis://127.0.0.1:{free_port()}/0"):
+    with redis_down():
         response = client.get("/u/ann/comments/")
     assert response.status_code == 503
     assert "Temporarily unavailable" in text_of(response)

@@ -4,7 +4,6 @@ and the audit, check_votes --repair and reindex_search bring book-written data i
 from __future__ import annotations
 
 import io
-import multiprocessing
 import random
 import threading
 import time
@@ -15,6 +14,7 @@ from django.core.management import call_command
 from articles.operations import audit
 from articles.store import keys, scripts, selectors, services
 from articles.store.connection import get_connection
+from tests.harness import run_together
 
 WEEK = 604_800
 
@@ -177,9 +177,8 @@ def test_reindex_search_rebuilds_everything_and_a_second_run_changes_nothing(con
 WORDS = ["alpha", "beta", "gamma", "delta", "omega"]
 
 
-def _worker(seed: int, barrier) -> None:
+def _worker(seed: int) -> None:
     rng = random.Random(seed)
-    barrier.wait()
     mine: list[int] = []
     for _ in range(60):
         title = " ".join(rng.sample(WORDS, 2))
@@ -203,14 +202,7 @@ def _worker(seed: int, barrier) -> None:
 
 
 def test_concurrent_posts_edits_and_deletes_keep_the_index_exact(conn):
-    context = multiprocessing.get_context("fork")
-    barrier = context.Barrier(4)
-    workers = [context.Process(target=_worker, args=(seed, barrier)) for seed in range(4)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=120)
-    assert [w.exitcode for w in workers] == [0] * 4
+    run_together(_worker, 4)
     assert search_problems() == []
     for word in WORDS:
         expected = set()

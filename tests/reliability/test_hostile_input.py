@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from articles import validation
-from articles.errors import ArticleNotFound, InvalidInput
+from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
@@ -105,7 +105,7 @@ def test_any_text_as_a_group_name_is_either_a_slug_or_refused(name: str):
     except InvalidInput as exc:
         assert exc.field == "group"
         assert not re.fullmatch(r"[a-z0-9-]{1,64}", name.strip())
-    except Exception as exc:  # GroupNotFound for a well-formed name nobody created
+    except GroupNotFound as exc:  # a well-formed name nobody created
         assert re.fullmatch(r"[a-z0-9-]{1,64}", name.strip()), exc
     else:
         assert page.items == []

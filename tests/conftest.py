@@ -105,6 +105,13 @@ def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def now() -> int:
+    """The real clock in whole seconds, taken once for the test: voter sets expire at post
+    time + one week in real time, so a test's `now` stays near it."""
+    return int(time.time())
+
+
+@pytest.fixture
 def conn() -> redis.Redis:
     """The store's own raw client, on the test server."""
     return get_connection()

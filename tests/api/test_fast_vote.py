@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from articles.models import ApiToken
 from articles.store import ratelimits, selectors, services
+from tests import factories
 from tests.store.test_selectors import CountingConnection
 
 pytestmark = pytest.mark.django_db
@@ -37,9 +38,7 @@ def counted(redis_server, monkeypatch):  # type: ignore[no-untyped-def]
 
 
 def _post() -> int:
-    return services.article_post(
-        user_id=999, poster_name="p", title="T", link="https://e.org/", now=time.time()
-    ).id
+    return factories.article(999, "T", "https://e.org/", poster_name="p", now=time.time()).id
 
 
 def test_a_token_vote_takes_two_round_trips_and_no_query_when_warm(as_user, counted):

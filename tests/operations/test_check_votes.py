@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from io import StringIO
 
 import pytest
@@ -13,11 +12,6 @@ from articles.store import selectors, services
 from articles.types import Vote
 
 WEEK = 604_800
-
-
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
 
 
 def run(*args: str) -> str:

@@ -4,7 +4,6 @@ deletes and removals, the article's count, and the thread read's round trips."""
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import replace
 
 import pytest
@@ -28,11 +27,6 @@ from tests import factories
 from tests.store.test_selectors import counting  # noqa: F401 - a fixture
 
 WEEK = 604_800
-
-
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
 
 
 @pytest.fixture

@@ -11,17 +11,13 @@ import pytest
 from articles.errors import StoreCorrupt
 from articles.store import services
 from articles.types import Vote
+from tests import factories
 from tests.harness import snapshot
 
 
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
 def posted(now: int, **fields) -> int:
-    data = {"title": "T", "link": "https://e.org/a"} | fields
-    return services.article_post(user_id=1, poster_name="a", now=now, **data).id
+    data = {"title": "T", "link": "https://e.org/a", "poster_name": "a"} | fields
+    return factories.article(1, now=now, **data).id
 
 
 @pytest.mark.parametrize(

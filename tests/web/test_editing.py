@@ -12,7 +12,7 @@ from django.test import Client
 from articles.errors import ArticleNotFound, InvalidInput, NotAllowed
 from articles.store import clock, keys, selectors, services
 from tests.factories import article
-from tests.web.test_views import login, post, text_of
+from tests.web.forms import login, post, text_of
 
 pytestmark = pytest.mark.django_db
 

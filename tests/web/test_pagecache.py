@@ -10,14 +10,13 @@ from django.test import Client
 
 from articles.store import services
 from articles.types import Vote
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
 def post(title: str, user_id: int = 999) -> int:
-    return services.article_post(
-        user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
-    ).id
+    return factories.article(user_id, title, f"https://e.org/{title}").id
 
 
 def test_a_visitor_without_session_may_see_a_page_at_most_the_cache_time_old(settings):

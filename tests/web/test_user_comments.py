@@ -13,7 +13,8 @@ from articles.web import pagecache
 from tests import factories
 from tests.factories import article, comment
 from tests.harness import redis_down
-from tests.web.test_comment_views import client_commands, login, text_of
+from tests.web.forms import login, text_of
+from tests.web.test_comment_views import client_commands
 
 pytestmark = pytest.mark.django_db
 

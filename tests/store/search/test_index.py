@@ -16,20 +16,14 @@ from articles.errors import ArticleNotFound, Conflict
 from articles.operations import audit
 from articles.store import keys, scripts, selectors, services
 from articles.store.connection import get_connection
+from tests import factories
 from tests.harness import run_together
 
 WEEK = 604_800
 
 
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
 def post(now: int, title: str, link: str = "", text: str = "", user_id: int = 1) -> int:
-    return services.article_post(
-        user_id=user_id, poster_name="u", title=title, link=link, text=text or "body", now=now
-    ).id
+    return factories.article(user_id, title, link, text=text or "body", now=now, poster_name="u").id
 
 
 def members(conn, word: str) -> set[bytes]:

@@ -3,27 +3,21 @@ API, and hostile queries (400 or nothing found, never a 500, never a change)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from rest_framework.test import APIClient
 
 from articles.errors import EmptySearch, InvalidInput
 from articles.store import keys, selectors, services
 from articles.types import Period, SearchOrder, Vote
+from tests import factories
 from tests.harness import threads_together
 
 DAY = 86_400
 
 
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
 def post(now: float, title: str, *, groups=(), user_id: int = 1, text: str = "x") -> int:
-    return services.article_post(
-        user_id=user_id, poster_name="u", title=title, text=text, groups=groups, now=now
+    return factories.article(
+        user_id, title, "", text=text, groups=groups, now=now, poster_name="u"
     ).id
 
 

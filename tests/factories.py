@@ -25,10 +25,14 @@ def restart_numbering() -> None:
     _numbers = itertools.count(1)
 
 
-def user(username: str | None = None, *, staff: bool = False, password: str = PASSWORD) -> Any:
+def user(
+    username: str | None = None, *, staff: bool = False, password: str = PASSWORD, email: str = ""
+) -> Any:
     """A user in the database (`user<n>` unless named); needs the `db` fixture."""
     name = username or f"user{next(_numbers)}"
-    return get_user_model().objects.create_user(username=name, password=password, is_staff=staff)
+    return get_user_model().objects.create_user(
+        username=name, email=email, password=password, is_staff=staff
+    )
 
 
 def staff(username: str | None = None, *, password: str = PASSWORD) -> Any:

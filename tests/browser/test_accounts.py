@@ -18,14 +18,13 @@ from tests import factories
 from tests.browser import test_pages
 from tests.browser.test_pages import PASSWORD, Audit
 
-visitor = test_pages.visitor  # the fixture: a page in a fresh context, logged in or not
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    test_pages.SHOTS.mkdir(parents=True, exist_ok=True)  # Audit's screenshots go there
 
 
 def seed() -> tuple[int, int]:

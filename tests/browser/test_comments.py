@@ -7,24 +7,22 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from articles import markdown
 from articles.store import selectors, services
 from articles.types import Vote
 from tests import factories
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, PASSWORD
 from tests.web.test_markdown import XSS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "Browser-pw-2026"
 WIDE, PHONE = 1280, 390
 AXE = Axe()
 BLOCKING = ("serious", "critical")
@@ -34,6 +32,7 @@ SHOTS = ARTIFACTS / "comments"
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
     settings.ARTICLES_COMMENT_DISPLAY_DEPTH = 4
+    SHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @dataclass
@@ -102,30 +101,6 @@ def seed() -> Thread:
     return Thread(
         a, top, reply, chain, tombstone, removed, lonely, edited, closed.id, ann.pk, bob.pk
     )
-
-
-@pytest.fixture
-def visitor(browser: Browser) -> Iterator[Callable[..., Page]]:
-    """visitor(username, base, **context options): a page in a fresh context, logged in."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    contexts: list[BrowserContext] = []
-
-    def open_as(username: str | None, base: str = "", **options: Any) -> Page:
-        context = browser.new_context(viewport={"width": WIDE, "height": 900}, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        if username:
-            page.goto(f"{base}/accounts/login/")
-            page.fill("#id_username", username)
-            page.fill("#id_password", PASSWORD)
-            page.click("form.panel button[type=submit]")
-            expect(page.locator(".account .me")).to_have_text(username)
-        return page
-
-    yield open_as
-    for context in contexts:
-        context.close()
 
 
 class Audit:

@@ -14,11 +14,10 @@ from playwright.sync_api import Page, expect
 from articles.errors import ArticleNotFound
 from articles.store import selectors, services
 from tests import factories
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "Browser-pw-2026"
 WIDE, PHONE = 1280, 390
 AXE = Axe()
 BLOCKING = ("serious", "critical")

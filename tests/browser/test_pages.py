@@ -6,23 +6,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import redis
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
 from articles.store import selectors, services
 from articles.types import Vote
 from tests import factories
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "Browser-pw-2026"
 WIDE, PHONE = 1280, 390
 # axe-core's own JavaScript ships inside the package: nothing is fetched at run time.
 AXE = Axe()
@@ -33,6 +31,7 @@ SHOTS = ARTIFACTS / "pages"
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
+    SHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.fixture
@@ -166,30 +165,6 @@ class Audit:
         SHOTS.mkdir(parents=True, exist_ok=True)
         (SHOTS / f"axe-{label}.json").write_text(json.dumps(self.counts, indent=1))
         assert not self.problems, "\n".join(self.problems)
-
-
-@pytest.fixture
-def visitor(browser: Browser) -> Iterator[Callable[[str | None], Page]]:
-    """visitor(username): a page in a fresh browser context, logged in as that user."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    contexts: list[BrowserContext] = []
-
-    def open_as(username: str | None, base: str = "", **options: Any) -> Page:
-        context = browser.new_context(viewport={"width": WIDE, "height": 900}, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        if username:
-            page.goto(f"{base}/accounts/login/")
-            page.fill("#id_username", username)
-            page.fill("#id_password", PASSWORD)
-            page.click("form.panel button[type=submit]")
-            expect(page.locator(".account .me")).to_have_text(username)
-        return page
-
-    yield open_as  # type: ignore[misc]
-    for context in contexts:
-        context.close()
 
 
 def public_pages(site: Site) -> list[tuple[str, str]]:

@@ -11,10 +11,9 @@ from playwright.sync_api import Page, expect
 from articles.store import services
 from articles.types import Vote
 from tests import factories
+from tests.browser.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "Browser-pw-2026"
 
 
 @pytest.fixture(autouse=True)

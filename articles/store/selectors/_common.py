@@ -24,7 +24,7 @@ from articles.types import (
     valid_time,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 def _days(newest: list[tuple[bytes, float]]) -> tuple[date, ...]:

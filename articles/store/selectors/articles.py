@@ -21,7 +21,7 @@ from articles.types import (
     Page,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 def article_post_replay(

@@ -29,7 +29,7 @@ from articles.types import (
     Vote,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 def comment_thread(

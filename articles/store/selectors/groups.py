@@ -18,7 +18,7 @@ from articles.types import (
     Order,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 def group_article_list(

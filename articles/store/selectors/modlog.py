@@ -15,7 +15,7 @@ from articles.types import (
     valid_time,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 def modlog_page(*, page: int | str = 1, per_page: int = 50) -> ModlogPage:

@@ -18,7 +18,7 @@ from articles.types import (
     Period,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 def top_article_list(

@@ -18,7 +18,7 @@ from articles.errors import (
 from articles.store import clock, keys
 from articles.store.connection import get_connection
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 # A script that finds its inputs changed since the caller read them answers "retry";

@@ -34,7 +34,7 @@ from articles.store.services._common import (
 )
 from articles.types import Article, NewPost, Status
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 @replicated

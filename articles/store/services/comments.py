@@ -19,7 +19,7 @@ from articles.store.scripts import raise_for_status
 from articles.store.services._common import _article_member, _decode, _given, _log
 from articles.types import Comment, Status, Vote
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 @replicated

@@ -15,7 +15,7 @@ from articles.store.scripts import raise_for_status
 from articles.store.services._common import _ATTEMPTS, CLEANUP_BATCH, _finish_or_leave, _log
 from articles.types import Status
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger(__package__)
 
 
 @replicated

@@ -12,7 +12,10 @@ from redis.typing import EncodableT, FieldT
 
 from articles import validation
 from articles.errors import Conflict, InvalidInput
-from articles.operations.audit import _cid, _index_types, _indexed_article_ids, _scan_groups
+from articles.operations.audit.common import cid as _cid
+from articles.operations.audit.common import index_types as _index_types
+from articles.operations.audit.common import indexed_article_ids as _indexed_article_ids
+from articles.operations.audit.common import scan_groups as _scan_groups
 from articles.store import clock, keys, search
 from articles.store.connection import get_connection
 from articles.store.services import _member_key

@@ -9,10 +9,11 @@ One module per family of invariants, each check a function with one job: article
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comments (their rules), comment_lists (their lists and voter sets); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
-repairs mends what they find.
+repairs (comment_repairs for the comments) mends what they find.
 """
 
 from articles.operations.audit.articles import ARTICLE_KINDS
+from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.groups import group_memberships
@@ -21,8 +22,6 @@ from articles.operations.audit.repairs import (
     Repaired,
     article_groups_set,
     article_repair,
-    comment_repair,
-    comments_repair_all,
     group_register,
     index_entries_repair,
     search_index_repair,

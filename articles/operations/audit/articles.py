@@ -18,6 +18,7 @@ from articles.operations.audit.common import (
     WHOLE,
     Problem,
     grouped,
+    queue_voter_reads,
     shown,
     time_or_none,
     to_float,
@@ -63,11 +64,7 @@ def queue_reads(pipe: redis.client.Pipeline, article_id: int) -> None:
     pipe.zscore(keys.TIME, member)
     pipe.zscore(keys.GOOD, member)
     pipe.zscore(keys.VOTES, member)
-    pipe.scard(up)
-    pipe.scard(down)
-    pipe.sinter([up, down])
-    pipe.ttl(up)
-    pipe.ttl(down)
+    queue_voter_reads(pipe, up, down)
 
 
 def audit_chunk(

@@ -14,7 +14,7 @@ from articles.operations.audit.comment_lists import (
     VOTER_READS,
     comment_votes_faults,
     compare_comment_index,
-    queue_voter_reads,
+    queue_comment_voter_reads,
 )
 from articles.operations.audit.comments import (
     CommentRow,
@@ -158,7 +158,7 @@ class _Order:
         for key, member in self.scores:
             pipe.zscore(key, member)
         for comment_id in self.voters:
-            queue_voter_reads(pipe, comment_id)
+            queue_comment_voter_reads(pipe, comment_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,14 @@ import redis
 
 from articles import conf
 from articles.operations.audit.comments import CommentRow, Expected, Found, voting_open
-from articles.operations.audit.common import Problem, chunks, cid, voter_faults, wrong_type
+from articles.operations.audit.common import (
+    Problem,
+    chunks,
+    cid,
+    queue_voter_reads,
+    voter_faults,
+    wrong_type,
+)
 from articles.store import keys
 from articles.store.selectors import _s
 
@@ -113,20 +120,15 @@ def _stale_voter_sets(conn: redis.Redis, rows: dict[int, CommentRow]) -> list[Pr
     return problems
 
 
-def queue_voter_reads(pipe: redis.client.Pipeline, comment_id: int) -> None:
-    up, down = keys.comment_voted(comment_id), keys.comment_voted_down(comment_id)
-    pipe.scard(up)
-    pipe.scard(down)
-    pipe.sinter([up, down])
-    pipe.ttl(up)
-    pipe.ttl(down)
+def queue_comment_voter_reads(pipe: redis.client.Pipeline, comment_id: int) -> None:
+    queue_voter_reads(pipe, keys.comment_voted(comment_id), keys.comment_voted_down(comment_id))
 
 
 def _open_voters(conn: redis.Redis, chunk: Sequence[CommentRow]) -> list[Problem]:
     """The voter sets of the comments `chunk` against their counts, read in one pipeline."""
     pipe = conn.pipeline(transaction=False)
     for row in chunk:
-        queue_voter_reads(pipe, row.id)
+        queue_comment_voter_reads(pipe, row.id)
     replies = pipe.execute(raise_on_error=False)
     problems: list[Problem] = []
     for i, row in enumerate(chunk):

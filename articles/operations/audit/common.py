@@ -102,6 +102,16 @@ def scan_groups(
     return memberships, names, bad, wrong
 
 
+def queue_voter_reads(pipe: redis.client.Pipeline, up: str, down: str) -> None:
+    """Queue the reads of an item's voter sets the checks take, in this order: the size of
+    each, the users in both, the TTL of each (articles and comments alike)."""
+    pipe.scard(up)
+    pipe.scard(down)
+    pipe.sinter([up, down])
+    pipe.ttl(up)
+    pipe.ttl(down)
+
+
 def grouped(raw: dict[Any, Any]) -> set[str]:
     """The groups an article hash's `groups` field names."""
     return {g for g in _s(raw.get(b"groups", b"")).split(",") if g}

@@ -5,14 +5,14 @@ Bad data never stops it: a key of the wrong type is reported ("wrong_type") and 
 read further nor written; a count or time that is not one is reported, and a repair
 mends it only from what is still known elsewhere (the voter sets, the time: index).
 
-One module per family of invariants, each check a function with one job: articles
+One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comments (their rules), comment_lists (their lists and voter sets); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
 
-from articles.operations.audit.articles import ARTICLE_KINDS
+from articles.operations.audit.article_checks import ARTICLE_KINDS
 from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem

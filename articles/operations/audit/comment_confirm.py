@@ -32,7 +32,7 @@ from articles.store import keys, scripts
 from articles.store.selectors import _s
 from articles.types import Status
 
-# The re-read of an article's count by comment_tally.lua, in place of a _Reads.
+# The re-read of an article's count by comment_tally.lua, in place of a Reads.
 TALLY = "tally"
 
 

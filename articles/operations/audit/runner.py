@@ -7,7 +7,7 @@ from typing import Any
 
 import redis
 
-from articles.operations.audit import articles, comment_confirm, comment_lists, comments
+from articles.operations.audit import article_checks, comment_confirm, comment_lists, comments
 from articles.operations.audit.common import (
     Problem,
     chunks,
@@ -56,7 +56,7 @@ def invariant_audit(
     ordered = sorted(ids)
     done = 0
     for chunk in chunks(ordered, batch):
-        problems += articles.audit_chunk(conn, chunk, memberships, now, broken)
+        problems += article_checks.audit_chunk(conn, chunk, memberships, now, broken)
         done += len(chunk)
         if progress is not None:
             progress(done, len(ordered))
@@ -75,7 +75,7 @@ def invariant_audit(
 
 # The family of an article, index or search problem: what a re-read of it covers.
 _UNITS: dict[str, str] = {
-    **dict.fromkeys(articles.ARTICLE_KINDS, "article"),
+    **dict.fromkeys(article_checks.ARTICLE_KINDS, "article"),
     "link_stale": "link",
     "link_unindexed": "linked",
     "link_shared": "linked",
@@ -104,7 +104,7 @@ def _found_unit(problem: Problem) -> Unit | None:
 def _found_read(pipe: redis.client.Pipeline, unit: Unit, guess: Any, broken: set[str]) -> Judge:
     kind = unit[0]
     if kind == "article":
-        return articles.article_read(pipe, unit[1], guess, broken)
+        return article_checks.article_read(pipe, unit[1], guess, broken)
     if kind == "link":
         return link_read(pipe, unit[1], guess)
     if kind == "linked":

@@ -1,7 +1,7 @@
 """The checks of each article against its indexes, voter sets and groups (SPEC §1).
 
-One article is read in one batch of pipelined reads (_reads); each check judges one
-invariant from those replies, and _problems runs them in a fixed order. A key of the
+One article is read by the pipelined reads of queue_reads; each check judges one
+invariant from those replies, and article_problems runs them in a fixed order. A key of the
 wrong type, a missing hash, a bad time or a bad count stops the checks that need it.
 """
 
@@ -30,7 +30,7 @@ from articles.store import keys
 from articles.store.selectors import _s
 from articles.types import Article, article_score, valid_time
 
-# The kinds _problems reports, re-read by article_read.
+# The kinds article_problems reports, re-read by article_read.
 ARTICLE_KINDS = frozenset(
     {
         "missing_hash",

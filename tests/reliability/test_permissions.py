@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from articles.api import tokens
 from articles.models import ApiToken
+from articles.store import tokens
 from tests.reliability.hostile import (
     API_WRITES,
     PAGE_WRITES,

@@ -9,8 +9,7 @@ from django.test import Client, RequestFactory
 from django.urls import get_script_prefix, reverse, set_script_prefix
 from rest_framework.test import APIClient
 
-from articles.api import tokens
-from articles.store import services
+from articles.store import services, tokens
 from articles.urlcache import url_for
 
 pytestmark = pytest.mark.django_db

@@ -39,6 +39,7 @@ from markupsafe import Markup
 
 from articles import conf, markdown
 from articles.caches import Cache, Kind
+from articles.http import responses
 from articles.http.database import database_unavailable
 from articles.store import clock, search
 from articles.templatetags import articles_tags as tags
@@ -83,6 +84,15 @@ def render_to_string(
     if context:
         values.update(context)
     return template.render(values)
+
+
+def _error_page(
+    request: HttpRequest, template: str, context: dict[str, Any], status: int
+) -> HttpResponse:
+    return render(request, template, context, status=status)
+
+
+responses.register_page_renderer(_error_page)
 
 
 class JinjaTemplateMixin:

@@ -1,8 +1,8 @@
 """Named URLs reversed once per process rather than once per article of a listing.
 
-The patterns are a content-addressed cache (articles.caches): keyed by the URL name, the
-number of arguments, the request's URLconf and its script prefix (a host mounted under
-SCRIPT_NAME gets its own links), so never stale; at most MAX_PATTERNS of them.
+The patterns are a content-addressed cache (articles.caches "url_patterns"): keyed by the
+URL name, the number of arguments, the request's URLconf and its script prefix (a host
+mounted under SCRIPT_NAME gets its own links), so never stale; at most MAX_PATTERNS.
 """
 
 from __future__ import annotations

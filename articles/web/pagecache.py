@@ -1,7 +1,7 @@
 """A short-lived cache of listing pages for visitors with no session, in each process.
 
 The anonymous listing pages are the same for every such visitor; rendering 25 rows costs
-about 15x a bare view. A TTL cache (articles.caches): a page is kept
+about 15x a bare view. A TTL cache (articles.caches "anonymous_pages"): a page is kept
 ARTICLES_ANONYMOUS_PAGE_SECONDS (2 s by default), at most MAX_PAGES of them, so a visitor
 sees a vote or a post made in another process at most that late. A write made in this
 process, through any surface, drops them at once (store.scripts.written). Only a

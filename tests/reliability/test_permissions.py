@@ -134,7 +134,8 @@ def test_every_api_write_by_every_role_answers_as_the_matrix_says(users):  # typ
             if action == "token":
                 if users[role] is not None:
                     ApiToken.objects.filter(user=users[role]).delete()
-                db_before = db_state()
+                # Both taken after the deletion (which stamps the user's credential epoch).
+                before, db_before = without_volatile(snapshot()), db_state()
                 name = users[role].username if users[role] else "staff"
                 password = PASSWORD if users[role] else "not-the-password"
                 response = APIClient().post(

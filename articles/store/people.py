@@ -139,8 +139,12 @@ def _user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 def credential_epoch(user_id: int) -> float:
-    """When the user's credentials were last revoked (0: not lately). One GET."""
-    stamp = get_connection().get(keys.credential_epoch(user_id))
+    """When the user's credentials were last revoked (0: not lately; infinity: unknown,
+    Redis unreachable, so nothing kept is to be trusted). One GET."""
+    try:
+        stamp = get_connection().get(keys.credential_epoch(user_id))
+    except (redis.RedisError, ArticlesError):
+        return math.inf
     return float(stamp) if stamp else 0.0
 
 

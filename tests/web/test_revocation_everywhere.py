@@ -5,17 +5,20 @@ processes: the module's own (process A, whose signal receivers it holds) and ano
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
 import pytest
-from django.test import Client
+from django.conf import settings as django_settings
+from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from articles.api import tokens as api_tokens
 from articles.kept import KeptUsers
-from articles.store import services, tokens
+from articles.store import people, services, tokens
 from articles.web import sessionusers
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +134,16 @@ def test_credentials_read_long_after_a_revocation_are_kept_again(make_user):
     bob.save()
     assert api_vote(api, aid, "up") == 200
     assert len(api_tokens._kept) == 1
+
+
+def test_with_redis_unreachable_no_kept_credential_is_honoured(make_user, tmp_path):
+    bob = make_user()
+    kept = KeptUsers("session_users_other_process_outage", 10)
+    caches = {alias: dict(config) for alias, config in django_settings.CACHES.items()}
+    caches["articles"]["LOCATION"] = f"unix://{tmp_path}/nothing-here.sock"
+    with override_settings(CACHES=caches):
+        kept.keep("key", bob, None, read_at=time.time() - 60, expires=time.monotonic() + 60)
+        assert people.credential_epoch(bob.pk) == math.inf
+        assert kept.get("key") is None  # the caller asks the database, as with no cache
+    kept.keep("key", bob, None, read_at=time.time() - 60, expires=time.monotonic() + 60)
+    assert kept.get("key") == (bob, None)

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.django_db
 
 OTHER_SESSIONS = KeptUsers("session_users_other_process", 100)
 OTHER_TOKENS = KeptUsers("api_tokens_other_process", 100)
+OUTAGE = KeptUsers("test_outage_sessions", 10)
 
 
 @pytest.fixture(autouse=True)
@@ -138,7 +139,7 @@ def test_credentials_read_long_after_a_revocation_are_kept_again(make_user):
 
 def test_with_redis_unreachable_no_kept_credential_is_honoured(make_user, tmp_path):
     bob = make_user()
-    kept = KeptUsers("session_users_other_process_outage", 10)
+    kept = OUTAGE
     caches = {alias: dict(config) for alias, config in django_settings.CACHES.items()}
     caches["articles"]["LOCATION"] = f"unix://{tmp_path}/nothing-here.sock"
     with override_settings(CACHES=caches):

@@ -1,4 +1,4 @@
-# votesite: gunicorn on production settings, as a non-root user (README, "Docker").
+# votesite: gunicorn on production settings, as a non-root user (docs/install.md, "Docker").
 # Build: docker build -t votesite .   Run it with compose.yaml, or give it DJANGO_SECRET_KEY,
 # DJANGO_ALLOWED_HOSTS, REDIS_URL and DATABASE_URL, and run `python manage.py migrate` once
 # (the entrypoint does not: compose.yaml's one-shot `migrate` service does).

@@ -1,53 +1,60 @@
-"""Who a credential (an API token, a session key) belongs to, kept in this process for a few
-seconds: the token and session caches of the API and the pages share this one mechanism.
+"""Who a credential (an API token, a session key) belongs to, kept in this process: the
+token and session caches of the API and the pages share this one mechanism.
 
-Shared by a process's threads (gunicorn's gthread workers): changes take a lock, and a user
-read before a forget in this process is not kept after it (`forgets` counts them), so a
-thread that read a credential just before it was revoked cannot bring it back.
+An authorization cache (articles.caches): an entry is honoured only if its user's
+credentials were not revoked since it was read from the database. Each use reads the
+user's credential epoch (store.people: the time of their last logout, password change,
+deactivation or token revocation; one GET) and drops the entry unless it was read more
+than CLOCK_SLACK after it. So a revocation in any process takes effect in every process
+at once. With Redis unreachable an entry is not honoured: the caller asks the database,
+as with no cache. Entries also expire (ARTICLES_TOKEN_CACHE_SECONDS,
+ARTICLES_SESSION_CACHE_SECONDS: 5 s by default), the bound on what no epoch records (a
+session row deleted by hand), and at most `limit` of them are kept.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
+
+from articles.caches import Cache, Kind
+from articles.store import people
+
+# Clocks of different machines differ: a credential read less than this after a
+# revocation (by the reader's clock) is read again from the database next time.
+CLOCK_SLACK = 1.0
 
 
 class KeptUsers:
-    def __init__(self, limit: int) -> None:
-        self.entries: dict[str, tuple[float, Any, Any]] = {}  # key -> (expires, user, extra)
-        self.limit = limit
-        self.forgets = 0  # how many forgets this process has seen
-        self._lock = threading.Lock()
+    def __init__(self, name: str, limit: int) -> None:
+        # key -> (user, extra, the time.time() before the database was read)
+        self.entries: Cache[str, tuple[Any, Any, float]] = Cache(
+            name, Kind.AUTHORIZATION, entries=limit
+        )
 
-    def get(self, key: str, now: float) -> tuple[Any, Any] | None:
-        """(user, extra) kept for `key` and not yet expired at `now` (monotonic), else None."""
+    def get(self, key: str) -> tuple[Any, Any] | None:
+        """(user, extra) kept for `key`, if not expired and nothing was revoked since."""
         kept = self.entries.get(key)
-        return (kept[1], kept[2]) if kept is not None and kept[0] > now else None
+        if kept is None:
+            return None
+        user, extra, read_at = kept
+        if people.credential_epoch(user.pk) >= read_at - CLOCK_SLACK:
+            self.entries.pop(key)
+            return None
+        return user, extra
 
-    def keep(self, key: str, expires: float, user: Any, extra: Any = None, *, seen: int) -> None:
-        """Keep `user` for `key` unless something was forgotten since `seen` (self.forgets
-        when the user was read): it may be this very credential that was revoked."""
-        with self._lock:
-            if self.forgets != seen:
-                return
-            if len(self.entries) >= self.limit:
-                self.entries.clear()
-            self.entries[key] = (expires, user, extra)
+    def keep(
+        self, key: str, user: Any, extra: Any = None, *, read_at: float, expires: float
+    ) -> None:
+        """Keep `user` for `key`: read from the database after `read_at` (time.time()),
+        until `expires` (time.monotonic())."""
+        self.entries.put(key, (user, extra, read_at), expires=expires)
 
     def forget(self, key: str | None) -> None:
-        if not key:
-            return
-        with self._lock:
-            self.forgets += 1
-            self.entries.pop(key, None)
+        if key:
+            self.entries.pop(key)
 
     def forget_user(self, pk: Any) -> None:
-        with self._lock:
-            self.forgets += 1
-            for key in [k for k, (_, user, _) in self.entries.items() if user.pk == pk]:
-                del self.entries[key]
+        self.entries.drop_where(lambda key, kept: kept[0].pk == pk)
 
     def clear(self) -> None:
-        with self._lock:
-            self.forgets += 1
-            self.entries.clear()
+        self.entries.clear()

@@ -20,11 +20,11 @@ thread's CPU time, checked from hooks the parser calls as it goes (each inline r
 chain, each block line, each link, each linkify test). Past it, the text is shown as
 escaped plain text with its line breaks: only a text made to be slow comes to that,
 an ordinary 20,000-character post takes ~15 ms. And each rendered text is kept, in
-each process, in a content-addressed cache (a BLAKE2b digest of the text: never stale)
-bounded by the bytes of HTML it holds, not by text length: a feed or a thread read
-again renders nothing. The HTML is not stored in Redis beside the text: a second copy
-of every text there would cost memory per article, for a render that the cache and
-the budget already bound.
+each process, in a content-addressed cache (articles.caches "markdown": keyed by a BLAKE2b
+digest of the text, so never stale) bounded by the HTML it holds (CACHE_CHARS, ~32 MB),
+not by text length: a feed or a thread read again renders nothing. The HTML is not
+stored in Redis beside the text: a second copy of every text there would cost memory
+per article, for a render that the cache and the budget already bound.
 """
 
 from __future__ import annotations
@@ -35,12 +35,13 @@ import math
 import re
 import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+
+from articles.caches import Cache, Kind
 
 SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "nofollow ugc noopener"
@@ -55,7 +56,7 @@ CHECK_EVERY = 32
 # The HTML kept per process (characters, ~bytes): ~1 KB for a typical comment, at most
 # ~100 KB for a 20,000-character text.
 CACHE_CHARS = 32 * 1024 * 1024
-_ENTRY_OVERHEAD = 200  # the digest, the str header and the OrderedDict's links
+_ENTRY_OVERHEAD = 200  # the digest, the str header and the cache's links
 
 
 class _OverBudget(Exception):
@@ -164,8 +165,9 @@ _CLEANER = nh3.Cleaner(
     strip_comments=True,
 )
 
-_kept: OrderedDict[bytes, str] = OrderedDict()
-_kept_chars = 0
+_kept: Cache[bytes, str] = Cache(
+    "markdown", Kind.CONTENT, entries=CACHE_CHARS // _ENTRY_OVERHEAD, max_bytes=CACHE_CHARS
+)
 # The texts being rendered now, each by one thread; another thread that wants the same
 # text waits for it (a feed's first readers all want the same 50 texts at once).
 _making: dict[bytes, threading.Event] = {}
@@ -176,11 +178,10 @@ _lock = threading.Lock()
 def render(text: str) -> Markup:
     """`text` (Markdown) as sanitised HTML, safe to put in a page as is."""
     key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+    found = _kept.get(key)
+    if found is not None:
+        return Markup(found)  # noqa: S704 (sanitised by nh3)
     with _lock:
-        found = _kept.get(key)
-        if found is not None:
-            _kept.move_to_end(key)
-            return Markup(found)  # noqa: S704 (sanitised by nh3)
         making = _making.get(key)
         if making is None:
             _making[key] = threading.Event()
@@ -192,25 +193,11 @@ def render(text: str) -> Markup:
         return Markup(found if found is not None else _render(text))  # noqa: S704
     try:
         made = _render(text)
-        _keep(key, made)
+        _kept.put(key, made, size=len(made) + _ENTRY_OVERHEAD)
     finally:
         with _lock:
             _making.pop(key).set()
     return Markup(made)  # noqa: S704 (sanitised by nh3)
-
-
-def _keep(key: bytes, made: str) -> None:
-    global _kept_chars
-    size = len(made) + _ENTRY_OVERHEAD
-    if size > CACHE_CHARS:
-        return
-    with _lock:
-        if key not in _kept:
-            _kept[key] = made
-            _kept_chars += size
-            while _kept_chars > CACHE_CHARS:
-                _, dropped = _kept.popitem(last=False)
-                _kept_chars -= len(dropped) + _ENTRY_OVERHEAD
 
 
 def _render(text: str) -> str:
@@ -256,7 +243,4 @@ def _quotes_escaped(html_text: str) -> str:
 
 def clear() -> None:
     """Forget every kept rendering (tests)."""
-    global _kept_chars
-    with _lock:
-        _kept.clear()
-        _kept_chars = 0
+    _kept.clear()

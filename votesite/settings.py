@@ -1,4 +1,4 @@
-"""Django settings for votesite, read from environment variables (README, Configuration).
+"""Django settings for votesite, read from environment variables (docs/install.md, Configuration).
 Reading them writes nothing to disk."""
 
 from __future__ import annotations
@@ -317,7 +317,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGIN_URL = "articles:login"
 
-# --- Security (production values come from the environment; see README) ------------
+# --- Security (production values come from the environment; see docs/install.md) ---
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)

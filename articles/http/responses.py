@@ -3,11 +3,13 @@ URLconf, wherever the host mounts it) or for a caller asking for JSON, else a pa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
+from django.utils.html import escape
 from django.views import defaults
 
 from articles.errors import (
@@ -23,6 +25,28 @@ from articles.urlcache import url_for
 # The app_name of articles.api.urls: every path under the API's prefix resolves into it
 # (its last pattern answers any other path there with a JSON 404).
 API_APP_NAME = "api"
+
+
+PageRenderer = Callable[[HttpRequest, str, dict[str, Any], int], HttpResponse]
+
+
+def _plain_page(
+    request: HttpRequest, template: str, context: dict[str, Any], status: int
+) -> HttpResponse:
+    """The error page before the pages' engine has registered itself (a host that serves
+    none of the app's pages): the message alone."""
+    text = escape(str(context["message"]))
+    return HttpResponse(f"<!doctype html><title>{status}</title><p>{text}</p>", status=status)
+
+
+_page_renderer: PageRenderer = _plain_page
+
+
+def register_page_renderer(renderer: PageRenderer) -> None:
+    """Render error pages with `renderer` (articles.web.rendering registers its own on
+    import): the plumbing shared by both front ends imports neither."""
+    global _page_renderer
+    _page_renderer = renderer
 
 
 def is_api(request: HttpRequest) -> bool:
@@ -65,9 +89,7 @@ def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
         )
         context = {"error": exc, "status": exc.status_code, "field": getattr(exc, "field", None)}
         context["message"] = exc.message
-        from articles.web.rendering import render  # the pages' engine, loaded on need
-
-        response = render(request, template, context, status=exc.status_code)
+        response = _page_renderer(request, template, context, exc.status_code)
     for name, value in exc.headers.items():
         response[name] = value
     return response

@@ -1,10 +1,16 @@
-"""The site's own Prometheus metrics: votes, posts, rate-limited requests, Redis errors and
-Lua script latency. The host exposes them (votesite serves /metrics with django-prometheus)."""
+"""The site's own Prometheus metrics: votes, posts, rate-limited requests, Redis errors, Lua
+script latency and the in-process caches. The host exposes them (votesite serves /metrics
+with django-prometheus)."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from collections.abc import Iterator
 
+from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from articles import caches
 from articles.errors import StoreCorrupt, StoreFull, StoreUnavailable
 
 VOTES = Counter(
@@ -49,3 +55,36 @@ def count_error(exc: Exception) -> None:
 
 
 _REDIS_KINDS = (("unavailable", StoreUnavailable), ("full", StoreFull), ("corrupt", StoreCorrupt))
+
+
+class CacheCollector(Collector):
+    """Each cache's counters, read when /metrics is scraped (a hit costs no metric call)."""
+
+    def collect(self) -> Iterator[Metric]:
+        labels = ["cache", "kind"]
+        hits = CounterMetricFamily(
+            "articles_cache_hits", "Lookups a cache answered.", labels=labels
+        )
+        misses = CounterMetricFamily(
+            "articles_cache_misses", "Lookups a cache could not answer.", labels=labels
+        )
+        evictions = CounterMetricFamily(
+            "articles_cache_evictions", "Entries pushed out by a cache's bound.", labels=labels
+        )
+        entries = GaugeMetricFamily(
+            "articles_cache_entries", "Entries a cache holds.", labels=labels
+        )
+        size = GaugeMetricFamily(
+            "articles_cache_bytes", "Bytes a size-bounded cache holds (else 0).", labels=labels
+        )
+        for cache in caches.every():
+            named = [cache.name, str(cache.kind)]
+            hits.add_metric(named, cache.hits)
+            misses.add_metric(named, cache.misses)
+            evictions.add_metric(named, cache.evictions)
+            entries.add_metric(named, len(cache))
+            size.add_metric(named, cache.bytes)
+        yield from (hits, misses, evictions, entries, size)
+
+
+REGISTRY.register(CacheCollector())

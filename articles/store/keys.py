@@ -176,6 +176,13 @@ def rate_limit(scope: str, ident: str, window: int) -> str:
     return f"ratelimit:{scope}:{ident}:{window}"
 
 
+def credential_epoch(user_id: int) -> str:
+    """string: Unix time of the user's last logout, password change or token revocation.
+    A process honours a credential it kept only if it read it after that (articles.kept);
+    expires once no process can still hold one read before (store.people)."""
+    return f"credential_epoch:{_positive(user_id)}"
+
+
 def vote_intent(nonce: str) -> str:
     """string, set (NX) when a signed vote intent is cast after a log-in; expires with the
     intent, so each intent is cast at most once."""

@@ -6,21 +6,37 @@ A user saved with `strict_name = True` (sign-up) must have a name key of its own
 look-alike of another account's name makes the save fail with IntegrityError, inside the
 sign-up's transaction. Other saves (admin, createsuperuser) keep the key only when it is
 free, and so do users made in bulk (load_demo), given theirs by bulk_profiles.
+
+Each user's credential epoch (keys.credential_epoch) is the time their credentials were
+last revoked: a logout, any save of the user (a password change or reset, deactivation),
+its deletion, or an API token deleted (store.tokens). A process's kept credentials
+(articles.kept) are honoured only if read after it. It is stamped at once and again when
+the transaction commits, so a process that reads the database before the commit cannot
+keep what the commit revokes.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from collections.abc import Iterable
 from typing import Any
 
+import redis
 from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_out
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 
-from articles import names
+from articles import conf, names
+from articles.errors import ArticlesError
 from articles.models import Profile
-from articles.store import services
+from articles.store import keys, services
+from articles.store.connection import get_connection
+
+logger = logging.getLogger(__name__)
 
 
 def profile_of(user: Any) -> Profile:
@@ -122,5 +138,45 @@ def _user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     services.user_forget_or_leave(user_id=instance.pk)
 
 
+def credential_epoch(user_id: int) -> float:
+    """When the user's credentials were last revoked (0: not lately; infinity: unknown,
+    Redis unreachable, so nothing kept is to be trusted). One GET."""
+    try:
+        stamp = get_connection().get(keys.credential_epoch(user_id))
+    except (redis.RedisError, ArticlesError):
+        return math.inf
+    return float(stamp) if stamp else 0.0
+
+
+def credentials_revoked(user_id: int) -> None:
+    """Stamp the user's credential epoch now, and again when the transaction commits."""
+    _stamp(user_id)
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(lambda: _stamp(user_id))
+
+
+def _stamp(user_id: int) -> None:
+    # Kept past the longest a process keeps a credential, and the clocks' slack.
+    seconds = math.ceil(max(conf.token_cache_seconds(), conf.session_cache_seconds())) + 60
+    try:
+        get_connection().set(keys.credential_epoch(user_id), repr(time.time()), ex=seconds)
+    except (redis.RedisError, ArticlesError):
+        # The revocation itself (the database's) stands; kept credentials are refused
+        # while Redis is away (articles.kept), and expire within their few seconds.
+        logger.warning("credential epoch of user %s not stamped: Redis unreachable", user_id)
+
+
+def _revoked(sender: Any, instance: Any = None, user: Any = None, **kwargs: Any) -> None:
+    who = user if user is not None else instance
+    if who is None or who.pk is None or kwargs.get("created"):
+        return
+    if set(kwargs.get("update_fields") or ()) == {"last_login"}:
+        return  # a log-in: it revokes nothing
+    credentials_revoked(who.pk)
+
+
 post_save.connect(_user_saved, sender=get_user_model(), dispatch_uid="articles-profile")
 post_delete.connect(_user_deleted, sender=get_user_model(), dispatch_uid="articles-forget")
+post_save.connect(_revoked, sender=get_user_model(), dispatch_uid="articles-epoch-saved")
+post_delete.connect(_revoked, sender=get_user_model(), dispatch_uid="articles-epoch-deleted")
+user_logged_out.connect(_revoked, dispatch_uid="articles-epoch-logout")

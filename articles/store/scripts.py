@@ -1,4 +1,12 @@
-"""The Lua scripts of the store, each loaded once (Sentry-style) and run with client=."""
+"""The Lua scripts of the store, each loaded once (Sentry-style) and run with client=.
+
+Every write of content (articles, votes, groups, comments) runs one of these scripts, so
+this is where a write is seen whatever surface made it (pages, API, staff, commands):
+after each run of a write script, `written` is sent (sender: the script's name). The
+process's own caches of pages listen (articles.web.pagecache). A script queued in a
+pipeline is announced when queued: its write lands with the batch, within the listeners'
+own staleness bound.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from importlib.resources import files
 from typing import Any
 
+from django.dispatch import Signal
 from redis.client import Pipeline
 from redis.commands.core import Script
 
@@ -38,27 +47,42 @@ _STATUS = "local S = {" + ", ".join(f"{s.name} = {s.value}" for s in Status) + "
 _LIB = _STATUS.encode() + (_LUA / "_lib.lua").read_bytes()
 
 
-class TimedScript(Script):
-    """A script whose every run is timed into articles_script_seconds{script=name}."""
+# Sent after each run of a script that writes content; sender: the script's name, reply:
+# its reply (a list opening with its Status), or None when unknown.
+written = Signal()
 
-    def __init__(self, name: str, source: bytes) -> None:
+
+class TimedScript(Script):
+    """A script whose every run is timed into articles_script_seconds{script=name}, and,
+    if it `writes` content, announced by `written`."""
+
+    def __init__(self, name: str, source: bytes, *, writes: bool) -> None:
         # bytes: with no client yet, redis-py's Script refuses a str source.
         super().__init__(None, source)  # type: ignore[arg-type]
-        self.name = name
+        self.name, self.writes = name, writes
         self.seconds = metrics.SCRIPT_SECONDS.labels(script=name)
 
     def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
         if isinstance(client, Pipeline):  # only queued: its time is the whole batch's
+            self._announce(None)
             return super().__call__(keys=keys, args=args, client=client)
         started = time.perf_counter()
+        reply = None
         try:
-            return super().__call__(keys=keys, args=args, client=client)
+            reply = super().__call__(keys=keys, args=args, client=client)
+            return reply
         finally:
             self.seconds.observe(time.perf_counter() - started)
+            self._announce(reply)
+
+    def _announce(self, reply: Any) -> None:
+        """`written`, with the script's reply (None: unknown, as when queued or failed)."""
+        if self.writes:
+            written.send(sender=self.name, reply=reply)
 
 
-def _load(name: str) -> TimedScript:
-    return TimedScript(name, _LIB + (_LUA / f"{name}.lua").read_bytes())
+def _load(name: str, *, writes: bool = True) -> TimedScript:
+    return TimedScript(name, _LIB + (_LUA / f"{name}.lua").read_bytes(), writes=writes)
 
 
 POST = _load("post")
@@ -68,27 +92,27 @@ DELETE = _load("delete")
 EDIT = _load("edit")
 GROUP_SAVE = _load("group_save")
 GROUP_DELETE = _load("group_delete")
-RANKING_PAGE = _load("ranking_page")
-ARTICLE_ROWS = _load("article_rows")
-SEARCH = _load("search")
+RANKING_PAGE = _load("ranking_page", writes=False)  # refreshes a cached ranking only
+ARTICLE_ROWS = _load("article_rows", writes=False)
+SEARCH = _load("search", writes=False)  # fills a search cache slot only
 REINDEX = _load("reindex")
 UNINDEX = _load("unindex")
 COMMENT_POST = _load("comment_post")
 COMMENT_VOTE = _load("comment_vote")
 COMMENT_EDIT = _load("comment_edit")
 COMMENT_DELETE = _load("comment_delete")
-COMMENT_THREAD = _load("comment_thread")
-COMMENT_ROWS = _load("comment_rows")
+COMMENT_THREAD = _load("comment_thread", writes=False)
+COMMENT_ROWS = _load("comment_rows", writes=False)
 COMMENT_REPAIR = _load("comment_repair")
-COMMENT_TALLY = _load("comment_tally")
+COMMENT_TALLY = _load("comment_tally", writes=False)
 USER_FORGET = _load("user_forget")
 ARTICLE_PURGE = _load("article_purge")
 VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")
 GROUP_PURGE = _load("group_purge")
-USER_KARMA = _load("user_karma")
-LOGIN_ATTEMPT = _load("login_attempt")
-LOGIN_REFUND = _load("login_refund")
+USER_KARMA = _load("user_karma", writes=False)
+LOGIN_ATTEMPT = _load("login_attempt", writes=False)  # rate-limit counters only
+LOGIN_REFUND = _load("login_refund", writes=False)
 
 
 # --- script replies ------------------------------------------------------------------

@@ -21,10 +21,9 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_http_methods, require_POST
 
 from articles import conf
-from articles.api import tokens
 from articles.errors import RateLimited
 from articles.http.addresses import user_pk
-from articles.store import logins, people, ratelimits
+from articles.store import logins, people, ratelimits, tokens
 from articles.web import intents
 from articles.web.forms import (
     LOOKALIKE,

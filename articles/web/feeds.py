@@ -4,18 +4,17 @@
 Each fetch counts against the "feed" rate limit (articles/store/ratelimits.py; 429 with
 Retry-After past it). A feed's entries' HTML comes from markdown.render, whose
 per-process cache makes a feed read again render nothing; and the feed's XML is kept in
-the process too, content-addressed: keyed by a digest of what it is made of (the feed,
-its address, its object, its items as read now, its title, subtitle and link), so never
-stale, and bounded by bytes (FEED_CACHE_BYTES). A feed read again, unchanged, costs its
-selector and the digest (~2 ms for 50 entries of 10,000 characters) instead of its XML
-(~50-100 ms for the same: Django's feed writer escapes every character twice).
+the process too, content-addressed (articles.caches "feeds"): keyed by a digest of what
+it is made of (the feed, its address, its object, its items as read now, its title,
+subtitle and link), so never stale, and bounded by bytes (FEED_CACHE_BYTES, 32 MB). A
+feed read again, unchanged, costs its selector and the digest (~2 ms for 50 entries of
+10,000 characters) instead of its XML (~50-100 ms for the same: Django's feed writer
+escapes every character twice).
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +25,7 @@ from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 
 from articles import conf, markdown
+from articles.caches import Cache, Kind
 from articles.errors import GroupNotFound, InvalidInput
 from articles.store import ratelimits, selectors
 from articles.templatetags.articles_tags import safe_url
@@ -33,9 +33,9 @@ from articles.types import Article, Comment, Group, Order, Period
 
 FEED_CACHE_BYTES = 32 * 1024 * 1024  # a feed of 50 long comments is ~2 MB
 # digest -> (body, content type, Last-Modified)
-_built: OrderedDict[bytes, tuple[bytes, str, str | None]] = OrderedDict()
-_built_bytes = 0
-_lock = threading.Lock()
+_built: Cache[bytes, tuple[bytes, str, str | None]] = Cache(
+    "feeds", Kind.CONTENT, entries=4096, max_bytes=FEED_CACHE_BYTES
+)
 
 
 class CountedFeed(Feed):
@@ -45,10 +45,7 @@ class CountedFeed(Feed):
     def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         ratelimits.consume(request, "feed")  # RateLimited: html_errors makes it the 429
         key = self._digest(request, self.get_object(request, *args, **kwargs))
-        with _lock:
-            kept = _built.get(key)
-            if kept is not None:
-                _built.move_to_end(key)
+        kept = _built.get(key)
         if kept is not None:
             response = HttpResponse(kept[0], content_type=kept[1])
             if kept[2] is not None:
@@ -56,7 +53,8 @@ class CountedFeed(Feed):
             return response
         response = super().__call__(request, *args, **kwargs)
         if response.status_code == 200:
-            _keep(key, (response.content, response["Content-Type"], response.get("Last-Modified")))
+            built = (response.content, response["Content-Type"], response.get("Last-Modified"))
+            _built.put(key, built, size=len(response.content) + 200)
         return response
 
     def _digest(self, request: HttpRequest, obj: Any) -> bytes:
@@ -76,27 +74,9 @@ class CountedFeed(Feed):
         return part(obj) if part.__code__.co_argcount == 2 else part()
 
 
-def _keep(key: bytes, built: tuple[bytes, str, str | None]) -> None:
-    global _built_bytes
-    size = len(built[0]) + 200
-    if size > FEED_CACHE_BYTES:
-        return
-    with _lock:
-        if key in _built:
-            return
-        _built[key] = built
-        _built_bytes += size
-        while _built_bytes > FEED_CACHE_BYTES:
-            _, dropped = _built.popitem(last=False)
-            _built_bytes -= len(dropped[0]) + 200
-
-
 def clear() -> None:
     """Forget every kept feed (tests)."""
-    global _built_bytes
-    with _lock:
-        _built.clear()
-        _built_bytes = 0
+    _built.clear()
 
 
 class ArticleFeed(CountedFeed):

@@ -5,6 +5,10 @@ It is the app's, not a TEMPLATES backend, so a host runs the pages with only the
 DjangoTemplates in its settings. Templates are looked up in the host's template DIRS first
 (so a host overrides `articles/base.html` or any page by name, in Jinja2 syntax), then in
 the app's own `articles/templates/`. Output is autoescaped the way Django escapes.
+
+The environment is made once per process and kept in a content-addressed cache
+(articles.caches "jinja2_environment", one entry): it is made of the settings, and any
+settings change empties every cache.
 """
 
 from __future__ import annotations
@@ -24,8 +28,6 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.contrib.messages import get_messages
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.template import defaultfilters
@@ -36,6 +38,8 @@ from django.utils.timezone import template_localtime  # type: ignore[attr-define
 from markupsafe import Markup
 
 from articles import conf, markdown
+from articles.caches import Cache, Kind
+from articles.http import responses
 from articles.http.database import database_unavailable
 from articles.store import clock, search
 from articles.templatetags import articles_tags as tags
@@ -82,6 +86,15 @@ def render_to_string(
     return template.render(values)
 
 
+def _error_page(
+    request: HttpRequest, template: str, context: dict[str, Any], status: int
+) -> HttpResponse:
+    return render(request, template, context, status=status)
+
+
+responses.register_page_renderer(_error_page)
+
+
 class JinjaTemplateMixin:
     """For Django's class-based views (the auth views): render their template here."""
 
@@ -92,8 +105,18 @@ class JinjaTemplateMixin:
         return render(self.request, names, context, kwargs.get("status"))
 
 
-@functools.cache
+_environment: Cache[str, jinja2.Environment] = Cache("jinja2_environment", Kind.CONTENT, entries=1)
+
+
 def environment() -> jinja2.Environment:
+    env = _environment.get("")
+    if env is None:
+        env = _made()
+        _environment.put("", env)
+    return env
+
+
+def _made() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([*_host_dirs(), _app_dir()]),
         autoescape=True,
@@ -259,9 +282,3 @@ def _host_dirs() -> list[str]:
 
 def _app_dir() -> str:
     return str(Path(str(resources.files("articles") / "jinja2")))
-
-
-@receiver(setting_changed)
-def _forget(*, setting: str, **kwargs: Any) -> None:
-    if setting in ("TEMPLATES", "DEBUG"):
-        environment.cache_clear()

@@ -3,21 +3,24 @@ process: rendering 25 rows was most of a logged-in listing's cost (~30x a bare v
 comments of a thread page likewise (comment_row), each without its replies.
 
 The key is the whole `Article` as read (every field, so any vote, edit or regrouping makes a
-new version), whether voting is open, the viewer's own vote on it, and only two facts about
-the viewer: logged in, and staff. The row is rendered with nothing else about the request
-or the user in its context, so nothing else of one viewer can land in a row another sees.
+new version), whether voting is open, the viewer's own vote on it, the script prefix its
+links are made under, and only two facts about the viewer: logged in, and staff. The row
+is rendered with nothing else about the request or the user in its context, so nothing
+else of one viewer can land in a row another sees.
 What differs per request is left as a slot and filled on every page: the CSRF field
 (`csrf_input`), the page's own path (the vote form's `next`, the login link's `next=`) and
 the posting time's "3 hours ago". The slots are marked with a random per-process nonce, so
 no article text can fake one; what fills them is escaped the way the template escapes.
 
-Bounded to MAX_ROWS rows (oldest first out). Kept here rather than in Redis with a TTL:
-one MGET of a page's 25 rows (2 KB each) measured ~100 us CPU and ~250 us wall a page,
-about a third of the bare view's CPU; 25 lookups here cost ~3 us.
+A slot is filled only if the row has it: an anonymous row has no form, so it asks for no
+CSRF token, and an anonymous listing sets no csrftoken cookie whether it was rendered or
+kept (articles.web.pagecache): its vote arrows are links to the log-in page, which sets
+the cookie its own form needs.
 
-Shared by a process's threads (gunicorn's gthread workers): lookups need no lock (a row is
-an immutable tuple, and two threads rendering the same row make the same one); the
-eviction that walks the dict takes `_lock`, as does every change of the dict's size.
+Three content-addressed caches (articles.caches; keyed by all a row is made of, so never
+stale): "rows" (MAX_ROWS), "comment_rows" (MAX_COMMENT_ROWS), "ages" (MAX_AGES texts).
+Kept here rather than in Redis with a TTL: one MGET of a page's 25 rows (2 KB each)
+measured ~100 us CPU and ~250 us wall a page, about a third of the bare view's CPU.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from __future__ import annotations
 import html
 import re
 import secrets
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,9 +36,11 @@ from typing import Any
 import jinja2
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.template.defaultfilters import urlencode
+from django.urls import get_script_prefix
 from django.utils import translation
 from markupsafe import Markup
 
+from articles.caches import Cache, Kind
 from articles.store import clock
 from articles.types import Article, Comment
 
@@ -59,10 +63,11 @@ _SLOTS = {
 _SPLIT = re.compile("(" + "|".join(re.escape(s) for s in _SLOTS) + ")")
 
 # key -> the row's parts: literal text at even indexes, slot names at odd ones.
-_rows: dict[tuple[Any, ...], tuple[str, ...]] = {}
-_comments: dict[tuple[Any, ...], tuple[str, ...]] = {}
-_ages: dict[tuple[int, int, str | None], str] = {}
-_lock = threading.Lock()
+_rows: Cache[tuple[Any, ...], tuple[str, ...]] = Cache("rows", Kind.CONTENT, entries=MAX_ROWS)
+_comments: Cache[tuple[Any, ...], tuple[str, ...]] = Cache(
+    "comment_rows", Kind.CONTENT, entries=MAX_COMMENT_ROWS
+)
+_ages: Cache[tuple[int, int, str | None], str] = Cache("ages", Kind.CONTENT, entries=MAX_AGES)
 
 
 class _Viewer:
@@ -92,14 +97,11 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
     is_open = article.voting_open(now)
     # The words a search marks in titles (none elsewhere) are part of the row.
     marks = tuple(context.get("marks") or ())
-    key = (article, is_open, authenticated, staff, bool(detail), marks)
+    key = (article, is_open, authenticated, staff, bool(detail), marks, get_script_prefix())
     parts = _rows.get(key)
     if parts is None:
         parts = _render(context.environment, article, is_open, authenticated, staff, detail, marks)
-        with _lock:
-            if len(_rows) >= MAX_ROWS:
-                del _rows[next(iter(_rows))]
-            _rows[key] = parts
+        _rows.put(key, parts)
     return _filled(context, parts, lambda: ago(article, now))
 
 
@@ -117,7 +119,16 @@ def comment_row(
     staff = bool(authenticated and getattr(user, "is_staff", False))
     mine = authenticated and comment.author_id is not None and comment.author_id == user.pk
     editable = mine and comment.editable_by(user.pk, clock.now())
-    key = (comment, voting_open, commenting_open, authenticated, staff, mine, editable)
+    key = (
+        comment,
+        voting_open,
+        commenting_open,
+        authenticated,
+        staff,
+        mine,
+        editable,
+        get_script_prefix(),
+    )
     parts = _comments.get(key)
     if parts is None:
         parts = _render_parts(
@@ -131,10 +142,7 @@ def comment_row(
             editable=editable,
             ago_text=Markup(_AGO),  # noqa: S704 (a constant of ours)
         )
-        with _lock:
-            if len(_comments) >= MAX_COMMENT_ROWS:
-                del _comments[next(iter(_comments))]
-            _comments[key] = parts
+        _comments.put(key, parts)
     return _filled(context, parts, lambda: ago_of(comment.time, time.time()))
 
 
@@ -146,13 +154,19 @@ def _filled(
         return Markup(parts[0])  # noqa: S704 (rendered by the autoescaping environment)
     request = context.get("request")
     path = request.get_full_path() if request is not None else ""
-    values = {
-        "csrf": str(context.get("csrf_input", "")),
-        "ago": html.escape(age()),
-        "path": html.escape(path),
-        "path_query": html.escape(urlencode(path)),
+    # Each made only if a slot asks: the CSRF token sets a cookie once asked for.
+    values: dict[str, Callable[[], str]] = {
+        "csrf": lambda: str(context.get("csrf_input", "")),
+        "ago": lambda: html.escape(age()),
+        "path": lambda: html.escape(path),
+        "path_query": lambda: html.escape(urlencode(path)),
     }
-    filled = [values[part] if i % 2 else part for i, part in enumerate(parts)]
+    made: dict[str, str] = {}
+    filled = list(parts)
+    for i in range(1, len(parts), 2):
+        if parts[i] not in made:
+            made[parts[i]] = values[parts[i]]()
+        filled[i] = made[parts[i]]
     return Markup("".join(filled))  # noqa: S704 (template output and escaped values)
 
 
@@ -179,18 +193,14 @@ def ago_of(posted: float, now: float) -> str:
     text = _ages.get(key)
     if text is None:
         text = str(naturaltime(datetime.fromtimestamp(posted, tz=UTC)))
-        with _lock:
-            if len(_ages) >= MAX_AGES:
-                _ages.clear()
-            _ages[key] = text
+        _ages.put(key, text)
     return text
 
 
 def clear() -> None:
-    with _lock:
-        _rows.clear()
-        _comments.clear()
-        _ages.clear()
+    _rows.clear()
+    _comments.clear()
+    _ages.clear()
 
 
 def _render(

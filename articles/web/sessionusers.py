@@ -7,13 +7,11 @@ Only a user Django itself authenticated is kept: after AuthenticationMiddleware'
 session cookie's own key. The host's settings, its session engine and its own views are
 untouched; only views wrapped in `session_user` read the kept user.
 
-A kept entry is dropped at once in the process that logs the session out, logs a user in,
-or saves or deletes the user (a password change, deactivation); other processes drop it
-when it expires, ARTICLES_SESSION_CACHE_SECONDS (5 s by default) after it was read, as the
-API's kept tokens do. So a logout, a password change or a session deleted elsewhere lets
-that session's cookie vote for at most that long in another process. 0 turns it off.
-
-Shared by a process's threads: see articles/kept.py.
+An authorization cache (articles.kept, articles.caches "session_users", MAX_SESSIONS
+entries): a logout, a password change, a deactivation or a deletion of the user stamps
+their credential epoch in Redis, and every process refuses its kept entry at its next
+use. An entry also expires ARTICLES_SESSION_CACHE_SECONDS (5 s by default) after it was
+read: the bound for a session row deleted some other way. 0 turns it off.
 """
 
 from __future__ import annotations
@@ -35,7 +33,7 @@ from articles.kept import KeptUsers
 
 MAX_SESSIONS = 10_000
 
-_cache = KeptUsers(MAX_SESSIONS)  # session key -> user
+_cache = KeptUsers("session_users", MAX_SESSIONS)  # session key -> user
 _kept = _cache.entries
 
 
@@ -48,20 +46,19 @@ def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
         key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
         if seconds <= 0 or not key:
             return view(request, *args, **kwargs)
-        now = time.monotonic()
-        kept = _cache.get(key, now)
+        kept = _cache.get(key)
         if kept is not None:
             request.user = kept[0]
             return view(request, *args, **kwargs)
-        seen = _cache.forgets
+        read_at, expires = time.time(), time.monotonic() + seconds
         response = view(request, *args, **kwargs)
-        _keep(request, key, now + seconds, seen)
+        _keep(request, key, read_at, expires)
         return response
 
     return wrapper
 
 
-def _keep(request: HttpRequest, key: str, expires: float, seen: int) -> None:
+def _keep(request: HttpRequest, key: str, read_at: float, expires: float) -> None:
     """Keep the user the view saw, if Django authenticated it for this very session key
     (and only if the view looked: an unread lazy user is not loaded here)."""
     user = getattr(request, "user", None)
@@ -71,7 +68,7 @@ def _keep(request: HttpRequest, key: str, expires: float, seen: int) -> None:
     session = getattr(request, "session", None)
     if session is None or session.session_key != key or session.is_empty():
         return  # the cookie's session was missing, flushed or replaced during the request
-    _cache.keep(key, expires, wrapped, seen=seen)
+    _cache.keep(key, wrapped, None, read_at=read_at, expires=expires)
 
 
 forget_session = _cache.forget

@@ -104,7 +104,7 @@ def test_an_account_deletion_stopped_half_way_is_finished_by_the_repair(conn, tr
     def outage(**kw: object) -> None:
         raise redis.ConnectionError("the store went away")
 
-    monkeypatch.setattr(services, "user_forget", outage)
+    monkeypatch.setattr("articles.store.services.accounts.user_forget", outage)
     people.account_delete(user=zorb)  # the deletion stands
     assert not get_user_model().objects.filter(pk=pk).exists()
     assert conn.hget(keys.FORGET, str(pk)) == NAME.encode()
@@ -127,7 +127,7 @@ def test_a_queued_account_that_still_exists_is_dropped_not_forgotten(conn, make_
 
 
 def test_forgetting_many_items_and_votes_goes_in_bounded_steps(conn, make_user, monkeypatch):
-    monkeypatch.setattr(services, "CLEANUP_BATCH", 3)
+    monkeypatch.setattr("articles.store.services.accounts.CLEANUP_BATCH", 3)
     dave, erin = make_user("dave"), make_user("erin")
     pk = dave.pk
     mine = [article(dave, f"Post {n}", f"https://example.org/{n}") for n in range(7)]

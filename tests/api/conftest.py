@@ -8,8 +8,7 @@ import pytest
 from django.urls import NoReverseMatch, reverse
 from rest_framework.test import APIClient
 
-from articles.api import tokens
-from articles.store import services
+from articles.store import services, tokens
 from articles.types import Article
 
 WEEK = 604_800

@@ -8,9 +8,8 @@ import pytest
 from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
-from articles.api import tokens
 from articles.models import ApiToken
-from articles.store import keys, selectors, services
+from articles.store import keys, selectors, services, tokens
 from tests.harness import redis_down, redis_refusing_writes
 
 pytestmark = pytest.mark.django_db

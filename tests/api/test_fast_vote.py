@@ -11,9 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from articles.models import ApiToken
-from articles.store import ratelimits, selectors, services
+from articles.store import ratelimits, selectors
 from tests import factories
 from tests.store.test_selectors import CountingConnection
+from tests.store_modules import store_modules
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,7 @@ def counted(redis_server, monkeypatch):  # type: ignore[no-untyped-def]
             connection_class=CountingConnection, path=str(redis_server.socket)
         )
     )
-    for module in (selectors, services, ratelimits):
+    for module in store_modules(ratelimits):
         monkeypatch.setattr(module, "get_connection", lambda: client)
     client.ping()
 

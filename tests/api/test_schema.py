@@ -17,8 +17,7 @@ from django.core.management import call_command
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-from articles.api import tokens
-from articles.store import services
+from articles.store import services, tokens
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 

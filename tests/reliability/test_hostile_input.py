@@ -21,7 +21,7 @@ from tests import factories
 KEY = re.compile(
     r"article:|article:\d+|voted:\d+|voted_down:\d+|submitted:\d+|score:|time:|good:|votes:|groups:"
     r"|links:|modlog:|stats:posts|stats:votes|group:[a-z0-9-]{1,64}|(score|time):[a-z0-9-]{1,64}"
-    r"|top:(day|week|month|year)|idempotency:\d+:[A-Za-z0-9_.:-]{1,128}"
+    r"|top:(day|week|month|year)|idempotency:\d+:[A-Za-z0-9_.:-]{1,128}|credential_epoch:\d+"
 )
 
 HOSTILE_NAMES = [

@@ -129,7 +129,10 @@ def test_a_delete_stopped_between_batches_is_finished_by_the_repair(conn, big, m
     article_id, _, before = big
     member = keys.article(article_id)
     # The request stops after the first step and one batch (a crash, an outage).
-    monkeypatch.setattr(services, "article_purge", lambda **kw: services.article_purge_step(**kw))
+    monkeypatch.setattr(
+        "articles.store.services.articles.article_purge",
+        lambda **kw: services.article_purge_step(**kw),
+    )
     services.article_delete(article_id=article_id, actor_id=1, actor="", is_staff=False)
     with pytest.raises(ArticleNotFound):
         selectors.article_get(article_id=article_id)
@@ -192,7 +195,9 @@ def test_a_group_delete_stopped_after_its_first_step_is_finished_by_the_repair(c
     services.group_create(name="g")
     a = services.article_post(user_id=1, poster_name="p", title="A", link="https://e.org/a")
     services.article_groups_update(article_id=a.id, add=["g"])
-    monkeypatch.setattr(services, "group_purge", lambda **kw: None)  # a crash, an outage
+    monkeypatch.setattr(
+        "articles.store.services.groups.group_purge", lambda **kw: None
+    )  # a crash, an outage
     services.group_delete(name="g")
     assert "g" not in [g.name for g in selectors.group_list()]
     assert selectors.article_get(article_id=a.id).groups == ("g",)

@@ -35,6 +35,7 @@ def test_votesite_additions_keep_the_colon_style():
     assert keys.idempotency(3, "abc-1") == "idempotency:3:abc-1"
     assert keys.rate_limit("vote", "42", 1000) == "ratelimit:vote:42:1000"
     assert keys.vote_intent("A" * 22) == "vote_intent:" + "A" * 22
+    assert keys.credential_epoch(7) == "credential_epoch:7"
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
 from articles.store import scripts, selectors, services
 from articles.types import Group, Order, Period, Vote
 from tests import factories
+from tests.store_modules import store_modules
 
 DAY = 86_400
 
@@ -227,7 +228,7 @@ def counting(redis_server, monkeypatch):
             connection_class=CountingConnection, path=str(redis_server.socket)
         )
     )
-    for module in (selectors, services):
+    for module in store_modules():
         monkeypatch.setattr(module, "get_connection", lambda **_: client)
     client.ping()
     # Steady state: every script already loaded, as after a site's first requests (a

@@ -182,12 +182,12 @@ def test_texts_of_any_length_are_kept_within_a_bound_on_their_html(monkeypatch) 
     assert render(long_text) == render(long_text)
     assert made == [long_text]
     # Bounded by the HTML it holds: the oldest renderings go first.
-    monkeypatch.setattr(markdown, "CACHE_CHARS", 3 * (100 + markdown._ENTRY_OVERHEAD))
+    monkeypatch.setattr(markdown._kept, "max_bytes", 3 * (100 + markdown._ENTRY_OVERHEAD))
     markdown.clear()
     texts = [f"{i}" * 100 for i in range(5)]
     for text in texts:
         render(text)
-    assert 0 < markdown._kept_chars <= markdown.CACHE_CHARS
+    assert 0 < markdown._kept.bytes <= markdown._kept.max_bytes
     made.clear()
     render(texts[-1])
     render(texts[0])

@@ -117,7 +117,7 @@ def test_the_posting_time_reads_as_djangos_naturaltime():
 
 
 def test_kept_rows_are_bounded(make_user, monkeypatch):
-    monkeypatch.setattr(rows, "MAX_ROWS", 3)
+    monkeypatch.setattr(rows._rows, "max_entries", 3)
     poster = make_user()
     for i in range(5):
         article(poster, title=f"t{i}", link=f"https://example.org/{i}")

@@ -1,0 +1,52 @@
+"""The invariant audit of the store (check_votes) and the repairs of --repair.
+
+Reads in batches with SCAN, never KEYS; each repair is one MULTI/EXEC under WATCH.
+Bad data never stops it: a key of the wrong type is reported ("wrong_type") and neither
+read further nor written; a count or time that is not one is reported, and a repair
+mends it only from what is still known elsewhere (the voter sets, the time: index).
+
+One module per family of invariants, each check a function with one job: article_checks
+(the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
+comments (their rules), comment_lists (their lists and voter sets); confirm re-reads
+each suspect atomically (comment_confirm for the comments), runner composes them, and
+repairs (comment_repairs for the comments) mends what they find.
+"""
+
+from articles.operations.audit.article_checks import ARTICLE_KINDS
+from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
+from articles.operations.audit.comments import COMMENT_KINDS
+from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
+from articles.operations.audit.groups import group_memberships
+from articles.operations.audit.indexes import INDEX_KINDS
+from articles.operations.audit.repairs import (
+    Repaired,
+    article_groups_set,
+    article_repair,
+    group_register,
+    index_entries_repair,
+    search_index_repair,
+)
+from articles.operations.audit.runner import comment_audit, invariant_audit
+from articles.operations.audit.search_index import SEARCH_KINDS, search_index_audit
+
+__all__ = [
+    "ARTICLE_KINDS",
+    "COMMENT_KINDS",
+    "INDEX_KINDS",
+    "INDEX_TYPES",
+    "REPORT_ONLY_KINDS",
+    "SEARCH_KINDS",
+    "Problem",
+    "Repaired",
+    "article_groups_set",
+    "article_repair",
+    "comment_audit",
+    "comment_repair",
+    "comments_repair_all",
+    "group_memberships",
+    "group_register",
+    "index_entries_repair",
+    "invariant_audit",
+    "search_index_audit",
+    "search_index_repair",
+]

@@ -1,0 +1,76 @@
+"""The repairs of the comments (check_votes --repair): each step one small script that
+judges from what the store holds when it runs (comment_repair.lua)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from articles import conf
+from articles.operations.audit.comments import COMMENT_KINDS
+from articles.operations.audit.common import Problem, redis_now
+from articles.operations.audit.runner import comment_audit
+from articles.store import keys, scripts
+from articles.store.connection import get_connection
+from articles.types import Status
+
+# The kinds mended by re-deriving one whole comment from its hash.
+_WHOLE_COMMENT = frozenset(
+    {"comment_orphan", "comment_parent", "comment_tombstone", "comment_votes"}
+)
+
+
+def comment_repair(problems: Iterable[Problem], *, now: float | None = None) -> int:
+    """Mend the comment problems of an audit, each with one small script that judges
+    from what the store holds when it runs (comment_repair.lua). Returns how many
+    steps changed something. Counts go last, after the entries they count."""
+    conn = get_connection()
+    now = redis_now(conn) if now is None else now
+    changed = 0
+    for key, args in _comment_steps([p for p in problems if p.kind in COMMENT_KINDS], now):
+        reply = scripts.COMMENT_REPAIR(keys=[key], args=args, client=conn)
+        if int(reply[0]) == Status.OK:
+            changed += int(reply[1])
+    return changed
+
+
+def _comment_steps(problems: list[Problem], now: float) -> Iterator[tuple[str, list[object]]]:
+    """(key, args) of each comment_repair.lua call, in order: whole comments, then stale
+    entries and voter sets, then the counts."""
+    window = conf.window()
+    members = {p.entry for p in problems if p.kind in _WHOLE_COMMENT and p.entry}
+    members |= {p.member for p in problems if p.kind == "comment_index" and p.member}
+    for member in sorted(members, key=lambda m: keys.comment_id_or_none(m) or 0):
+        comment_id = keys.comment_id_or_none(member)
+        if comment_id is not None:
+            yield member, ["comment", now, window, comment_id]
+    for p in problems:
+        if p.kind == "comment_stale" and p.entry and p.member is not None:
+            yield p.entry, ["stale", p.member]
+        elif p.kind == "comment_stale_voters" and p.entry:
+            yield p.entry, ["voters", p.member or ""]
+    for p in problems:
+        step = _count_step(p)
+        if step is not None:
+            yield step
+
+
+def _count_step(p: Problem) -> tuple[str, list[object]] | None:
+    if p.kind == "comment_replies" and p.entry:
+        comment_id = keys.comment_id_or_none(p.entry)
+        return (p.entry, ["replies", comment_id]) if comment_id is not None else None
+    if p.kind == "comment_count" and p.entry:
+        return p.entry, ["count"]
+    return None
+
+
+def comments_repair_all(*, rounds: int = 4) -> list[Problem]:
+    """Audit and repair the comments until the audit finds nothing a repair can mend (a
+    removal can leave a count to fix), at most `rounds` times; returns what is left."""
+    conn = get_connection()
+    left: list[Problem] = []
+    for _ in range(rounds):
+        left = [p for p in comment_audit(conn) if p.kind in COMMENT_KINDS]
+        if not left:
+            return left
+        comment_repair(left)
+    return left

@@ -1,0 +1,250 @@
+"""The checks of the duplicate-link index (links:) and the posters' indexes
+(submitted:<pk>), both ways: every entry names an article that holds it, and every
+article is in them. links: needs only the open articles (post.lua and edit.lua let a
+closed article's link go to a newer post), and submitted:<pk> only articles whose poster
+is a user:<pk>."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from articles import conf
+from articles.operations.audit.common import (
+    Problem,
+    chunks,
+    normalized,
+    time_or_none,
+    user_id_or_none,
+    wrong_type,
+)
+from articles.operations.audit.confirm import Judge
+from articles.store import keys
+from articles.store.selectors import _s
+
+INDEX_KINDS = frozenset(
+    {"link_stale", "link_unindexed", "link_shared", "submitted_stale", "unsubmitted"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    norm: str  # the normalised link, or "" for none
+    poster_id: int | None  # the pk in `poster` = user:<pk>, else None
+    open: bool
+    readable: bool = True  # False: the article key is not a hash (reported as wrong_type)
+
+
+_UNREADABLE = _Indexed(norm="", poster_id=None, open=False, readable=False)
+
+
+def link_and_poster_audit(
+    conn: redis.Redis, ordered: list[int], now: float, batch: int, broken: set[str]
+) -> list[Problem]:
+    """The problems of links: and of every submitted:<pk>, for the articles `ordered`."""
+    seen = _indexed_fields(conn, ordered, now, batch)
+    problems: list[Problem] = []
+    if keys.LINKS not in broken:
+        links = {_s(k): _s(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
+        problems += _stale_links(links, seen) + _unindexed_links(links, seen)
+    stale = _stale_submissions(conn, seen)
+    wrong = {p.entry for p in stale if p.kind == "wrong_type"}
+    return problems + stale + _missing_submissions(conn, seen, batch, wrong)
+
+
+def _indexed_fields(
+    conn: redis.Redis, ordered: list[int], now: float, batch: int
+) -> dict[int, _Indexed]:
+    """Article id -> its link, poster and window, for every article hash among `ordered`."""
+    window = conf.window()
+    seen: dict[int, _Indexed] = {}
+    for chunk in chunks(ordered, batch):
+        pipe = conn.pipeline(transaction=False)
+        for article_id in chunk:
+            pipe.hmget(keys.article(article_id), "link", "poster", "time")
+        for article_id, fields in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
+            if isinstance(fields, redis.ResponseError):
+                # Not a hash (reported as wrong_type): what indexes it is left as it is.
+                seen[article_id] = _UNREADABLE
+            elif fields != [None, None, None]:  # no hash: reported as missing_hash
+                link, poster, posted = fields
+                closes = (time_or_none(posted) or 0) + window  # a bad time: bad_time says so
+                seen[article_id] = _Indexed(
+                    norm=normalized(_s(link or b"")),
+                    poster_id=user_id_or_none(_s(poster or b"")),
+                    open=now < closes,
+                )
+    return seen
+
+
+def _named(seen: dict[int, _Indexed], member: str) -> tuple[int | None, _Indexed | None] | None:
+    """The article an index entry names and what the audit read of it; None when its
+    key is not a hash (reported as wrong_type: the entry is left as it is)."""
+    article_id = keys.article_id_or_none(member)
+    found = seen.get(article_id) if article_id is not None else None
+    if found is not None and not found.readable:
+        return None
+    return article_id, found
+
+
+def _stale_links(links: dict[str, str], seen: dict[int, _Indexed]) -> list[Problem]:
+    """Entries of links: whose article does not link there."""
+    problems: list[Problem] = []
+    for norm, holder in sorted(links.items()):
+        named = _named(seen, holder)
+        if named is not None and (named[1] is None or named[1].norm != norm):
+            detail = f"links: maps {norm} to {holder}, which does not link there"
+            problems.append(Problem("link_stale", detail, named[0], entry=norm))
+    return problems
+
+
+def _unindexed_links(links: dict[str, str], seen: dict[int, _Indexed]) -> list[Problem]:
+    """Open articles with a link that links: does not map to them."""
+    problems: list[Problem] = []
+    for article_id, found in sorted(seen.items()):
+        if not (found.open and found.norm) or links.get(found.norm) == keys.article(article_id):
+            continue
+        other = keys.article_id_or_none(links.get(found.norm, ""))
+        rival = seen.get(other) if other is not None else None
+        if rival is not None and rival.open and rival.norm == found.norm:
+            detail = f"open for voting with the same link as article {other}"
+            problems.append(Problem("link_shared", detail, article_id, entry=found.norm))
+        else:
+            detail = f"links: does not map {found.norm} to it"
+            problems.append(Problem("link_unindexed", detail, article_id, entry=found.norm))
+    return problems
+
+
+def _stale_submissions(conn: redis.Redis, seen: dict[int, _Indexed]) -> list[Problem]:
+    """Entries of each submitted:<pk> that the user did not post, and those keys that are
+    not zsets."""
+    problems: list[Problem] = []
+    for raw_key in conn.scan_iter(match="submitted:*", count=1000):
+        key = _s(raw_key)
+        kind = _s(conn.type(key))
+        if kind not in ("zset", "none"):
+            problems.append(wrong_type(key, kind, "zset"))
+            continue
+        user_id = user_id_or_none("user:" + key.removeprefix("submitted:"))
+        for raw, _ in conn.zscan_iter(key, count=1000):
+            named = _named(seen, _s(raw))
+            if named is not None and (named[1] is None or named[1].poster_id != user_id):
+                detail = f"{key} holds {_s(raw)}, which that user did not post"
+                problems.append(Problem("submitted_stale", detail, named[0], entry=key))
+    return problems
+
+
+def _missing_submissions(
+    conn: redis.Redis, seen: dict[int, _Indexed], batch: int, wrong: set[str | None]
+) -> list[Problem]:
+    """Articles posted by a user:<pk> missing from that user's submitted:<pk> (one that is
+    not a zset, in `wrong`, is reported as such)."""
+    posted = [
+        (i, f.poster_id)
+        for i, f in sorted(seen.items())
+        if f.poster_id is not None and keys.submitted(f.poster_id) not in wrong
+    ]
+    problems: list[Problem] = []
+    for chunk in chunks(posted, batch):
+        pipe = conn.pipeline(transaction=False)
+        for article_id, user_id in chunk:
+            pipe.zscore(keys.submitted(user_id or 0), keys.article(article_id))
+        replies = pipe.execute(raise_on_error=False)
+        for (article_id, user_id), score in zip(chunk, replies, strict=True):
+            if score is None:  # (an error: a key made a non-zset since the scan; next run)
+                key = keys.submitted(user_id or 0)
+                problems.append(
+                    Problem("unsubmitted", f"missing from {key}", article_id, entry=key)
+                )
+    return problems
+
+
+# --- the re-reads of their suspects (see confirm) ----------------------------------------
+
+
+def link_read(pipe: redis.client.Pipeline, norm: str, holder: str) -> Judge:
+    """links: <norm> and the article it maps to (`holder`, as last read)."""
+    article_id = keys.article_id_or_none(holder)
+    pipe.hget(keys.LINKS, norm)
+    if article_id is not None:
+        pipe.hget(holder, "link")
+        pipe.exists(holder)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        now_holder = _s(replies[0] or b"")
+        if now_holder != holder:
+            return now_holder, []
+        if not holder or (article_id is not None and _links_there(norm, *replies[1:3])):
+            return None, []
+        detail = f"links: maps {norm} to {holder}, which does not link there"
+        return None, [Problem("link_stale", detail, article_id, entry=norm)]
+
+    return judge
+
+
+def _links_there(norm: str, link: Any, exists: Any) -> bool:
+    """Whether the article read (its `link`, whether it exists) links to `norm`; one that
+    is not a hash counts as linking there: it is reported as wrong_type."""
+    if isinstance(link, redis.ResponseError):
+        return True
+    return bool(exists) and normalized(_s(link or b"")) == norm
+
+
+def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, str]) -> Judge:
+    """An article, links: at its link, and the article that maps there; `seen` is (its
+    normalised link, that article) as last read."""
+    member, (norm, holder) = keys.article(article_id), seen
+    rival = keys.article_id_or_none(holder)
+    pipe.hmget(member, "link", "time")
+    pipe.hget(keys.LINKS, norm)
+    if rival is not None:
+        pipe.hmget(holder, "link", "time")
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        fields = replies[0]
+        if isinstance(fields, redis.ResponseError) or fields[1] is None:
+            return None, []
+        now_seen = (normalized(_s(fields[0] or b"")), _s(replies[1] or b""))
+        if now_seen != seen:
+            return now_seen, []
+        if not norm or holder == member or not _open(fields[1], at):
+            return None, []
+        other = replies[2] if rival is not None else [None, None]
+        shared = isinstance(other, list) and normalized(_s(other[0] or b"")) == norm
+        if shared and _open(other[1], at):
+            detail = f"open for voting with the same link as article {rival}"
+            return None, [Problem("link_shared", detail, article_id, entry=norm)]
+        detail = f"links: does not map {norm} to it"
+        return None, [Problem("link_unindexed", detail, article_id, entry=norm)]
+
+    return judge
+
+
+def _open(posted: bytes | None, at: float) -> bool:
+    """Whether an article posted at `posted` (a bad time: 0) is open for voting at `at`."""
+    return at < (time_or_none(posted) or 0) + conf.window()
+
+
+def submitted_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> Judge:
+    """One article's entry in submitted:<pk> and its poster."""
+    member = keys.article(article_id)
+    pipe.zscore(key, member)
+    pipe.hmget(member, "link", "poster", "time")
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        score, fields = replies
+        if isinstance(score, redis.ResponseError) or isinstance(fields, redis.ResponseError):
+            return None, []  # a key of the wrong type: reported as such
+        exists = fields != [None, None, None]
+        poster = user_id_or_none(_s(fields[1] or b"")) if exists else None
+        posted_here = poster is not None and keys.submitted(poster) == key
+        if score is not None and not posted_here:
+            detail = f"{key} holds {member}, which that user did not post"
+            return None, [Problem("submitted_stale", detail, article_id, entry=key)]
+        if score is None and posted_here:
+            return None, [Problem("unsubmitted", f"missing from {key}", article_id, entry=key)]
+        return None, []
+
+    return judge

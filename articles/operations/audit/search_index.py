@@ -1,0 +1,155 @@
+"""The checks of the search index (idx:<word>), both ways as for links: every article is
+in the sets of the words its title, text and link give (and its `words` field says so),
+and every entry names an article that has the word. Articles the book's code wrote have
+no `words`: reported as unindexed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+
+from articles.operations.audit.common import Problem, chunks, wrong_type
+from articles.operations.audit.confirm import Judge
+from articles.store import keys, search
+from articles.store.selectors import _s
+
+SEARCH_KINDS = frozenset({"search_unindexed", "search_stale"})
+_NO_HASH = [None] * 4  # HMGET words title text link of an article that is gone
+
+
+def search_index_audit(conn: redis.Redis, ordered: list[int], batch: int = 500) -> list[Problem]:
+    """Problems of the search index, for the article ids `ordered` (all of them)."""
+    problems: list[Problem] = []
+    has: dict[int, frozenset[str]] = {}
+    unreadable: set[int] = set()  # not a hash (wrong_type): its entries are left alone
+    for chunk in chunks(ordered, batch):
+        problems += _articles_indexed(conn, chunk, has, unreadable)
+    return problems + _entries_stale(conn, has, unreadable)
+
+
+def _words_fault(row: list[Any]) -> tuple[list[str], str]:
+    """The words an article's HMGET words title text link gives, and what is wrong with
+    its `words` field ("" for nothing)."""
+    stored, title, text, link = (_s(v or b"") for v in row)
+    expected = search.article_words(title, text, link)
+    if row[0] is None:
+        return expected, "not indexed"
+    return expected, "" if stored.split() == expected else "indexed under other words"
+
+
+def _articles_indexed(
+    conn: redis.Redis, chunk: Sequence[int], has: dict[int, frozenset[str]], unreadable: set[int]
+) -> list[Problem]:
+    """The articles of `chunk` whose `words` or idx: entries are not those their title,
+    text and link give; notes in `has` the words each says it has, in `unreadable` each
+    that is not a hash."""
+    pipe = conn.pipeline(transaction=False)
+    for article_id in chunk:
+        pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
+    rows = pipe.execute(raise_on_error=False)
+    problems: list[Problem] = []
+    pipe = conn.pipeline(transaction=False)
+    checked = []
+    for article_id, row in zip(chunk, rows, strict=True):
+        if isinstance(row, redis.ResponseError):
+            unreadable.add(article_id)
+        elif row != _NO_HASH:  # no hash: its entries are stale
+            has[article_id] = frozenset(_s(row[0] or b"").split())
+            expected, fault = _words_fault(row)
+            if fault:
+                problems.append(Problem("search_unindexed", fault, article_id))
+                continue
+            for word in expected:
+                pipe.sismember(keys.idx(word), keys.article(article_id))
+            checked.append((article_id, expected))
+    replies = iter(pipe.execute(raise_on_error=False))
+    for article_id, expected in checked:
+        missing = [w for w in expected if not next(replies)]
+        if missing:
+            detail = f"missing from idx:{missing[0]}"
+            problems.append(Problem("search_unindexed", detail, article_id))
+    return problems
+
+
+def _entries_stale(
+    conn: redis.Redis, has: dict[int, frozenset[str]], unreadable: set[int]
+) -> list[Problem]:
+    """The entries of every idx:<word> whose article does not have the word, and the
+    idx: keys that name no word or are not sets."""
+    problems: list[Problem] = []
+    for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=1000):
+        key = _s(raw_key)
+        try:
+            word = keys.word_of(key)
+        except ValueError:
+            problems.append(Problem("search_stale", f"{key} names no search word", entry=key))
+            continue
+        kind = _s(conn.type(key))
+        if kind == "set":
+            problems += _members_stale(conn, key, word, has, unreadable)
+        elif kind != "none":
+            problems.append(wrong_type(key, kind, "set"))
+    return problems
+
+
+def _members_stale(
+    conn: redis.Redis, key: str, word: str, has: dict[int, frozenset[str]], unreadable: set[int]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    for member in conn.sscan_iter(key, count=1000):
+        entry_id = keys.article_id_or_none(_s(member))
+        if entry_id in unreadable:
+            continue
+        if entry_id is None or word not in has.get(entry_id, ()):
+            detail = f"{key} holds {_s(member)!r}, which does not have the word"
+            problems.append(Problem("search_stale", detail, entry_id, entry=key))
+    return problems
+
+
+# --- the re-reads of their suspects (see confirm) ----------------------------------------
+
+
+def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, ...]) -> Judge:
+    """One article's search fields and its entries in idx:<word> for `words`, the words
+    its title, text and link gave when last read."""
+    member = keys.article(article_id)
+    pipe.hmget(member, "words", "title", "text", "link")
+    for word in words:
+        pipe.sismember(keys.idx(word), member)
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        row, *hits = replies
+        if isinstance(row, redis.ResponseError) or row == _NO_HASH:
+            return None, []
+        expected, fault = _words_fault(row)
+        if fault:
+            return None, [Problem("search_unindexed", fault, article_id)]
+        if tuple(expected) != words:
+            return tuple(expected), []
+        missing = [w for w, hit in zip(words, hits, strict=True) if hit != 1]
+        if missing:
+            detail = f"missing from idx:{missing[0]}"
+            return None, [Problem("search_unindexed", detail, article_id)]
+        return None, []
+
+    return judge
+
+
+def search_stale_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> Judge:
+    """One entry of idx:<word> and the words of the article it names."""
+    member = keys.article(article_id)
+    pipe.sismember(key, member)
+    pipe.hmget(member, "words", "title", "text", "link")
+
+    def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
+        hit, row = replies
+        if hit != 1 or isinstance(row, redis.ResponseError):
+            return None, []
+        if row != _NO_HASH and keys.word_of(key) in _s(row[0] or b"").split():
+            return None, []
+        detail = f"{key} holds {member!r}, which does not have the word"
+        return None, [Problem("search_stale", detail, article_id, entry=key)]
+
+    return judge

@@ -1,0 +1,314 @@
+"""import_articles: the whole file is checked first, then written in one MULTI/EXEC."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from redis.typing import EncodableT, FieldT
+
+from articles import validation
+from articles.errors import Conflict, InvalidInput
+from articles.operations.backup.records import (
+    EXPORT_VERSION,
+    ArticleRecord,
+    CommentRecord,
+    Voters,
+    article_record,
+    as_list,
+    comment_record,
+    count,
+    raw,
+    text,
+)
+from articles.store import keys
+from articles.store.connection import get_connection
+from articles.store.services import _member_key
+from articles.types import comment_best
+
+
+class StoreNotEmpty(Exception):
+    """import_articles without --force into a store that holds data."""
+
+
+def store_is_empty() -> bool:
+    """True when the store holds no article, no id counter and no group (import target)."""
+    return _is_empty(get_connection())
+
+
+def _is_empty(conn: redis.Redis | redis.client.Pipeline) -> bool:
+    counter = conn.exists(keys.ARTICLE_IDS, keys.COMMENT_IDS)
+    found = conn.scan(0, match=keys.ARTICLE_SCAN, count=100)[1]
+    return not (counter or conn.exists(keys.TIME, keys.GROUPS) or found)
+
+
+@dataclass
+class _Restore:
+    """A backup file, validated: every key name formed from checked ids and names."""
+
+    counter: int | None = None
+    comment_counter: int = 0
+    header: bool = False
+    groups: dict[str, bytes] = field(default_factory=dict)
+    articles: list[ArticleRecord] = field(default_factory=list)
+    comments: list[CommentRecord] = field(default_factory=list)
+    links: dict[bytes, str] = field(default_factory=dict)
+    stats: dict[str, dict[FieldT, EncodableT]] = field(default_factory=dict)
+    modlog: list[bytes] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+def store_restore(*, records: Iterable[tuple[int, object]], replace: bool) -> Counter[str]:
+    """Restore a backup of `store_export()`, given as (line number, decoded record) pairs.
+
+    All or nothing: the whole file is validated before anything is written (a malformed
+    record, a file without its header or cut before its final counter record raises
+    InvalidInput naming the line), then it is written in one MULTI/EXEC, the id counter
+    first, so no post can take an id between the restore and its counter.
+
+    Into an empty store, or with `replace`, which replaces the whole store database
+    (FLUSHDB in the same transaction: the articles, links, submissions, moderation log,
+    rate-limit and idempotency keys that were there are gone; afterwards the store holds
+    exactly the backup). Raises StoreNotEmpty without `replace` into a store with data,
+    Conflict if a write arrived while it was checked (nothing was written: run it again).
+    """
+    plan = _checked(records)
+    counter = max(plan.counter or 0, max((a.id for a in plan.articles), default=0))
+    _link_comments(plan)
+    comment_counter = max([plan.comment_counter, *(c.id for c in plan.comments)])
+    with get_connection().pipeline(transaction=True) as pipe:
+        try:
+            # A post INCRs article: (a comment comment:) before anything else, and a group
+            # create writes groups:.
+            pipe.watch(keys.ARTICLE_IDS, keys.COMMENT_IDS, keys.TIME, keys.GROUPS)
+            if not replace and not _is_empty(pipe):
+                raise StoreNotEmpty()
+            pipe.multi()
+            if replace:
+                pipe.flushdb()
+            pipe.set(keys.ARTICLE_IDS, counter)
+            pipe.set(keys.COMMENT_IDS, comment_counter)
+            _write(pipe, plan)
+            pipe.execute()
+        except redis.WatchError:
+            raise Conflict(
+                "The store changed while the backup was checked; nothing was "
+                "written. Run the import again."
+            ) from None
+    return plan.counts
+
+
+def _checked(records: Iterable[tuple[int, object]]) -> _Restore:
+    """The file validated record by record; InvalidInput names the line at fault."""
+    plan = _Restore()
+    for number, record in records:
+        try:
+            _validate(plan, record)
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {number}", f"line {number}: {exc.message}") from None
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            kind = record.get("type") if isinstance(record, dict) else None
+            raise InvalidInput(
+                f"line {number}", f"line {number}: malformed {kind} record: {exc!r}"
+            ) from None
+    if not plan.header:
+        raise InvalidInput("header", "The file has no header record: not an export.")
+    if plan.counter is None:
+        raise InvalidInput(
+            "counter", "The file ends before its counter record (the last one): truncated?"
+        )
+    return plan
+
+
+def _validate(plan: _Restore, record: object) -> None:
+    if not isinstance(record, dict):
+        raise TypeError(f"a record is an object, not {type(record).__name__}")
+    kind = record.get("type")
+    if not plan.header and kind != "header":
+        raise InvalidInput("type", "The first record must be the header.")
+    if plan.counter is not None:
+        raise InvalidInput("type", "Nothing may follow the counter record.")
+    take = _TAKE.get(kind) if isinstance(kind, str) else None
+    if take is None:
+        raise InvalidInput("type", f"Unknown record type {kind!r}.")
+    take(plan, record)
+    plan.counts[str(kind)] += 1
+
+
+def _header(plan: _Restore, record: dict[str, Any]) -> None:
+    if plan.header:
+        raise InvalidInput("type", "A second header.")
+    if record.get("version") != EXPORT_VERSION:
+        raise InvalidInput("version", f"Unknown export version {record.get('version')!r}.")
+    plan.header = True
+
+
+def _counter(plan: _Restore, record: dict[str, Any]) -> None:
+    plan.counter = count(record["article_counter"])
+    plan.comment_counter = count(record.get("comment_counter", 0))
+
+
+def _comment(plan: _Restore, record: dict[str, Any]) -> None:
+    plan.comments.append(comment_record(record))
+
+
+def _group(plan: _Restore, record: dict[str, Any]) -> None:
+    name = validation.clean_group_name(record["name"], "name")
+    plan.groups[name] = raw(record.get("description") or "")
+
+
+def _article(plan: _Restore, record: dict[str, Any]) -> None:
+    plan.articles.append(article_record(record))
+
+
+def _link(plan: _Restore, record: dict[str, Any]) -> None:
+    member = _member_key(str(record["member"]))
+    if not member:
+        raise InvalidInput("member", "A link must map to article:<id>.")
+    plan.links[raw(record["link"])] = member
+
+
+def _stats(plan: _Restore, record: dict[str, Any]) -> None:
+    if record["key"] not in (keys.STATS_POSTS, keys.STATS_VOTES):
+        raise InvalidInput("key", "Only stats:posts and stats:votes can be restored.")
+    raw_days: dict[str, object] = dict(record["days"])
+    plan.stats[str(record["key"])] = {text(k): count(v) for k, v in raw_days.items()}
+
+
+def _modlog(plan: _Restore, record: dict[str, Any]) -> None:
+    plan.modlog = [raw(e) for e in as_list(record["entries"])]
+
+
+# How each type of record is checked and taken into the plan.
+_TAKE: dict[str, Callable[[_Restore, dict[str, Any]], None]] = {
+    "header": _header,
+    "counter": _counter,
+    "comment": _comment,
+    "group": _group,
+    "article": _article,
+    "link": _link,
+    "stats": _stats,
+    "modlog": _modlog,
+}
+
+
+def _link_comments(plan: _Restore) -> None:
+    """Check the comments against each other and their articles (each article in the
+    file, each parent a comment of the same article in the file, depth its parent's + 1)
+    and set the counts the restore derives: each comment's `replies`, each article's
+    `comments` (its visible comments)."""
+    articles = {a.id: a for a in plan.articles}
+    comments: dict[int, CommentRecord] = {}
+    replies: Counter[int] = Counter()
+    visible: Counter[int] = Counter()
+    for c in sorted(plan.comments, key=lambda c: c.id):
+        _check_comment(c, articles, comments)
+        if c.parent_id is not None:
+            replies[c.parent_id] += 1
+        comments[c.id] = c
+        visible[c.article_id] += c.visible
+    for comment_id, c in comments.items():
+        c.hash[b"replies"] = str(replies[comment_id]).encode()
+    for article_id, a in articles.items():
+        if visible[article_id] or b"comments" in a.hash:
+            a.hash[b"comments"] = str(visible[article_id]).encode()
+    plan.comments = [comments[i] for i in sorted(comments)]
+
+
+def _check_comment(
+    c: CommentRecord, articles: dict[int, ArticleRecord], comments: dict[int, CommentRecord]
+) -> None:
+    """A comment against its article and its parent, those before it in the file."""
+    if c.id in comments:
+        raise InvalidInput("comment", f"comment {c.id}: twice in the file.")
+    if c.article_id not in articles:
+        raise InvalidInput("comment", f"comment {c.id}: its article is not in the file.")
+    parent = comments.get(c.parent_id) if c.parent_id is not None else None
+    if c.parent_id is not None and (parent is None or parent.article_id != c.article_id):
+        raise InvalidInput(
+            "comment", f"comment {c.id}: its parent is not a comment of its article."
+        )
+    if c.depth != (parent.depth + 1 if parent is not None else 0):
+        raise InvalidInput("comment", f"comment {c.id}: depth is not its parent's + 1.")
+
+
+def _write(pipe: redis.client.Pipeline, plan: _Restore) -> None:
+    if plan.groups:
+        pipe.hset(keys.GROUPS, mapping=dict(plan.groups.items()))
+    for a in plan.articles:
+        _write_article(pipe, a)
+    for c in plan.comments:
+        _write_comment(pipe, c)
+    for name in plan.groups:
+        pipe.delete(keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name))
+    if plan.links:
+        pipe.hset(keys.LINKS, mapping=dict(plan.links.items()))
+    for key, days in plan.stats.items():
+        if days:
+            pipe.hset(key, mapping=days)
+    pipe.delete(keys.MODLOG)
+    if plan.modlog:
+        pipe.rpush(keys.MODLOG, *plan.modlog)
+
+
+def _write_article(pipe: redis.client.Pipeline, a: ArticleRecord) -> None:
+    member = keys.article(a.id)
+    up, down = keys.voted(a.id), keys.voted_down(a.id)
+    pipe.delete(member, up, down)
+    pipe.hset(member, mapping=dict(a.hash.items()))
+    for word in a.words:
+        pipe.sadd(keys.idx(word), member)
+    # votes: is derived from the counts, so backups made before it existed restore
+    # into it too.
+    net = _hash_count(a.hash.get(b"votes")) - _hash_count(a.hash.get(b"downvotes"))
+    pipe.zadd(keys.VOTES, {member: net})
+    for score, index in ((a.score, keys.SCORE), (a.time, keys.TIME), (a.good, keys.GOOD)):
+        if score is not None:
+            pipe.zadd(index, {member: score})
+    if a.submitted is not None and a.poster_pk:
+        pipe.zadd(keys.submitted(a.poster_pk), {member: a.submitted})
+    _write_voters(pipe, up, down, a.voters)
+    for name in a.groups:
+        pipe.sadd(keys.group(name), member)
+
+
+def _write_comment(pipe: redis.client.Pipeline, c: CommentRecord) -> None:
+    member = keys.comment(c.id)
+    up, down = keys.comment_voted(c.id), keys.comment_voted_down(c.id)
+    pipe.delete(member, up, down)
+    pipe.hset(member, mapping=dict(c.hash.items()))
+    if c.parent_id is None:
+        best = keys.article_comments(c.article_id)
+        new = keys.article_comments_new(c.article_id)
+    else:
+        best, new = keys.replies(c.parent_id), keys.replies_new(c.parent_id)
+    pipe.zadd(best, {member: comment_best(c.id, c.votes, c.downvotes)})
+    pipe.zadd(new, {member: c.id})
+    pipe.zadd(keys.article_comments_all(c.article_id), {member: c.time})
+    if c.visible:
+        pipe.zadd(keys.COMMENTS, {member: c.time})
+        if c.author_pk:
+            pipe.zadd(keys.user_comments(c.author_pk), {member: c.time})
+    _write_voters(pipe, up, down, c.voters)
+
+
+def _write_voters(pipe: redis.client.Pipeline, up: str, down: str, voters: Voters) -> None:
+    sets = ((up, voters.up, voters.up_expire_at_ms), (down, voters.down, voters.down_expire_at_ms))
+    for key, members, expire in sets:
+        if members:
+            pipe.sadd(key, *members)
+            if expire is not None:
+                # Past expiry deletes the set, as Redis would have by now.
+                pipe.pexpireat(key, expire)
+
+
+def _hash_count(value: bytes | None) -> int:
+    """A count of the hash as written (absent is 0); a bad one counts 0 here and is
+    reported by check_votes like any other."""
+    try:
+        return int(float(value or 0))
+    except (ValueError, OverflowError):
+        return 0

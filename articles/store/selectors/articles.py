@@ -1,0 +1,115 @@
+"""Article reads: one article, the listings by score and time, a user's articles and karma."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+from articles import conf, validation
+from articles.errors import (
+    ArticleNotFound,
+    IdempotencyKeyReused,
+    InvalidInput,
+)
+from articles.store import keys, scripts
+from articles.store.connection import get_connection
+from articles.store.selectors._common import _bounds, _execute, _fetch, _page
+from articles.types import (
+    Article,
+    Order,
+    Page,
+)
+
+logger = logging.getLogger(__package__)
+
+
+def article_post_replay(
+    *,
+    user_id: int,
+    poster_name: str,
+    idempotency_key: str,
+    title: str,
+    link: str,
+    text: str,
+    groups: Iterable[str],
+) -> Article | None:
+    """What an earlier post with this Idempotency-Key got (the article as it was created,
+    even if deleted since), or None when there was none; one GET. Lets a retry be answered
+    before the posting limit counts it. Raises InvalidInput, IdempotencyKeyReused (the key
+    was used for a different request)."""
+    title, link, text = validation.clean_post(title, link, text)
+    names = validation.clean_group_names(list(groups))
+    try:
+        key = keys.idempotency(user_id, idempotency_key)
+    except ValueError as exc:
+        raise InvalidInput("idempotency_key", str(exc)) from None
+    raw = get_connection().get(key)
+    match = _IDEMPOTENT.fullmatch(raw) if isinstance(raw, bytes) else None
+    if match is None:
+        return None  # none, or kept before fingerprints: article_post answers it
+    article_id, posted, fingerprint = match.groups()
+    if fingerprint.decode() != validation.post_fingerprint(title, link, text, names):
+        raise IdempotencyKeyReused(int(article_id))
+    return Article.new_post(
+        article_id=int(article_id),
+        user_id=user_id,
+        poster_name=poster_name,
+        title=title,
+        link=link,
+        text=text,
+        groups=tuple(names),
+        posted=int(posted),
+        window=conf.window(),
+        vote_score=conf.vote_score(),
+    )
+
+
+# idempotency:<pk>:<key> as post.lua writes it: <article id>:<post time>:<fingerprint>
+_IDEMPOTENT = re.compile(rb"([1-9][0-9]*):(-?[0-9]+):([0-9a-f]+)")
+
+
+def article_get(*, article_id: int, user_id: int | None = None) -> Article:
+    """One article (one round trip). Raises ArticleNotFound."""
+    try:
+        keys.article(article_id)
+    except ValueError:
+        raise ArticleNotFound() from None
+    found = _fetch(get_connection(), [article_id], user_id, strict=True)
+    if not found:
+        raise ArticleNotFound()
+    return found[0]
+
+
+def article_list(
+    *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
+) -> Page[Article]:
+    """All articles by score or by time, 25 a page (two round trips). Raises InvalidInput."""
+    number, start, stop = _bounds(page)
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.zcard(order.key)
+    pipe.zrevrange(order.key, start, stop)
+    count, members = _execute(pipe)
+    return _page(members, number, count, user_id)
+
+
+def user_article_list(
+    *, poster_id: int, page: int | str = 1, user_id: int | None = None
+) -> Page[Article]:
+    """A user's submissions, newest first. Two round trips."""
+    number, start, stop = _bounds(page)
+    key = keys.submitted(poster_id)
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.zcard(key)
+    pipe.zrevrange(key, start, stop)
+    count, members = _execute(pipe)
+    return _page(members, number, count, user_id)
+
+
+def user_karma(*, user_id: int) -> int:
+    """Net votes (up - down) on the user's articles that still exist. One round trip."""
+    reply = scripts.USER_KARMA(
+        keys=[keys.submitted(user_id), keys.VOTES], args=[], client=get_connection()
+    )
+    scripts.raise_for_status(reply)
+    return int(reply[1])

@@ -1,0 +1,118 @@
+"""Rankings of a period: top of the day, week, month, year; good articles; the front page."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, date, datetime
+
+from articles import conf, validation
+from articles.store import clock, keys, scripts
+from articles.store.connection import get_connection
+from articles.store.scripts import raise_for_status
+from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _ids, _page
+from articles.types import (
+    Article,
+    FrontPage,
+    GoodPage,
+    Page,
+    Period,
+)
+
+logger = logging.getLogger(__package__)
+
+
+def top_article_list(
+    *,
+    period: Period = Period.ALL,
+    page: int | str = 1,
+    user_id: int | None = None,
+    now: float | None = None,
+) -> Page[Article]:
+    """The articles with the most net votes (up minus down) posted in the last
+    day/week/month/year, or of all time (`votes:`). Period rankings are cached for 60 s
+    like group rankings. Two round trips. Raises InvalidInput."""
+    number, start, stop = _bounds(page)
+    if period.seconds is None:
+        pipe = get_connection().pipeline(transaction=False)
+        pipe.zcard(keys.VOTES)
+        pipe.zrevrange(keys.VOTES, start, stop)
+        count, members = _execute(pipe)
+        return _page(members, number, count, user_id)
+    earliest = clock.now(now) - period.seconds
+    reply = scripts.RANKING_PAGE(
+        keys=[
+            keys.top(period.value),
+            keys.TIME,
+            keys.VOTES,
+            keys.top_scratch(period.value),
+            keys.GROUPS,
+        ],
+        args=["top", conf.group_cache_seconds(), start, stop, earliest, ""],
+        client=get_connection(),
+    )
+    raise_for_status(reply)
+    return _page(reply[4::2], number, int(reply[1]), user_id)
+
+
+def good_article_page(
+    *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
+) -> GoodPage:
+    """A page of the newest good articles (>= 200 up-votes): the listing holds the newest
+    50 (ARTICLES_HOME_GOOD_ARTICLES), `per_page` of them a page (25 by default), and the
+    page carries the UTC days of all 50. Two round trips. Raises InvalidInput."""
+    number = validation.clean_page(page, conf.max_page())
+    size = per_page or conf.per_page()
+    conn = get_connection()
+    # The good index is scored by post time: the newest 50 with their times, in one read.
+    pipe = conn.pipeline(transaction=False)
+    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+    (newest,) = _execute(pipe)
+    shown = newest[(number - 1) * size : number * size]
+    return GoodPage(
+        items=_fetch(conn, _ids(m for m, _ in shown), user_id),
+        number=number,
+        count=len(newest),
+        per_page=size,
+        days=_days(newest),
+    )
+
+
+def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
+    """The home page: a page of the newest good articles (as good_article_page), then the
+    same page of the score ranking ("rising"), less the articles already shown above it.
+    `count` is the longer of the two listings. Two round trips. Raises InvalidInput."""
+    number, start, stop = _bounds(page)
+    size = conf.per_page()
+    conn = get_connection()
+    pipe = conn.pipeline(transaction=False)
+    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+    pipe.zcard(keys.SCORE)
+    pipe.zrevrange(keys.SCORE, start, stop)
+    newest, ranked, rising = _execute(pipe)
+    good_ids = _ids(m for m, _ in newest[start : start + size])
+    shown = set(good_ids)
+    rising_ids = [i for i in _ids(rising) if i not in shown]
+    found = {a.id: a for a in _fetch(conn, good_ids + rising_ids, user_id)}
+    return FrontPage(
+        items=[found[i] for i in good_ids if i in found],
+        number=number,
+        count=max(len(newest), int(ranked)),
+        per_page=size,
+        days=_days(newest),
+        rising=tuple(found[i] for i in rising_ids if i in found),
+        good_count=len(newest),
+    )
+
+
+def good_article_day(
+    *, day: date, page: int | str = 1, user_id: int | None = None
+) -> Page[Article]:
+    """The good articles posted on one UTC day, newest first. Two round trips."""
+    number, start, _ = _bounds(page)
+    first = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
+    last = f"({first + 86_400}"
+    pipe = get_connection().pipeline(transaction=False)
+    pipe.zcount(keys.GOOD, first, last)
+    pipe.zrevrangebyscore(keys.GOOD, last, first, start=start, num=conf.per_page())
+    count, members = _execute(pipe)
+    return _page(members, number, count, user_id)

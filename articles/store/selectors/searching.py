@@ -1,0 +1,95 @@
+"""Search: the words of a query intersected in Redis, ordered by score, time or votes."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from articles import conf, validation
+from articles.errors import (
+    EmptySearch,
+    InvalidInput,
+)
+from articles.store import clock, keys, scripts, search
+from articles.store.connection import get_connection
+from articles.store.scripts import raise_for_status
+from articles.store.selectors._common import _bounds, _page
+from articles.types import (
+    Period,
+    SearchOrder,
+    SearchPage,
+)
+
+logger = logging.getLogger(__package__)
+
+
+_SEARCH_ORDER = {SearchOrder.SCORE: "score", SearchOrder.NEWEST: "time", SearchOrder.VOTES: "votes"}
+
+
+def article_search(
+    *,
+    q: str,
+    order: SearchOrder = SearchOrder.SCORE,
+    group: str | None = None,
+    period: Period = Period.ALL,
+    page: int | str = 1,
+    user_id: int | None = None,
+    now: float | None = None,
+) -> SearchPage:
+    """Articles holding every word of `q` and none of its `-words`, 25 a page, by score,
+    newest or net votes, optionally in a group and posted in the last day/week/month/year.
+    Two round trips: one script (which walks the ranking for a frequent word, or builds
+    the cached intersection when it is not there) and one pipeline of the page's hashes.
+    An unknown group finds nothing.
+    Raises EmptySearch (nothing to look for), InvalidInput (q too long, too many words,
+    a bad group name or page)."""
+    if not isinstance(q, str):
+        raise InvalidInput("q", "A search is text.")
+    try:
+        query = search.parse_query(q)
+    except search.QueryError as exc:
+        if exc.empty:
+            raise EmptySearch(str(exc)) from None
+        raise InvalidInput("q", str(exc)) from None
+    name = validation.clean_group_name(group, "group") if group else ""
+    number, start, stop = _bounds(page)
+    earliest = "" if period.seconds is None else str(int(clock.now(now)) - period.seconds)
+    # The slot's content names the period, not its start: like top:<period>, a cached
+    # result's window is at most the cache's lifetime old.
+    spelled = f"{order.value}|{name}|{period.value}|{query.canonical}"
+    digest = hashlib.blake2b(spelled.encode(), digest_size=8).digest()
+    slot = int.from_bytes(digest, "big") % conf.search_cache_slots()
+    cache = keys.search_cache(slot)
+    scratch = keys.search_scratch(slot)
+    reply = scripts.SEARCH(
+        keys=[
+            cache,
+            keys.search_cache_query(slot),
+            scratch,
+            keys.SCORE,
+            keys.TIME,
+            keys.group(name) if name else scratch,
+            *map(keys.idx, query.include),
+            *map(keys.idx, query.exclude),
+        ],
+        args=[
+            spelled,
+            conf.search_cache_seconds(),
+            start,
+            stop,
+            _SEARCH_ORDER[order],
+            len(query.include),
+            earliest,
+        ],
+        client=get_connection(),
+    )
+    raise_for_status(reply)
+    found = _page(reply[2:], number, int(reply[1]), user_id)
+    return SearchPage(
+        found.items,
+        found.number,
+        found.count,
+        found.per_page,
+        words=query.include,
+        excluded=query.exclude,
+    )

@@ -1,0 +1,79 @@
+"""Writes to the article store, by sub-domain. Each multi-key change is one Lua script (lua/)."""
+
+from articles.store.services._common import CLEANUP_BATCH
+from articles.store.services.accounts import (
+    cleanups_resume,
+    user_forget,
+    user_forget_begin,
+    user_forget_cancel,
+    user_forget_or_leave,
+    user_forget_pending,
+)
+from articles.store.services.articles import (
+    article_delete,
+    article_edit,
+    article_groups_update,
+    article_post,
+    article_post_many,
+    article_purge,
+    article_purge_step,
+)
+from articles.store.services.comments import (
+    comment_delete,
+    comment_edit,
+    comment_post,
+    comment_remove,
+    comment_vote,
+)
+from articles.store.services.groups import group_create, group_delete, group_purge, group_update
+from articles.store.services.indexing import (
+    article_reindex,
+    search_entry_drop,
+    search_index_rebuild,
+    search_reindex_batch,
+)
+from articles.store.services.votes import article_vote, article_vote_many, vote_intent_cast
+
+__all__ = [
+    "CLEANUP_BATCH",
+    "article_delete",
+    "article_edit",
+    "article_groups_update",
+    "article_post",
+    "article_post_many",
+    "article_purge",
+    "article_purge_step",
+    "article_reindex",
+    "article_vote",
+    "article_vote_many",
+    "cleanups_resume",
+    "comment_delete",
+    "comment_edit",
+    "comment_post",
+    "comment_remove",
+    "comment_vote",
+    "group_create",
+    "group_delete",
+    "group_purge",
+    "group_update",
+    "search_entry_drop",
+    "search_index_rebuild",
+    "search_reindex_batch",
+    "user_forget",
+    "user_forget_begin",
+    "user_forget_cancel",
+    "user_forget_or_leave",
+    "user_forget_pending",
+    "vote_intent_cast",
+]
+
+# Shared with the audit and the backup (operations/), which read and repair at the same level.
+from articles.store.services._common import (
+    _ATTEMPTS as _ATTEMPTS,
+)
+from articles.store.services._common import (
+    _group_keys as _group_keys,
+)
+from articles.store.services._common import (
+    _member_key as _member_key,
+)

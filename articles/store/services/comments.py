@@ -1,0 +1,207 @@
+"""Comment writes: post, vote, edit, delete and staff removal."""
+
+from __future__ import annotations
+
+import logging
+
+from articles import conf, validation
+from articles.errors import (
+    CommentIdempotencyKeyReused,
+    CommentNotFound,
+    Conflict,
+    InvalidInput,
+)
+from articles.operations import metrics
+from articles.operations.replication import replicated
+from articles.store import keys, scripts, selectors
+from articles.store.connection import get_connection
+from articles.store.scripts import raise_for_status
+from articles.store.services._common import _article_member, _decode, _given, _log
+from articles.types import Comment, Status, Vote
+
+logger = logging.getLogger(__package__)
+
+
+@replicated
+def comment_post(
+    *,
+    article_id: int,
+    user_id: int,
+    author_name: str,
+    text: str,
+    parent_id: int | None = None,
+    idempotency_key: str | None = None,
+    now: float | None = None,
+) -> Comment:
+    """Comment on an article, or reply to one of its comments (one script call after the
+    id's INCR). The comment starts with no votes; the article's `comments` count rises.
+
+    Raises InvalidInput (text), ArticleNotFound, CommentNotFound (no such parent on this
+    article), InvalidInput naming `parent` (a deleted parent), CommentTooDeep (deeper than
+    ARTICLES_COMMENT_MAX_DEPTH), CommentingClosed (ARTICLES_COMMENT_OPEN_SECONDS after the
+    article's post time). With `idempotency_key`, a repeat of the same request returns
+    the comment the first one made; the key with a different request raises
+    CommentIdempotencyKeyReused (naming the comment)."""
+    text = validation.clean_comment_text(text)
+    article = _article_member(article_id)
+    parent = _parent_member(parent_id)
+    idem_key = _comment_idempotency_key(user_id, idempotency_key)
+    conn = get_connection()
+    comment_id = int(conn.incr(keys.COMMENT_IDS))
+    member = keys.comment(comment_id)
+    if parent:
+        pid = keys.comment_id_of(parent)
+        orderings = [keys.replies(pid), keys.replies_new(pid)]
+    else:
+        orderings = [keys.article_comments(article_id), keys.article_comments_new(article_id)]
+    result = scripts.COMMENT_POST(
+        keys=[
+            article,
+            member,
+            *orderings,
+            parent or member,
+            keys.COMMENTS,
+            keys.user_comments(user_id),
+            keys.article_comments_all(article_id),
+            idem_key or member,
+        ],
+        args=[
+            comment_id,
+            keys.user(user_id),
+            author_name,
+            text,
+            _given(now, whole=True),
+            conf.comment_open_seconds(),
+            conf.comment_max_depth(),
+            conf.idempotency_seconds() if idem_key else 0,
+            validation.comment_fingerprint(article_id, parent_id, text),
+        ],
+        client=conn,
+    )
+    status = raise_for_status(
+        result, allow=(Status.ID_TAKEN, Status.COMMENT_GONE, Status.KEY_REUSED)
+    )
+    if status is Status.KEY_REUSED:
+        raise CommentIdempotencyKeyReused(int(result[1]))
+    if status is Status.COMMENT_GONE:
+        raise InvalidInput("parent", "That comment was deleted, so it takes no replies.")
+    if status is Status.ID_TAKEN:
+        if _decode(result[1]) == keys.user(user_id):
+            return selectors.comment_get(comment_id=comment_id, user_id=user_id)
+        raise Conflict()
+    if status is Status.OK:
+        metrics.COMMENTS.inc()
+        comment_id, posted, depth = comment_id, float(result[1]), int(result[2])
+    else:
+        comment_id, posted, depth = int(result[1]), float(result[2]), int(result[3])
+    return Comment.new_post(
+        comment_id=comment_id,
+        article_id=article_id,
+        parent_id=parent_id,
+        user_id=user_id,
+        author_name=author_name,
+        text=text,
+        posted=posted,
+        depth=depth,
+    )
+
+
+@replicated
+def comment_vote(*, comment_id: int, user_id: int, vote: Vote, now: float | None = None) -> Comment:
+    """Set user_id's vote on a comment to up, down or none (article_vote's semantics: a
+    repeat changes nothing), moving it in its parent's best order in the same script.
+    Returns the comment as it now is. Raises CommentNotFound, VotingClosed (the
+    ARTICLE's window is over), NotAllowed (a deleted or removed comment)."""
+    member = _comment_member(comment_id)
+    result = scripts.COMMENT_VOTE(
+        keys=[member, keys.comment_voted(comment_id), keys.comment_voted_down(comment_id)],
+        args=[comment_id, keys.user(user_id), vote.value, _given(now), conf.window()],
+        client=get_connection(),
+    )
+    raise_for_status(result)
+    outcome = "changed" if int(result[1]) else "repeated"
+    metrics.COMMENT_VOTES.labels(direction=vote.label, outcome=outcome).inc()
+    fields = dict(zip(result[3::2], result[4::2], strict=True))
+    return Comment.from_hash(comment_id, fields, my_vote=Vote(int(result[2])))
+
+
+@replicated
+def comment_edit(*, comment_id: int, user_id: int, text: str, now: float | None = None) -> Comment:
+    """Its author changes a comment's text within ARTICLES_COMMENT_EDIT_SECONDS of posting
+    it; the comment is marked `edited` (the time). Raises InvalidInput (text),
+    CommentNotFound, NotAllowed (not the author, or deleted), EditWindowClosed."""
+    text = validation.clean_comment_text(text)
+    member = _comment_member(comment_id)
+    result = scripts.COMMENT_EDIT(
+        keys=[member],
+        args=[keys.user(user_id), text, _given(now), conf.comment_edit_seconds()],
+        client=get_connection(),
+    )
+    raise_for_status(result)
+    return Comment.from_hash(comment_id, dict(zip(result[1::2], result[2::2], strict=True)))
+
+
+@replicated
+def comment_delete(*, comment_id: int, user_id: int, now: float | None = None) -> None:
+    """Its author deletes a comment: one with replies stays as "[deleted]" (text and
+    author cleared), one without is removed entirely (and so is a "[deleted]" parent
+    left with no replies). Raises CommentNotFound, NotAllowed (not the author, or
+    already deleted)."""
+    member = _comment_member(comment_id)
+    result = scripts.COMMENT_DELETE(
+        keys=[member, keys.COMMENTS, keys.MODLOG],
+        args=["author", keys.user(user_id), "", "", conf.modlog_length()],
+        client=get_connection(retry=False),  # sent once: a repeat would answer "deleted"
+    )
+    raise_for_status(result)
+
+
+@replicated
+def comment_remove(*, comment_id: int, actor: str, reason: str, now: float | None = None) -> None:
+    """Staff remove a comment, with a reason kept on it and in the moderation log: one
+    with replies stays as "[removed]", one without is removed entirely, as comment_delete.
+    Raises CommentNotFound, NotAllowed (already removed), InvalidInput (reason)."""
+    member = _comment_member(comment_id)
+    reason = validation.clean_reason(reason)
+    before = selectors.comment_get(comment_id=comment_id)
+    entry = _log(
+        actor or "staff",
+        "comment_remove",
+        member,
+        reason,
+        now,
+        article=keys.article(before.article_id),
+        author=before.author,
+        author_name=before.author_name,
+    )
+    result = scripts.COMMENT_DELETE(
+        keys=[member, keys.COMMENTS, keys.MODLOG],
+        args=["staff", "", reason, entry, conf.modlog_length()],
+        client=get_connection(retry=False),  # sent once: a repeat would log twice
+    )
+    raise_for_status(result)
+
+
+def _comment_member(comment_id: int) -> str:
+    try:
+        return keys.comment(comment_id)
+    except ValueError:
+        raise CommentNotFound() from None
+
+
+def _parent_member(parent_id: int | None) -> str:
+    if parent_id is None:
+        return ""
+    try:
+        return keys.comment(parent_id)
+    except ValueError:
+        raise InvalidInput("parent", "A parent is a comment id, a whole number from 1.") from None
+
+
+def _comment_idempotency_key(user_id: int, token: str | None) -> str | None:
+    if token is None:
+        return None
+    try:
+        return keys.comment_idempotency(user_id, token)
+    except ValueError as exc:
+        raise InvalidInput("idempotency_key", str(exc)) from None

@@ -1,0 +1,153 @@
+"""The search index: an article's words re-indexed, the index rebuilt in bounded batches."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import redis
+
+from articles.errors import (
+    ArticleNotFound,
+    Conflict,
+)
+from articles.store import keys, scripts, search
+from articles.store.connection import get_connection
+from articles.store.scripts import raise_for_status
+from articles.store.selectors._common import _ids
+from articles.store.services._common import _ATTEMPTS, _article_member, _decode, _word_key
+from articles.types import Status
+
+logger = logging.getLogger(__package__)
+
+
+def article_reindex(*, article_id: int) -> bool:
+    """Put one article's search words in step with its title, text and link (for
+    articles the book's code wrote, or after the rules of search.py change). Returns
+    whether anything changed; a second run changes nothing. Raises ArticleNotFound."""
+    member = _article_member(article_id)
+    conn = get_connection()
+    for _ in range(_ATTEMPTS):
+        fields = conn.hmget(member, "words", "title", "text", "link")
+        was, title, text, link = (_decode(v) for v in fields)
+        was_words = [w for w in was.split() if _word_key(w)]
+        new_words = search.article_words(title, text, link)
+        result = scripts.REINDEX(
+            keys=[member, *map(keys.idx, was_words), *map(keys.idx, new_words)],
+            args=[member, " ".join(was_words), " ".join(new_words), title, text, link],
+            client=conn,
+        )
+        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
+            return bool(int(result[1]))
+    raise Conflict()
+
+
+def search_reindex_batch(*, article_ids: list[int]) -> tuple[int, int]:
+    """article_reindex for many articles in two round trips (one pipeline of reads, one
+    of scripts); the few that changed in between are done again one by one. Returns
+    (articles whose index changed, articles not found)."""
+    conn = get_connection()
+    members = [keys.article(article_id) for article_id in article_ids]
+    pipe = conn.pipeline(transaction=False)
+    for member in members:
+        pipe.hmget(member, "words", "title", "text", "link")
+    rows = pipe.execute(raise_on_error=False)
+    pipe = conn.pipeline(transaction=False)
+    sent = []
+    for article_id, member, row in zip(article_ids, members, rows, strict=True):
+        if isinstance(row, redis.ResponseError) or row == [None] * 4:
+            continue  # not a hash (check_votes reports it), or gone
+        was, title, text, link = (_decode(v) for v in row)
+        was_words = was.split()
+        if not all(map(_word_key, was_words)):
+            continue  # a `words` no script of ours wrote: check_votes reports it
+        new_words = search.article_words(title, text, link)
+        scripts.REINDEX(
+            keys=[member, *map(keys.idx, was_words), *map(keys.idx, new_words)],
+            args=[member, was, " ".join(new_words), title, text, link],
+            client=pipe,
+        )
+        sent.append(article_id)
+    changed, missing = 0, len(article_ids) - len(sent)
+    for article_id, reply in zip(sent, pipe.execute(raise_on_error=False), strict=True):
+        if isinstance(reply, redis.ResponseError):
+            raise reply
+        status = Status(int(reply[0]))
+        if status is Status.OK:
+            changed += int(reply[1])
+        elif status is Status.RETRY:
+            try:
+                changed += article_reindex(article_id=article_id)
+            except ArticleNotFound:
+                missing += 1
+        elif status is Status.NOT_FOUND:
+            missing += 1
+        else:
+            raise_for_status(reply)
+    return changed, missing
+
+
+def search_index_rebuild(
+    *, batch: int = 500, progress: Callable[[int, int], None] | None = None
+) -> tuple[int, int, int]:
+    """Bring the whole search index in step (manage.py reindex_search): every article's
+    words from its hash, then every entry whose article is gone or lost the word dropped.
+    Batches of `batch` articles, each one pipeline of reads and one of small scripts, so
+    the site's own requests run between them. Safe to run twice or beside the site: each
+    script checks what was read. `progress(done, total)` is called after each batch.
+    Returns (articles seen, articles whose index changed, stale entries dropped)."""
+    conn = get_connection()
+    total = int(conn.zcard(keys.TIME)) if conn.type(keys.TIME) == b"zset" else 0
+    seen = changed = 0
+    ids: list[int] = []
+    for member in conn.scan_iter(match=keys.ARTICLE_SCAN, count=batch):
+        ids.extend(_ids([member]))
+        if len(ids) >= batch:
+            changed += search_reindex_batch(article_ids=ids)[0]
+            seen += len(ids)
+            ids = []
+            if progress:
+                progress(seen, max(total, seen))
+    if ids:
+        changed += search_reindex_batch(article_ids=ids)[0]
+        seen += len(ids)
+    if progress:
+        progress(seen, seen)
+    dropped = 0
+    for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=batch):
+        try:
+            word = keys.word_of(_decode(raw_key))
+        except ValueError:
+            continue  # not ours (check_votes reports it)
+        if conn.type(raw_key) != b"set":
+            continue
+        members = [_decode(m) for m in conn.sscan_iter(raw_key, count=batch)]
+        for offset in range(0, len(members), batch):
+            chunk = [
+                (m, i)
+                for m in members[offset : offset + batch]
+                if (i := keys.article_id_or_none(m))
+            ]
+            pipe = conn.pipeline(transaction=False)
+            for member, _ in chunk:
+                pipe.hget(member, "words")
+            for (_, article_id), words in zip(
+                chunk, pipe.execute(raise_on_error=False), strict=True
+            ):
+                if isinstance(words, redis.ResponseError):
+                    continue  # not a hash: check_votes reports it
+                if word not in _decode(words).split():
+                    dropped += search_entry_drop(word=word, article_id=article_id)
+    return seen, changed, dropped
+
+
+def search_entry_drop(*, word: str, article_id: int) -> bool:
+    """Remove article_id from idx:<word> unless the article (still) has the word.
+    Returns whether it was removed."""
+    result = scripts.UNINDEX(
+        keys=[keys.idx(word), keys.article(article_id)],
+        args=[keys.article(article_id), word],
+        client=get_connection(),
+    )
+    raise_for_status(result)
+    return bool(int(result[1]))

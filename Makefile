@@ -87,7 +87,7 @@ test: install-dev lint browser lighthouse nginx postgres
 # both). Every server the tests start runs /usr/bin/redis-server on a temporary socket or a free
 # port, so the service the package may start on 6379 is never used.
 REDIS7 := /usr/bin/redis-server
-# The whole suite by default (about 4 min with -n 2); REDIS7_TESTS="tests/articles" narrows it.
+# The whole suite by default (about 4 min with -n 2); REDIS7_TESTS="tests/store" narrows it.
 test-redis7: install-dev browser lighthouse nginx postgres
 	@tools/apt-ensure $(REDIS7) redis-server "The Redis 7 tests"
 	VOTESITE_TEST_REDIS_SERVER=$(REDIS7) $(PY) -m pytest -n 2 $(REDIS7_TESTS)

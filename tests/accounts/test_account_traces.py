@@ -16,24 +16,9 @@ from rest_framework.test import APIClient
 from articles.operations import audit
 from articles.store import keys, people, selectors, services
 from articles.types import DELETED_NAME, Vote
+from tests.factories import article, comment
 
 NAME = "zorblax7"  # a name no other text in the store holds
-
-
-def post(user, title: str, link: str):  # type: ignore[no-untyped-def]
-    return services.article_post(
-        user_id=user.pk, poster_name=user.get_username(), title=title, link=link
-    )
-
-
-def say(user, article_id: int, text: str, parent: int | None = None):  # type: ignore[no-untyped-def]
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user.pk,
-        author_name=user.get_username(),
-        text=text,
-        parent_id=parent,
-    )
 
 
 def dump(conn: redis.Redis) -> dict[str, str]:
@@ -60,17 +45,17 @@ def traces(make_user):  # type: ignore[no-untyped-def]
     on articles and comments, and moderation log entries naming it as actor and author."""
     zorb = make_user(NAME, staff=True)
     bob, mod = make_user("bob"), make_user("mod", staff=True)
-    own = post(zorb, "A first post", "https://example.org/z1")
-    post(zorb, "A second post", "https://example.org/z2")
-    other = post(bob, "Bob's post", "https://example.org/b")
-    downed = post(bob, "Bob's other post", "https://example.org/b2")
+    own = article(zorb, "A first post", "https://example.org/z1")
+    article(zorb, "A second post", "https://example.org/z2")
+    other = article(bob, "Bob's post", "https://example.org/b")
+    downed = article(bob, "Bob's other post", "https://example.org/b2")
     services.article_vote(article_id=other.id, user_id=zorb.pk, direction=Vote.UP)
     services.article_vote(article_id=downed.id, user_id=zorb.pk, direction=Vote.DOWN)
     services.article_vote(article_id=own.id, user_id=bob.pk, direction=Vote.UP)
-    top = say(zorb, other.id, "My comment")
-    say(bob, other.id, "A reply to it", parent=top.id)
-    removed = say(zorb, other.id, "Something staff remove")
-    bobs = say(bob, own.id, "Bob on zorb's post")
+    top = comment(zorb, other.id, "My comment")
+    comment(bob, other.id, "A reply to it", parent_id=top.id)
+    removed = comment(zorb, other.id, "Something staff remove")
+    bobs = comment(bob, own.id, "Bob on zorb's post")
     services.comment_vote(comment_id=bobs.id, user_id=zorb.pk, vote=Vote.DOWN)
     services.comment_vote(comment_id=top.id, user_id=bob.pk, vote=Vote.UP)
     services.comment_remove(comment_id=removed.id, actor="mod", reason="off topic")
@@ -134,7 +119,7 @@ def test_an_account_deletion_stopped_half_way_is_finished_by_the_repair(conn, tr
 
 def test_a_queued_account_that_still_exists_is_dropped_not_forgotten(conn, make_user):
     dave = make_user("dave")
-    a = post(dave, "Mine", "https://example.org/d")
+    a = article(dave, "Mine", "https://example.org/d")
     services.user_forget_begin(user_id=dave.pk, name="dave")  # its deletion rolled back
     assert people.forget_pending() == 0
     assert not conn.exists(keys.FORGET)
@@ -145,11 +130,11 @@ def test_forgetting_many_items_and_votes_goes_in_bounded_steps(conn, make_user, 
     monkeypatch.setattr("articles.store.services.accounts.CLEANUP_BATCH", 3)
     dave, erin = make_user("dave"), make_user("erin")
     pk = dave.pk
-    mine = [post(dave, f"Post {n}", f"https://example.org/{n}") for n in range(7)]
-    theirs = [post(erin, f"Erin {n}", f"https://example.org/e{n}") for n in range(7)]
+    mine = [article(dave, f"Post {n}", f"https://example.org/{n}") for n in range(7)]
+    theirs = [article(erin, f"Erin {n}", f"https://example.org/e{n}") for n in range(7)]
     for a in theirs:
         services.article_vote(article_id=a.id, user_id=dave.pk, direction=Vote.UP)
-        say(dave, a.id, "hi")
+        comment(dave, a.id, "hi")
     people.account_delete(user=dave)
     assert all(selectors.article_get(article_id=a.id).poster_name == DELETED_NAME for a in mine)
     assert all(selectors.article_get(article_id=a.id).votes == 1 for a in theirs)

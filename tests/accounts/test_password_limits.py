@@ -16,15 +16,11 @@ from articles.errors import RateLimited
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import logins
 from articles.store.connection import get_connection
+from tests.harness import redis_refusing_writes
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-Secret-123"
 LOCKED = "Too many failed logins for this account: at most 5 every 15 minutes."
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _change(client: Client, old: str, new: str = "A-new-pass-456"):  # type: ignore[no-untyped-def]
@@ -153,11 +149,8 @@ def test_checks_in_flight_count_before_their_passwords_are_checked(make_user, rf
 @pytest.fixture
 def full_redis(redis_server: EmbeddedRedis) -> Iterator[EmbeddedRedis]:
     """The session's Redis at maxmemory (noeviction): it refuses every write."""
-    redis_server.client().config_set("maxmemory", 1)
-    try:
+    with redis_refusing_writes(redis_server):
         yield redis_server
-    finally:
-        redis_server.client().config_set("maxmemory", 0)
 
 
 def _assert_store_full(response) -> None:  # type: ignore[no-untyped-def]

@@ -22,12 +22,6 @@ def page_path(article_id: int) -> str:
         return f"/articles/{article_id}/"
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    """Ensure users are made quickly: PBKDF2's real cost would dominate these tests."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def anon() -> APIClient:
     return APIClient()

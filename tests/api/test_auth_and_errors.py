@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from articles.models import ApiToken
 from articles.store import keys, selectors, services, tokens
+from tests.harness import redis_down, redis_refusing_writes
 
 pytestmark = pytest.mark.django_db
 
@@ -202,16 +203,8 @@ def test_with_one_proxy_the_client_is_the_address_it_saw(settings):
     assert other.status_code == 200
 
 
-def _dead_redis(tmp_path):  # type: ignore[no-untyped-def]
-    from django.conf import settings
-
-    caches = {alias: dict(config) for alias, config in settings.CACHES.items()}
-    caches["articles"]["LOCATION"] = f"unix://{tmp_path}/nothing-here.sock"
-    return override_settings(CACHES=caches)
-
-
-def test_a_redis_outage_is_a_json_503_and_recovers(anon, as_user, tmp_path):
-    with _dead_redis(tmp_path):
+def test_a_redis_outage_is_a_json_503_and_recovers(anon, as_user):
+    with redis_down():
         for response in (
             anon.get("/api/articles/"),
             as_user.put("/api/articles/1/vote/", {"value": "up"}, format="json"),
@@ -225,13 +218,10 @@ def test_a_redis_outage_is_a_json_503_and_recovers(anon, as_user, tmp_path):
 @pytest.mark.parametrize("option", ["maxmemory", "min-replicas-to-write"])
 def test_a_redis_refusing_writes_is_a_json_503_too(as_user, redis_server, option):
     """Ensure OOM and NOREPLICAS replies (like READONLY) read as an outage, not a 500."""
-    redis_server.client().config_set(option, 1)
-    try:
+    with redis_refusing_writes(redis_server, option):
         response = as_user.post(
             "/api/articles/", {"title": "T", "link": "https://example.org/"}, format="json"
         )
-    finally:
-        redis_server.client().config_set(option, 0)
     assert response.status_code == 503
     # Out of memory is its own answer (storage full, tests/reliability/test_memory_pressure.py).
     code, wait = ("store_full", "60") if option == "maxmemory" else ("store_unavailable", "5")
@@ -241,7 +231,7 @@ def test_a_redis_refusing_writes_is_a_json_503_too(as_user, redis_server, option
 
 def test_an_unexpected_error_is_a_logged_json_500_not_an_html_page(anon, monkeypatch, caplog):
     """Ensure a bug answers JSON. (Bad data is no longer one: a `score:` of the wrong
-    type is a 503 naming it, tests/articles/test_bad_data_reads.py.)"""
+    type is a 503 naming it, tests/web/test_bad_data_reads.py.)"""
 
     def broken(**kwargs: object) -> None:
         raise RuntimeError("a bug in a selector")

@@ -11,8 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from articles.models import ApiToken
-from articles.store import ratelimits, selectors, services
-from tests.articles.test_selectors import CountingConnection
+from articles.store import ratelimits, selectors
+from tests import factories
+from tests.store.test_selectors import CountingConnection
 from tests.store_modules import store_modules
 
 pytestmark = pytest.mark.django_db
@@ -38,9 +39,7 @@ def counted(redis_server, monkeypatch):  # type: ignore[no-untyped-def]
 
 
 def _post() -> int:
-    return services.article_post(
-        user_id=999, poster_name="p", title="T", link="https://e.org/", now=time.time()
-    ).id
+    return factories.article(999, "T", "https://e.org/", poster_name="p", now=time.time()).id
 
 
 def test_a_token_vote_takes_two_round_trips_and_no_query_when_warm(as_user, counted):

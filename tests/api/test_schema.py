@@ -119,7 +119,6 @@ def test_the_docs_page_loads_its_scripts_from_our_own_static_files(anon):
 
 @pytest.fixture
 def _fuzz_settings(settings):  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Generated requests come fast; the limits themselves are tested elsewhere.
     settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
     settings.ARTICLES_RATE_LIMITS = {"post": None, "vote": None, "comment": None}

@@ -8,17 +8,16 @@ import time
 
 import pytest
 
-from articles.store import selectors, services
+from articles.store import selectors
 from articles.store.connection import get_connection
 from articles.types import CommentOrder
 from bench import comments, counting
 from bench.report import Report
+from tests import factories
 
 
 def _article(title: str) -> int:
-    return services.article_post(
-        user_id=1, poster_name="bench", title=title, link=f"https://example.org/{title}"
-    ).id
+    return factories.article(1, title, f"https://example.org/{title}", poster_name="bench").id
 
 
 def test_the_bench_thread_has_its_size_and_shape_and_one_page_shows_it_all() -> None:

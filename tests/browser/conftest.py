@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 # Without the networking flags Chromium tries to reach the internet at start (FACTS.md).
@@ -21,6 +22,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PASSWORD = "Browser-pw-2026"  # the browser tests' users log in with it
+WIDE = 1280
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +70,27 @@ def shot() -> object:
         return path
 
     return take
+
+
+@pytest.fixture
+def visitor(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """visitor(username, base, **context options): a page in a fresh browser context,
+    logged in as that user (with PASSWORD) unless username is None."""
+    contexts: list[BrowserContext] = []
+
+    def open_as(username: str | None, base: str = "", **options: Any) -> Page:
+        context = browser.new_context(viewport={"width": WIDE, "height": 900}, **options)
+        context.set_default_timeout(15_000)
+        contexts.append(context)
+        page = context.new_page()
+        if username:
+            page.goto(f"{base}/accounts/login/")
+            page.fill("#id_username", username)
+            page.fill("#id_password", PASSWORD)
+            page.click("form.panel button[type=submit]")
+            expect(page.locator(".account .me")).to_have_text(username)
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()

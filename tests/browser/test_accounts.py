@@ -14,23 +14,22 @@ from django.core import mail
 from playwright.sync_api import Page, expect
 
 from articles.store import selectors, services
+from tests import factories
 from tests.browser import test_pages
 from tests.browser.test_pages import PASSWORD, Audit
-
-visitor = test_pages.visitor  # the fixture: a page in a fresh context, logged in or not
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    test_pages.SHOTS.mkdir(parents=True, exist_ok=True)  # Audit's screenshots go there
 
 
 def seed() -> tuple[int, int]:
     """carol with two articles; returns their ids."""
-    carol = get_user_model().objects.create_user("carol", password=PASSWORD)
+    carol = factories.user("carol", password=PASSWORD)
     now = time.time()
     ids = [
         services.article_post(
@@ -83,7 +82,7 @@ def test_a_logged_out_vote_is_cast_after_logging_in_without_javascript(
 ) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
     _, second = seed()
-    get_user_model().objects.create_user("dora", password=PASSWORD)
+    factories.user("dora", password=PASSWORD)
     page = visitor(None, java_script_enabled=False)
     page.goto(f"{base}/")
     page.locator(f"#a{second} a.arrow.down").click()
@@ -100,7 +99,7 @@ def test_a_logged_out_vote_is_cast_after_logging_in_without_javascript(
 @pytest.mark.rate_window
 def test_the_login_lock_says_when_to_try_again(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    get_user_model().objects.create_user("dave", password=PASSWORD)
+    factories.user("dave", password=PASSWORD)
     page = visitor(None)
     audit = Audit()
     for n in range(5):
@@ -121,7 +120,7 @@ def test_the_login_lock_says_when_to_try_again(live_server, visitor) -> None:  #
 
 def test_a_password_reset_by_email(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    get_user_model().objects.create_user("erin", "erin@example.org", PASSWORD)
+    factories.user("erin", email="erin@example.org", password=PASSWORD)
     page = visitor(None)
     audit = Audit()
     page.goto(f"{base}/accounts/login/")
@@ -152,7 +151,7 @@ def test_a_password_reset_by_email(live_server, visitor) -> None:  # type: ignor
 def test_the_account_page_user_pages_and_deleting_an_account(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
     first, _ = seed()
-    get_user_model().objects.create_user("dave", password=PASSWORD)
+    factories.user("dave", password=PASSWORD)
     dave = visitor("dave", base)
     dave_post = services.article_post(
         user_id=get_user_model().objects.get(username="dave").pk,
@@ -206,7 +205,7 @@ def test_the_account_page_user_pages_and_deleting_an_account(live_server, visito
 
 def test_a_lookalike_name_is_refused_at_sign_up(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    get_user_model().objects.create_user("alice", password=PASSWORD)
+    factories.user("alice", password=PASSWORD)
     page = visitor(None)
     audit = Audit()
     page.goto(f"{base}/signup/")

@@ -9,12 +9,12 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 from playwright.sync_api import Page, Request, Route, expect
 
 from articles import conf
 from articles.store import services
+from tests import factories
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,11 +22,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "Api-pages-pw-2026"
 WIDTHS = (1280, 390)
 SHOTS = ARTIFACTS / "api"
-
-
-@pytest.fixture(autouse=True)
-def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def check_page(page: Page, name: str, *, full: bool = True) -> None:
@@ -84,8 +79,8 @@ def test_the_browsable_api_has_a_viewport_real_breadcrumbs_and_log_in_and_out(
     live_server, page
 ) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    get_user_model().objects.create_user("dora", password=PASSWORD)
-    carol = get_user_model().objects.create_user("carol", password=PASSWORD)
+    factories.user("dora", password=PASSWORD)
+    carol = factories.user("carol", password=PASSWORD)
     article = services.article_post(
         user_id=carol.pk, poster_name="carol", title="Sorted sets", link="", text="A text."
     )

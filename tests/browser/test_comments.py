@@ -7,24 +7,22 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.contrib.auth import get_user_model
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from articles import markdown
 from articles.store import selectors, services
 from articles.types import Vote
-from tests.articles.test_markdown import XSS
-from tests.browser.conftest import ARTIFACTS
+from tests import factories
+from tests.browser.conftest import ARTIFACTS, PASSWORD
+from tests.web.test_markdown import XSS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "Browser-pw-2026"
 WIDE, PHONE = 1280, 390
 AXE = Axe()
 BLOCKING = ("serious", "critical")
@@ -33,8 +31,8 @@ SHOTS = ARTIFACTS / "comments"
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_COMMENT_DISPLAY_DEPTH = 4
+    SHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @dataclass
@@ -53,21 +51,13 @@ class Thread:
 
 
 def comment(user: Any, article_id: int, text: str, parent_id: int | None = None, **kw: Any) -> int:
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user.pk,
-        author_name=user.username,
-        text=text,
-        parent_id=parent_id,
-        **kw,
-    ).id
+    return factories.comment(user, article_id, text, parent_id, **kw).id
 
 
 def seed() -> Thread:
-    User = get_user_model()
-    ann = User.objects.create_user("ann", password=PASSWORD)
-    bob = User.objects.create_user("bob", password=PASSWORD)
-    User.objects.create_user("mod", password=PASSWORD, is_staff=True)
+    ann = factories.user("ann", password=PASSWORD)
+    bob = factories.user("bob", password=PASSWORD)
+    factories.staff("mod", password=PASSWORD)
     now = time.time()
     article = services.article_post(
         user_id=ann.pk,
@@ -111,30 +101,6 @@ def seed() -> Thread:
     return Thread(
         a, top, reply, chain, tombstone, removed, lonely, edited, closed.id, ann.pk, bob.pk
     )
-
-
-@pytest.fixture
-def visitor(browser: Browser) -> Iterator[Callable[..., Page]]:
-    """visitor(username, base, **context options): a page in a fresh context, logged in."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    contexts: list[BrowserContext] = []
-
-    def open_as(username: str | None, base: str = "", **options: Any) -> Page:
-        context = browser.new_context(viewport={"width": WIDE, "height": 900}, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        if username:
-            page.goto(f"{base}/accounts/login/")
-            page.fill("#id_username", username)
-            page.fill("#id_password", PASSWORD)
-            page.click("form.panel button[type=submit]")
-            expect(page.locator(".account .me")).to_have_text(username)
-        return page
-
-    yield open_as
-    for context in contexts:
-        context.close()
 
 
 class Audit:
@@ -402,8 +368,7 @@ def test_markdown_payloads_never_run_even_without_the_sites_csp(browser: Browser
 
 def test_payloads_in_comments_and_text_posts_never_run(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    User = get_user_model()
-    eve = User.objects.create_user("eve", password=PASSWORD)
+    eve = factories.user("eve", password=PASSWORD)
     payloads = _payloads()
     post = services.article_post(
         user_id=eve.pk, poster_name="eve", title="A text post", link="", text="\n\n".join(payloads)

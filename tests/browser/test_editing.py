@@ -9,25 +9,19 @@ import time
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from articles.errors import ArticleNotFound
 from articles.store import selectors, services
-from tests.browser.conftest import ARTIFACTS
+from tests import factories
+from tests.browser.conftest import ARTIFACTS, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "Browser-pw-2026"
 WIDE, PHONE = 1280, 390
 AXE = Axe()
 BLOCKING = ("serious", "critical")
 SHOTS = "editing"
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def check(page: Page, shot, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -56,9 +50,8 @@ def log_in(page: Page, base: str, username: str) -> None:
 
 
 def make_users() -> tuple[int, int]:
-    User = get_user_model()
-    ann = User.objects.create_user("ann", password=PASSWORD)
-    mod = User.objects.create_user("mod", password=PASSWORD, is_staff=True)
+    ann = factories.user("ann", password=PASSWORD)
+    mod = factories.staff("mod", password=PASSWORD)
     (ARTIFACTS / SHOTS).mkdir(parents=True, exist_ok=True)
     return ann.pk, mod.pk
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from articles.store import services
 from articles.types import Vote
+from tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,13 +19,12 @@ WIDTHS = {"1280": 1280, "390": 390}
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 3
 
 
 def seed() -> dict[str, int]:
     """Thirty articles over two days: one good, one at +254 two days old, a +2 and a -2."""
-    carol = get_user_model().objects.create_user("carol", password="pw-front-2026")
+    carol = factories.user("carol", password="pw-front-2026")
     now = time.time()
 
     def post(title: str, age: float) -> int:

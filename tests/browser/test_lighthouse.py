@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from articles.store import services
 from articles.types import Vote
+from tests import factories
 from tests.browser.conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,7 +39,7 @@ def _site(settings) -> None:  # type: ignore[no-untyped-def]
 
 def seed() -> int:
     """A dozen articles, one good, one a text post with votes: the id of the text post."""
-    carol = get_user_model().objects.create_user("carol", password="pw-lighthouse-2026")
+    carol = factories.user("carol", password="pw-lighthouse-2026")
     services.group_create(name="redis", description="The data structure server.")
     now = time.time()
     ids = []

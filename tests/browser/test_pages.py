@@ -6,23 +6,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import redis
 from axe_playwright_python.sync_playwright import Axe
-from django.contrib.auth import get_user_model
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
 from articles.store import selectors, services
 from articles.types import Vote
-from tests.browser.conftest import ARTIFACTS
+from tests import factories
+from tests.browser.conftest import ARTIFACTS, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-PASSWORD = "Browser-pw-2026"
 WIDE, PHONE = 1280, 390
 # axe-core's own JavaScript ships inside the package: nothing is fetched at run time.
 AXE = Axe()
@@ -32,8 +30,8 @@ SHOTS = ARTIFACTS / "pages"
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
+    SHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.fixture
@@ -68,10 +66,9 @@ def seed() -> Site:
     """Enough of a site for every page to have something on it: 30 articles (so the New
     page scrolls), good ones, groups, a deleted article, moderation entries and two pages
     of one user's comments."""
-    User = get_user_model()
-    carol = User.objects.create_user("carol", password=PASSWORD)
-    dora = User.objects.create_user("dora", password=PASSWORD)
-    User.objects.create_user("mod", password=PASSWORD, is_staff=True)
+    carol = factories.user("carol", password=PASSWORD)
+    dora = factories.user("dora", password=PASSWORD)
+    factories.staff("mod", password=PASSWORD)
     services.group_create(name="redis", description="The data structure server.", actor="mod")
     services.group_create(name="python", description="The language and its libraries.")
     now = time.time()
@@ -168,30 +165,6 @@ class Audit:
         SHOTS.mkdir(parents=True, exist_ok=True)
         (SHOTS / f"axe-{label}.json").write_text(json.dumps(self.counts, indent=1))
         assert not self.problems, "\n".join(self.problems)
-
-
-@pytest.fixture
-def visitor(browser: Browser) -> Iterator[Callable[[str | None], Page]]:
-    """visitor(username): a page in a fresh browser context, logged in as that user."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    contexts: list[BrowserContext] = []
-
-    def open_as(username: str | None, base: str = "", **options: Any) -> Page:
-        context = browser.new_context(viewport={"width": WIDE, "height": 900}, **options)
-        context.set_default_timeout(15_000)
-        contexts.append(context)
-        page = context.new_page()
-        if username:
-            page.goto(f"{base}/accounts/login/")
-            page.fill("#id_username", username)
-            page.fill("#id_password", PASSWORD)
-            page.click("form.panel button[type=submit]")
-            expect(page.locator(".account .me")).to_have_text(username)
-        return page
-
-    yield open_as  # type: ignore[misc]
-    for context in contexts:
-        context.close()
 
 
 def public_pages(site: Site) -> list[tuple[str, str]]:
@@ -345,8 +318,7 @@ UNBROKEN_TITLE = "Unbroken" + "x" * 120 + "-ending"
 
 def test_an_unbroken_title_fits_a_phone_and_wraps(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
-    User = get_user_model()
-    erin = User.objects.create_user("erin", password=PASSWORD)
+    erin = factories.user("erin", password=PASSWORD)
     article = services.article_post(
         user_id=erin.pk, poster_name="erin", title=UNBROKEN_TITLE, link="https://example.org/w"
     )

@@ -6,28 +6,25 @@ import re
 import time
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from articles.store import services
 from articles.types import Vote
+from tests import factories
+from tests.browser.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "Browser-pw-2026"
 
 
 @pytest.fixture(autouse=True)
 def _site(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Two up-votes make a good article here, so the flow can reach the home page.
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
 
 
 def seed() -> None:
     """A few articles by someone else, so the pages look like a site in use."""
-    User = get_user_model()
-    carol = User.objects.create_user("carol", password=PASSWORD)
+    carol = factories.user("carol", password=PASSWORD)
     services.group_create(name="redis", description="The data structure server.")
     services.group_create(name="python", description="The language and its libraries.")
     now = time.time()
@@ -70,7 +67,7 @@ def test_sign_up_submit_vote_in_page_moderate_and_see_it_on_the_group_and_home_p
 ):
     base = live_server.url
     seed()
-    staff = get_user_model().objects.create_user("mod", password=PASSWORD, is_staff=True)
+    staff = factories.staff("mod", password=PASSWORD)
     assert staff.is_staff
 
     page.goto(f"{base}/new/")

@@ -18,7 +18,7 @@ import pytest
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
-from tests.reliability.conftest import free_port
+from tests.harness import free_port
 
 pytestmark = pytest.mark.slow
 

@@ -17,10 +17,9 @@ from articles.types import CommentOrder, Order
 
 
 @pytest.mark.django_db
-def test_the_demo_loads_into_an_empty_store_with_its_good_articles(settings):
+def test_the_demo_loads_into_an_empty_store_with_its_good_articles():
     """Ensure every demo vote lands inside its article's voting window, which Redis' own
     clock judges: an article posted more than a week ago refuses votes."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     out = io.StringIO()
     call_command("load_demo", "--if-empty", stdout=out)
     assert "Loaded" in out.getvalue()
@@ -33,9 +32,8 @@ def test_the_demo_loads_into_an_empty_store_with_its_good_articles(settings):
 
 
 @pytest.mark.django_db
-def test_a_lookalike_of_a_demo_reader_is_refused_at_sign_up(client, settings):
+def test_a_lookalike_of_a_demo_reader_is_refused_at_sign_up(client):
     """The readers are made in bulk (no post_save): they still get their name keys."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     call_command("load_demo", stdout=io.StringIO())
     readers = Profile.objects.filter(user__username__startswith="reader")
     assert readers.exclude(name_key=None).count() == 300
@@ -46,10 +44,9 @@ def test_a_lookalike_of_a_demo_reader_is_refused_at_sign_up(client, settings):
 
 
 @pytest.mark.django_db
-def test_load_demo_articles_builds_a_large_store_that_passes_the_audit(settings):
+def test_load_demo_articles_builds_a_large_store_that_passes_the_audit():
     """Ensure the generated articles and votes (pipelined) keep every invariant, so
     check_votes finds nothing, and that the commands report their timing."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     out = io.StringIO()
     call_command("load_demo", "--articles", "3000", stdout=out)
     assert "Generated 3,000 articles and " in out.getvalue() and " s, " in out.getvalue()
@@ -63,11 +60,10 @@ def test_load_demo_articles_builds_a_large_store_that_passes_the_audit(settings)
 
 
 @pytest.mark.django_db
-def test_the_demo_has_a_lively_nested_thread_and_comments_on_other_articles(settings):
+def test_the_demo_has_a_lively_nested_thread_and_comments_on_other_articles():
     """Ensure the demo shows what comments look like: the "favourite small tool" question
     has a nested thread with votes, several other articles have a few comments, and the
     counts on the articles are the threads' own."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     call_command("load_demo", stdout=io.StringIO())
     listed = [selectors.article_list(order=Order.TIME, page=n).items for n in (1, 2)]
     articles = {a.title: a for page in listed for a in page}

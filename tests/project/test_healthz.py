@@ -6,10 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.test import override_settings
 
+from tests.harness import redis_down, redis_refusing_writes
 from tests.project.test_database_outage import _get, site_without_database  # noqa: F401
-from votesite.settings import redis_cache
 
 pytestmark = pytest.mark.django_db  # /healthz probes the database too
 
@@ -22,9 +21,8 @@ def test_healthz_reports_redis(client):
     assert body["redis"]["aof_enabled"] is True
 
 
-def test_healthz_answers_503_fast_when_redis_is_unreachable(client, tmp_path):
-    dead = redis_cache(f"unix://{tmp_path}/nothing.sock?db=0")
-    with override_settings(CACHES={"default": dead, "articles": dead}):
+def test_healthz_answers_503_fast_when_redis_is_unreachable(client):
+    with redis_down("default", "articles"):
         started = time.monotonic()
         response = client.get("/healthz")
         elapsed = time.monotonic() - started
@@ -40,13 +38,9 @@ def test_a_redis_refusing_writes_makes_a_cached_ranking_page_a_503_not_a_500(cli
     from articles.store import services
 
     services.group_create(name="books")
-    server = redis_server.client()
-    server.config_set("min-replicas-to-write", 1)
-    try:
+    with redis_refusing_writes(redis_server, "min-replicas-to-write"):
         response = client.get("/g/books/")
         api = client.get("/api/groups/books/articles/")
-    finally:
-        server.config_set("min-replicas-to-write", 0)
     assert response.status_code == 503
     assert "unreachable" in response.content.decode() or "try again" in response.content.decode()
     assert (api.status_code, api.json()["code"]) == (503, "store_unavailable")
@@ -76,19 +70,17 @@ def test_healthz_shows_each_dependency_and_keeps_figures_for_staff_and_internal_
 
 
 def test_healthz_names_no_host_or_port_when_redis_is_unreachable(client):
-    dead = redis_cache("redis://127.0.0.1:1/0")
-    with override_settings(CACHES={"default": dead, "articles": dead}):
+    with redis_down("default", "articles", at="redis://127.0.0.1:1/0"):
         response = client.get("/healthz", REMOTE_ADDR="203.0.113.7")
     assert response.status_code == 503 and int(response["Retry-After"]) > 0
     assert response.json()["redis"] == {"reachable": False}
     assert "127.0.0.1" not in response.content.decode() and ":1" not in response.content.decode()
 
 
-def test_liveness_stays_200_while_redis_is_unreachable_and_readiness_says_503(client, tmp_path):
+def test_liveness_stays_200_while_redis_is_unreachable_and_readiness_says_503(client):
     """Ensure an orchestrator restarting on /healthz/live leaves workers alone in a Redis
     outage, while /healthz/ready takes them out of rotation (as /healthz does)."""
-    dead = redis_cache(f"unix://{tmp_path}/nothing.sock?db=0")
-    with override_settings(CACHES={"default": dead, "articles": dead}):
+    with redis_down("default", "articles"):
         live = client.get("/healthz/live")
         ready = client.get("/healthz/ready")
         legacy = client.get("/healthz")

@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
-from tests.reliability.conftest import free_port, store_on
+from tests.harness import free_port, redis_down
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +66,7 @@ def test_metrics_count_votes_posts_rate_limits_redis_errors_and_script_latency(
     assert client.post(f"/a/{article.id}/vote/", {"direction": "up"}).status_code == 302
     assert client.post(f"/a/{article.id}/vote/", {"direction": "down"}).status_code == 429
     client.logout()
-    with store_on(f"unix://{ROOT}/no-such-redis.sock?db=0"):
+    with redis_down():
         assert client.get("/").status_code == 503
 
     after = metric_values(client.get("/metrics").content)

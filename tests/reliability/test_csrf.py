@@ -26,11 +26,6 @@ PASSWORD = "pw-Secret-123"
 WRONG = "x" * 32  # a well-formed token of no session
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def users(make_user):  # type: ignore[no-untyped-def]
     return {

@@ -18,6 +18,7 @@ from articles.store import breaker, keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Order, Vote
 from articles.web.rendering import render_to_string  # the engine of the pages
+from tests.harness import redis_hung, store_on
 
 log = logging.getLogger("reliability")
 pytestmark = [pytest.mark.slow, pytest.mark.urls("tests.reliability.urls")]
@@ -188,8 +189,6 @@ def _last_multi(aof: bytes) -> int:
 def test_a_torn_last_append_only_record_still_starts_and_passes_the_audit(
     tmp_short: Path, cut: int | str
 ):
-    from tests.reliability.conftest import store_on
-
     # `always`: this test is about a torn record, so every acknowledged write must already be
     # in the file when it is cut (under `everysec` a stalled fsync may postpone the write).
     server = EmbeddedRedis(tmp_short, daemonize=False, extra_config="appendfsync always\n")
@@ -228,8 +227,7 @@ def test_writes_cut_off_by_a_hang_and_retried_count_once(own_redis: EmbeddedRedi
     """Ensure a vote or post whose reply was lost (Redis hung; redis-py re-sent it) and that
     the client then retries is applied once: the scripts are safe to repeat."""
     [article_id] = _post(1)
-    own_redis.kill(signal.SIGSTOP)
-    try:
+    with redis_hung(own_redis):
         with pytest.raises(redis.RedisError):
             services.article_vote(article_id=article_id, user_id=7, direction=Vote.UP, now=NOW)
         breaker.close_all()  # send the post too, as a process that saw no timeout yet would
@@ -237,8 +235,6 @@ def test_writes_cut_off_by_a_hang_and_retried_count_once(own_redis: EmbeddedRedi
             services.article_post(
                 user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
             )
-    finally:
-        own_redis.kill(signal.SIGCONT)
     breaker.close_all()  # rather than waiting out the cooldown
     # Redis now runs whatever was queued (the vote script, the post); the client retries.
     services.article_vote(article_id=article_id, user_id=7, direction=Vote.UP, now=NOW)

@@ -31,11 +31,6 @@ ADDRESSES = [
 KEYS_OF_IDEMPOTENCY = ["*", "../x", "a b", "ü", "a" * 129, "x" * 10_000]
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _assert_namespaced(what: str) -> None:
     assert sorted(k for k in _keys() if not _namespaced(k)) == [], what
 

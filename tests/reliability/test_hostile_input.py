@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from articles import validation
-from articles.errors import ArticleNotFound, InvalidInput
+from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Order, Period, Vote
+from tests import factories
 
 # Every key the store may hold (keys.py): anything else in Redis is a leak.
 KEY = re.compile(
@@ -68,8 +69,8 @@ def _assert_namespaced() -> None:
 
 @pytest.fixture
 def article() -> int:
-    services.group_create(name="red")
-    return services.article_post(user_id=1, poster_name="a", title="t", text="x", groups=["red"]).id
+    group = factories.group("red")
+    return factories.article(1, title="t", link="", text="x", groups=[group], poster_name="a").id
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=lambda v: repr(v)[:20])
@@ -104,7 +105,7 @@ def test_any_text_as_a_group_name_is_either_a_slug_or_refused(name: str):
     except InvalidInput as exc:
         assert exc.field == "group"
         assert not re.fullmatch(r"[a-z0-9-]{1,64}", name.strip())
-    except Exception as exc:  # GroupNotFound for a well-formed name nobody created
+    except GroupNotFound as exc:  # a well-formed name nobody created
         assert re.fullmatch(r"[a-z0-9-]{1,64}", name.strip()), exc
     else:
         assert page.items == []

@@ -168,11 +168,6 @@ def _namespaced(key: bytes) -> bool:
     return bool(KEY.fullmatch(name)) or bool(re.fullmatch(r"ratelimit:[a-z_]+:[\w.:-]+:\d+", name))
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def world(make_user, settings):  # type: ignore[no-untyped-def]
     settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}

@@ -23,11 +23,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "pw-Secret-123"
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def world(make_user):  # type: ignore[no-untyped-def]
     poster = make_user("poster")

@@ -12,17 +12,15 @@ from rest_framework.test import APIClient
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
+from tests.harness import redis_refusing_writes
 
 
 @pytest.fixture
 def full_redis(own_redis: EmbeddedRedis) -> Iterator[EmbeddedRedis]:
     """The test's own Redis, with one article, then made full."""
     services.article_post(user_id=1, poster_name="a", title="Kept", link="https://e.org/1")
-    own_redis.client().config_set("maxmemory", 1)
-    try:
+    with redis_refusing_writes(own_redis):
         yield own_redis
-    finally:
-        own_redis.client().config_set("maxmemory", 0)
 
 
 def test_reads_keep_working_while_redis_is_full(full_redis, make_user):

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
 from articles.web.rendering import render_to_string  # the engine of the pages
-from tests.reliability.conftest import articles_cache
+from tests.harness import articles_cache
 from tests.reliability.hostile import API_WRITES, PAGE_WRITES, build_world
 
 log = logging.getLogger("reliability")
@@ -43,14 +43,11 @@ def _routes(patterns=None, prefix: str = "") -> list[str]:  # type: ignore[no-un
     return sorted(set(found))
 
 
-@pytest.mark.django_db
-def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
-    own_redis: EmbeddedRedis, client, make_user
-):
-    routes = _routes()
-    assert "/healthz" in routes
+def _stopped(own_redis: EmbeddedRedis) -> contextlib.ExitStack:
+    """Stop `own_redis` as a running site meets it: the engine and the API schema already
+    warm, Django's own cache (throttling, rate limits) on the same Redis as in production.
+    Leaving the returned stack starts it again."""
     render_to_string("articles/unavailable.html", {"message": ""})  # warm the engine
-    # Django's own cache (throttling, rate limits) lives on the same Redis in production.
     caches = {**settings.CACHES, "default": articles_cache(f"{own_redis.url}?db=1")}
     stack = contextlib.ExitStack()
     stack.enter_context(override_settings(CACHES=caches))
@@ -59,6 +56,16 @@ def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
     # any outage on a running site: so here too; it never reads the store.
     Client().get("/api/schema/", HTTP_ACCEPT="application/json")
     own_redis.stop()
+    return stack
+
+
+@pytest.mark.django_db
+def test_every_route_answers_quickly_and_never_500_while_redis_is_stopped(
+    own_redis: EmbeddedRedis, client, make_user
+):
+    routes = _routes()
+    assert "/healthz" in routes
+    stack = _stopped(own_redis)
     staff = make_user(staff=True)
     tried, slowest = 0, 0.0
     with stack:
@@ -174,15 +181,7 @@ def test_every_route_with_real_ids_and_every_write_answers_503_while_redis_is_st
     as_staff.force_login(staff)
     api = APIClient()
     api.force_login(staff)
-    render_to_string("articles/unavailable.html", {"message": ""})
-    caches = {**settings.CACHES, "default": articles_cache(f"{own_redis.url}?db=1")}
-    stack = contextlib.ExitStack()
-    stack.enter_context(override_settings(CACHES=caches))
-    stack.callback(own_redis.start)
-    # The schema is generated once per process (over a second on a busy machine), before
-    # any outage on a running site: so here too; it never reads the store.
-    Client().get("/api/schema/", HTTP_ACCEPT="application/json")
-    own_redis.stop()
+    stack = _stopped(own_redis)
     tried, slowest, wrong = 0, 0.0, []
 
     def send(label: str, name: str, call, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

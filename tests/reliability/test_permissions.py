@@ -54,11 +54,6 @@ API_MATRIX: dict[str, tuple[int, ...]] = {
 PASSWORD = "pw-Secret-123"
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def users(make_user):  # type: ignore[no-untyped-def]
     return {

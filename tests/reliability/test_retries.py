@@ -17,7 +17,8 @@ import redis
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import breaker, scripts, services
 from articles.types import Vote
-from tests.reliability.conftest import store_on
+from tests import factories
+from tests.harness import store_on
 
 LATE = 1.5  # seconds a reply is held back: longer than the 1 s socket timeout
 
@@ -103,8 +104,8 @@ def late_call(proxy: LateReplyProxy, script, call: Callable[[], object]) -> obje
 
 
 def post(n: int = 1, **fields) -> int:  # type: ignore[no-untyped-def]
-    data = {"title": f"T{n}", "link": f"https://e.org/{n}"} | fields
-    return services.article_post(user_id=1, poster_name="a", **data).id
+    data = {"title": f"T{n}", "link": f"https://e.org/{n}", "poster_name": "a"} | fields
+    return factories.article(1, **data).id
 
 
 def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exists(proxy):

@@ -26,7 +26,8 @@ from articles.operations.embedded import EmbeddedRedis
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Vote
-from tests.reliability.conftest import free_port
+from tests import factories
+from tests.harness import free_port, redis_hung, store_on
 from votesite.settings import sentinel_cache
 
 log = logging.getLogger("reliability")
@@ -204,8 +205,6 @@ def _primary_and_replica(directory: Path) -> tuple[EmbeddedRedis, EmbeddedRedis]
 
 
 def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
     primary, replica = _primary_and_replica(tmp_short)
     try:
         with (
@@ -216,15 +215,12 @@ def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
         ):
             _wait_for(lambda: _replicas_online(primary, 1), 20, "the replica's first sync")
             article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
-            replica.kill(signal.SIGSTOP)
-            try:
-                with (
-                    override_settings(ARTICLES_WAIT_TIMEOUT_MS=300),
-                    pytest.raises(StoreUnavailable, match="0 of 1 replica"),
-                ):
-                    services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
-            finally:
-                replica.kill(signal.SIGCONT)
+            with (
+                redis_hung(replica),
+                override_settings(ARTICLES_WAIT_TIMEOUT_MS=300),
+                pytest.raises(StoreUnavailable, match="0 of 1 replica"),
+            ):
+                services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             # Retrying is safe: the vote is counted once.
             again = services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             assert again.votes == 2
@@ -269,8 +265,6 @@ def test_sentinel_settings_come_from_the_environment(tmp_path: Path):
 
 
 def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
     guard = "min-replicas-to-write 1\nmin-replicas-max-lag 5\n"
     primary = EmbeddedRedis(tmp_short, daemonize=False, extra_config=guard)
     primary.start()
@@ -293,8 +287,6 @@ def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_
 
 
 def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
-    from tests.reliability.conftest import store_on
-
     primary, replica = _primary_and_replica(tmp_short)
     try:
         with store_on(f"{primary.url}?db=0"):
@@ -315,10 +307,7 @@ def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
 def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_short: Path):
     """Ensure WAIT refused by a replica (a primary demoted between a write and its WAIT,
     here a writable replica) is an outage, on the service and through the API."""
-    from django.contrib.auth import get_user_model
     from rest_framework.test import APIClient
-
-    from tests.reliability.conftest import store_on
 
     primary, replica = _primary_and_replica(tmp_short)
     try:
@@ -329,7 +318,7 @@ def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_sh
         ):
             with pytest.raises(StoreUnavailable):
                 services.group_create(name="books")
-            user = get_user_model().objects.create_user(username="ann", password="x")
+            user = factories.user("ann", password="x")
             api = APIClient()
             api.force_authenticate(user)
             data = {"title": "T", "text": "body"}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test import Client
+
+from tests.harness import threads_together
 
 pytestmark = pytest.mark.slow
 
@@ -18,22 +17,18 @@ pytestmark = pytest.mark.slow
 def test_eight_simultaneous_sign_ups_of_one_name_make_one_user_and_seven_form_errors(settings):
     """Ensure the sign-ups that lose the race for a name get the form's error (400), not a
     500 from the UNIQUE constraint the form's own check could not see coming."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ARTICLES_RATE_LIMITS = {"signup": None}
-    start = threading.Barrier(8)
     data = {"username": "racer", "password1": "pw-Secret-123", "password2": "pw-Secret-123"}
 
     def sign_up(n: int) -> tuple[int, str]:
         client = Client(raise_request_exception=False)
         try:
-            start.wait(timeout=30)
             response = client.post("/signup/", data, REMOTE_ADDR=f"10.0.0.{n + 1}")
             return response.status_code, response.content.decode()
         finally:
             connection.close()
 
-    with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(sign_up, range(8)))
+    results = threads_together(sign_up, 8)
     statuses = sorted(status for status, _ in results)
     assert 500 not in statuses, [b[-600:] for s, b in results if s == 500]
     assert statuses.count(302) <= 1, statuses

@@ -30,11 +30,6 @@ Q = "%22%3E%3Cscript%3Ealert(%27q%27)%3C%2Fscript%3E"
 CHECKED = [*PAYLOADS, QUERY]
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def book_post(conn, poster_pk: int, **fields: object) -> int:  # type: ignore[no-untyped-def]
     """Post as the book's own article_post does (plus any extra hash fields), bypassing
     every check of ours."""

@@ -18,19 +18,15 @@ from rest_framework.test import APIClient
 
 from articles.api import tokens as api_tokens
 from articles.kept import KeptUsers
-from articles.store import people, services, tokens
+from articles.store import people, tokens
 from articles.web import sessionusers
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 OTHER_SESSIONS = KeptUsers("session_users_other_process", 100)
 OTHER_TOKENS = KeptUsers("api_tokens_other_process", 100)
 OUTAGE = KeptUsers("test_outage_sessions", 10)
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @contextmanager
@@ -45,9 +41,7 @@ def process_b(module: ModuleType, cache: KeptUsers) -> Iterator[None]:
 
 
 def article_id(user) -> int:  # type: ignore[no-untyped-def]
-    return services.article_post(
-        user_id=user.pk, poster_name=user.username, title="Hi", link="https://e.org/a"
-    ).id
+    return factories.article(user, "Hi", "https://e.org/a").id
 
 
 def vote(client: Client, aid: int, direction: str) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -21,12 +20,6 @@ from articles.store import keys, ratelimits, selectors, services
 from articles.types import Vote
 
 WEEK = 604_800
-
-
-@pytest.fixture
-def now() -> int:
-    # Near the real clock: voter sets expire at post time + one week in real time.
-    return int(time.time())
 
 
 def post(now: float, user_id: int = 1, **fields) -> int:

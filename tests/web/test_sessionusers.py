@@ -7,21 +7,10 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from articles.store import services
 from articles.web import sessionusers
+from tests.factories import article
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def article(user):  # type: ignore[no-untyped-def]
-    return services.article_post(
-        user_id=user.pk, poster_name=user.username, title="Hello", link="https://example.org/a"
-    )
 
 
 def vote(client: Client, article_id: int, direction: str = "up") -> int:

@@ -19,7 +19,8 @@ from articles.store.connection import get_connection
 from articles.types import Order, Period, Vote
 
 log = logging.getLogger("reliability")
-pytestmark = pytest.mark.slow
+# Each test ends with the invariant audit finding nothing on the session's store.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("audited")]
 
 GROUPS = ["books", "cats", "redis"]
 

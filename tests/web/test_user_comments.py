@@ -6,22 +6,19 @@ import re
 import time
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from articles.store import people, services
 from articles.web import pagecache
-from tests.articles.test_comment_views import article, client_commands, comment, login, text_of
-from tests.reliability.conftest import free_port, store_on
+from tests import factories
+from tests.factories import article, comment
+from tests.harness import redis_down
+from tests.web.forms import login, text_of
+from tests.web.test_comment_views import client_commands
 
 pytestmark = pytest.mark.django_db
 
 CARD = re.compile(r'<article class="comment-card[^"]*" id="c(\d+)">')
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def comments_of(user, n: int, article_id: int) -> list[int]:  # type: ignore[no-untyped-def]
@@ -128,10 +125,9 @@ def test_an_unknown_or_deleted_account_is_a_404_and_its_comments_say_deleted(cli
 def test_a_name_holding_slash_comments_keeps_its_page_and_old_names_work(client, make_user):
     """Old names may hold "/", "@", "." and "+": each user page and comments page is where
     reverse() says, and "/u/a/comments/" is the page of an account named "a/comments"."""
-    User = get_user_model()
-    a = User.objects.create_user("a", password="x")
-    slashed = User.objects.create_user("a/comments", password="x")
-    old = User.objects.create_user("x.y+z@w", password="x")
+    a = factories.user("a", password="x")
+    slashed = factories.user("a/comments", password="x")
+    old = factories.user("x.y+z@w", password="x")
     art = article(old)
     (by_a,) = comments_of(a, 1, art.id)
     (by_slashed,) = comments_of(slashed, 1, art.id)
@@ -152,7 +148,7 @@ def test_a_name_holding_slash_comments_keeps_its_page_and_old_names_work(client,
 
 def test_redis_down_is_a_503(client, make_user):
     make_user("ann")
-    with store_on(f"redis://127.0.0.1:{free_port()}/0"):
+    with redis_down():
         response = client.get("/u/ann/comments/")
     assert response.status_code == 503
     assert "Temporarily unavailable" in text_of(response)

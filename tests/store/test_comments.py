@@ -4,7 +4,6 @@ deletes and removals, the article's count, and the thread read's round trips."""
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import replace
 
 import pytest
@@ -24,32 +23,19 @@ from articles.errors import (
 )
 from articles.store import keys, selectors, services
 from articles.types import CommentOrder, Vote, comment_best
-from tests.articles.test_selectors import counting  # noqa: F401 - a fixture
+from tests import factories
+from tests.store.test_selectors import counting  # noqa: F401 - a fixture
 
 WEEK = 604_800
 
 
 @pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
-@pytest.fixture
 def article(now) -> int:
-    return services.article_post(
-        user_id=1, poster_name="poster", title="A title", link="https://example.org/a", now=now
-    ).id
+    return factories.article(1, title="A title", poster_name="poster", now=now).id
 
 
 def say(article_id: int, user_id: int = 2, text: str = "hello", parent: int | None = None, **kw):
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user_id,
-        author_name=f"u{user_id}",
-        text=text,
-        parent_id=parent,
-        **kw,
-    )
+    return factories.comment(user_id, article_id, text, parent, **kw)
 
 
 def comments_field(conn, article_id: int) -> int:

@@ -21,9 +21,10 @@ from articles.operations.checks import (
     refuse_unsupported_redis,
 )
 from articles.operations.embedded import EmbeddedRedis
-from tests.reliability.conftest import free_port, store_on
+from tests.harness import free_port, store_on
 
-pytestmark = pytest.mark.slow
+# Each test ends with the invariant audit finding nothing on the session's store.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("audited")]
 BASE = Path(__file__).resolve().parents[2]
 
 

@@ -4,7 +4,6 @@ each article's `comments` is the number of its visible comments."""
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 import time
 
@@ -13,6 +12,8 @@ from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Vote
+from tests import factories
+from tests.harness import run_together
 
 WORKERS = 4
 OPERATIONS = 300
@@ -20,9 +21,8 @@ ARTICLES = 2
 USERS = 4
 
 
-def _worker(seed: int, barrier) -> None:
+def _worker(seed: int) -> None:
     rng = random.Random(seed)
-    barrier.wait()
     for _ in range(OPERATIONS):
         user = rng.randint(1, USERS)
         highest = int(get_connection().get(keys.COMMENT_IDS) or 0)
@@ -56,17 +56,8 @@ def _worker(seed: int, barrier) -> None:
 def test_concurrent_comment_writes_keep_every_invariant(conn):
     now = time.time()
     for n in range(ARTICLES):
-        services.article_post(
-            user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}", now=now
-        )
-    context = multiprocessing.get_context("fork")
-    barrier = context.Barrier(WORKERS)
-    workers = [context.Process(target=_worker, args=(seed, barrier)) for seed in range(WORKERS)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=120)
-    assert [w.exitcode for w in workers] == [0] * WORKERS
+        factories.article(1, f"T{n}", f"https://e.org/{n}", now=now)
+    run_together(_worker, WORKERS)
 
     assert audit.invariant_audit() == []
     visible = dict.fromkeys(range(1, ARTICLES + 1), 0)

@@ -3,26 +3,21 @@ API, and hostile queries (400 or nothing found, never a 500, never a change)."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from rest_framework.test import APIClient
 
 from articles.errors import EmptySearch, InvalidInput
 from articles.store import keys, selectors, services
 from articles.types import Period, SearchOrder, Vote
+from tests import factories
+from tests.harness import threads_together
 
 DAY = 86_400
 
 
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
 def post(now: float, title: str, *, groups=(), user_id: int = 1, text: str = "x") -> int:
-    return services.article_post(
-        user_id=user_id, poster_name="u", title=title, text=text, groups=groups, now=now
+    return factories.article(
+        user_id, title, "", text=text, groups=groups, now=now, poster_name="u"
     ).id
 
 
@@ -109,13 +104,10 @@ def test_a_search_costs_two_round_trips_and_is_cached_with_bounded_keys(now, con
 
 
 def test_many_searches_at_once_compute_the_intersection_once(now, conn):
-    from concurrent.futures import ThreadPoolExecutor
-
     for n in range(40):
         post(now + n, f"redis stampede {n}")
     before = conn.info("commandstats").get("cmdstat_zinterstore", {"calls": 0})["calls"]
-    with ThreadPoolExecutor(8) as pool:
-        pages = list(pool.map(lambda _: selectors.article_search(q="redis stampede"), range(32)))
+    pages = threads_together(lambda _: selectors.article_search(q="redis stampede"), 32)
     after = conn.info("commandstats")["cmdstat_zinterstore"]["calls"]
     assert after - before == 1
     assert {p.count for p in pages} == {40}

@@ -3,7 +3,6 @@ article's count, the site-wide and users' lists) and --repair mends each."""
 
 from __future__ import annotations
 
-import time
 from io import StringIO
 
 import pytest
@@ -13,27 +12,12 @@ from articles.operations import audit
 from articles.store import keys, services
 from articles.store.connection import get_connection
 from articles.types import Vote, comment_best
-
-
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
-def run(*args: str) -> str:
-    out = StringIO()
-    call_command("check_votes", *args, stdout=out)
-    return out.getvalue()
+from tests import factories
+from tests.operations.test_check_votes import run
 
 
 def say(article_id: int, user_id: int = 2, parent: int | None = None) -> int:
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user_id,
-        author_name=f"u{user_id}",
-        text="hi",
-        parent_id=parent,
-    ).id
+    return factories.comment(user_id, article_id, "hi", parent).id
 
 
 @pytest.fixture

@@ -7,55 +7,18 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.templatetags.articles_tags import safe_url
 from articles.types import Vote
+from tests.factories import article
+from tests.web.forms import login, post, text_of, token
 
 pytestmark = pytest.mark.django_db
 
 WEEK = 604_800
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    """PBKDF2's many rounds would dominate these tests' time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def csrf_client() -> Client:
-    return Client(enforce_csrf_checks=True)
-
-
-def login(client: Client, user) -> Client:  # type: ignore[no-untyped-def]
-    client.force_login(user)
-    return client
-
-
-def token(client: Client, url: str) -> str:
-    """GET a page with a form, and return the CSRF token its cookie carries."""
-    response = client.get(url)
-    assert response.status_code == 200, response.status_code
-    return client.cookies["csrftoken"].value
-
-
-def post(client: Client, url: str, data: dict, *, form_page: str | None = None, **extra):  # type: ignore[no-untyped-def]
-    data = {**data, "csrfmiddlewaretoken": token(client, form_page or url)}
-    return client.post(url, data, **extra)
-
-
-def article(user, title: str = "Hello world", link: str = "https://example.org/a", **kw):  # type: ignore[no-untyped-def]
-    return services.article_post(
-        user_id=user.pk, poster_name=user.username, title=title, link=link, **kw
-    )
-
-
-def text_of(response) -> str:  # type: ignore[no-untyped-def]
-    return response.content.decode()
 
 
 # --- listings --------------------------------------------------------------------------

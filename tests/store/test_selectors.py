@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -12,24 +11,15 @@ from redis.commands.core import Script
 from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
 from articles.store import scripts, selectors, services
 from articles.types import Group, Order, Period, Vote
+from tests import factories
 from tests.store_modules import store_modules
 
 DAY = 86_400
 
 
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
-
-
 def post(now: float, n: int, user_id: int = 1, groups: tuple[str, ...] = ()) -> int:
-    return services.article_post(
-        user_id=user_id,
-        poster_name=f"u{user_id}",
-        title=f"Article {n}",
-        link=f"https://example.org/{n}",
-        groups=groups,
-        now=now,
+    return factories.article(
+        user_id, f"Article {n}", f"https://example.org/{n}", groups=groups, now=now
     ).id
 
 

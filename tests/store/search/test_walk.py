@@ -11,12 +11,13 @@ import pytest
 
 from articles.store import keys, selectors, services
 from articles.types import SearchOrder, Vote
+from tests import factories
 
 NO_SUCH = "zzqqnever"  # an excluded word no article holds: the same results, always built
 
 
 def post(now: float, title: str) -> int:
-    return services.article_post(user_id=1, poster_name="u", title=title, text="x", now=now).id
+    return factories.article(1, title, "", text="x", now=now, poster_name="u").id
 
 
 def zinterstores(conn) -> int:

@@ -4,7 +4,6 @@ destroys what is still known elsewhere, and leaves (and reports) what it cannot 
 
 from __future__ import annotations
 
-import time
 from io import StringIO
 
 import pytest
@@ -12,11 +11,7 @@ from django.core.management import CommandError, call_command
 
 from articles.operations import audit
 from articles.store import services
-
-
-@pytest.fixture
-def now() -> int:
-    return int(time.time())
+from tests import factories
 
 
 def run(*args: str) -> tuple[str, CommandError | None]:
@@ -29,9 +24,7 @@ def run(*args: str) -> tuple[str, CommandError | None]:
 
 
 def post(n: int, now: float) -> None:
-    services.article_post(
-        user_id=1, poster_name="a", title=f"T{n}", link=f"https://e.org/{n}", now=now
-    )
+    factories.article(1, f"T{n}", f"https://e.org/{n}", now=now, poster_name="a")
 
 
 def kinds() -> dict[str, set[str]]:

@@ -15,53 +15,12 @@ from articles import conf
 from articles.store import selectors, services
 from articles.types import Vote
 from articles.web import pagecache, rows
+from tests.factories import article, comment
+from tests.web.forms import login, post, text_of
 
 pytestmark = pytest.mark.django_db
 
 WEEK = 604_800
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def csrf_client() -> Client:
-    return Client(enforce_csrf_checks=True)
-
-
-def login(client: Client, user) -> Client:  # type: ignore[no-untyped-def]
-    client.force_login(user)
-    return client
-
-
-def post(client: Client, url: str, data: dict, *, form_page: str, **extra):  # type: ignore[no-untyped-def]
-    """POST `data` with the CSRF token of `form_page`'s cookie, as a browser would."""
-    assert client.get(form_page).status_code == 200
-    return client.post(
-        url, {**data, "csrfmiddlewaretoken": client.cookies["csrftoken"].value}, **extra
-    )
-
-
-def article(user, title: str = "Hello world", **kw):  # type: ignore[no-untyped-def]
-    kw.setdefault("link", "https://example.org/a")
-    return services.article_post(user_id=user.pk, poster_name=user.username, title=title, **kw)
-
-
-def comment(user, article_id: int, text: str = "A comment.", parent_id=None, **kw):  # type: ignore[no-untyped-def]
-    return services.comment_post(
-        article_id=article_id,
-        user_id=user.pk,
-        author_name=user.username,
-        text=text,
-        parent_id=parent_id,
-        **kw,
-    )
-
-
-def text_of(response) -> str:  # type: ignore[no-untyped-def]
-    return response.content.decode()
 
 
 # --- the thread on the article page -----------------------------------------------------

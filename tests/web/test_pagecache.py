@@ -13,14 +13,13 @@ from django.test import Client
 from articles.store import scripts, services
 from articles.types import Vote
 from articles.web import pagecache
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
 def post(title: str, user_id: int = 999) -> int:
-    return services.article_post(
-        user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
-    ).id
+    return factories.article(user_id, title, f"https://e.org/{title}").id
 
 
 @contextmanager

@@ -11,16 +11,12 @@ from django.test import Client
 
 from articles.errors import ArticleNotFound, InvalidInput, NotAllowed
 from articles.store import clock, keys, selectors, services
-from tests.articles.test_views import article, login, post, text_of
+from tests.factories import article
+from tests.web.forms import login, post, text_of
 
 pytestmark = pytest.mark.django_db
 
 WEEK = 604_800
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def text_post(user, title: str = "Sorted sets", text: str = "About zsets.", **kw):  # type: ignore[no-untyped-def]

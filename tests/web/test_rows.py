@@ -12,12 +12,9 @@ from django.test import Client
 from articles.store import services
 from articles.types import Vote
 from articles.web import rows
+from tests.factories import article
 
 pytestmark = pytest.mark.django_db
-
-
-def article(user, title: str = "Hello world", link: str = "https://example.org/a"):  # type: ignore[no-untyped-def]
-    return services.article_post(user_id=user.pk, poster_name=user.username, title=title, link=link)
 
 
 def logged_in(user) -> Client:  # type: ignore[no-untyped-def]

@@ -12,7 +12,8 @@ import pytest
 
 from articles.operations.embedded import EmbeddedRedis
 
-pytestmark = pytest.mark.slow
+# Each test ends with the invariant audit finding nothing on the session's store.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("audited")]
 BASE = Path(__file__).resolve().parents[2]
 
 PRODUCTION = {

@@ -1,0 +1,158 @@
+"""Test harnesses: work started together on several threads or processes, and a Redis
+that is down, hung or refusing writes. Real servers and real processes, never mocks."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import redis
+from django.conf import settings
+from django.test import override_settings
+
+from articles.operations.embedded import EmbeddedRedis
+from votesite.settings import pool_kwargs
+
+T = TypeVar("T")
+
+# fork: the children inherit the test settings (the store points at the test server);
+# redis-py notices the new pid and opens fresh connections.
+FORK = multiprocessing.get_context("fork")
+
+
+# --- together: N workers released at once ---------------------------------------------
+
+
+def threads_together(work: Callable[[int], T], n: int, *, timeout: float = 60) -> list[T]:
+    """Run work(0) .. work(n-1) on n threads released at once by a barrier, and return
+    their results in that order. Re-raises the first exception any of them raised."""
+    start = threading.Barrier(n)
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            start.wait(timeout=timeout)
+            results[i] = work(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a thread never finished"
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _released(barrier: Any, work: Callable[..., object], seed: int, *args: object) -> None:
+    barrier.wait(timeout=60)
+    work(seed, *args)
+
+
+@contextlib.contextmanager
+def processes_together(
+    work: Callable[..., object], n: int, *args: object, timeout: float = 120
+) -> Iterator[None]:
+    """Fork n processes running work(seed, *args), seed 0 .. n-1, released at once as the
+    body starts (true parallelism: no GIL between them). On leaving, waits for them and
+    asserts each exited 0 (an exception in a worker is a non-zero exit)."""
+    barrier = FORK.Barrier(n + 1)
+    workers = [
+        FORK.Process(target=_released, args=(barrier, work, seed, *args)) for seed in range(n)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        barrier.wait(timeout=60)
+        yield
+    finally:
+        for worker in workers:
+            worker.join(timeout=timeout)
+    assert [w.exitcode for w in workers] == [0] * n
+
+
+def run_together(work: Callable[..., object], n: int, *args: object) -> None:
+    """processes_together with nothing to do while they run."""
+    with processes_together(work, n, *args):
+        pass
+
+
+# --- the store's state ------------------------------------------------------------------
+
+
+def snapshot(conn: redis.Redis) -> dict[bytes, Any]:
+    """Every key's serialized value (DUMP), so "changed nothing" means exactly that."""
+    return {key: conn.dump(key) for key in conn.scan_iter(count=1000)}
+
+
+# --- outages: a Redis down, hung or refusing writes -------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listened on a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def articles_cache(location: str, **options: object) -> dict[str, object]:
+    """A django-redis cache entry for `location`, as the project configures its own."""
+    return {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": location,
+        "OPTIONS": {
+            "CLIENT_CLASS": "django_redis.client.DefaultClient",
+            "CONNECTION_POOL_KWARGS": pool_kwargs(location),
+            **options,
+        },
+    }
+
+
+@contextlib.contextmanager
+def store_on(location: str, *aliases: str, **options: object) -> Iterator[None]:
+    """Point the store (the `articles` cache alias, and any other `aliases`) at another
+    Redis for a while."""
+    caches = dict(settings.CACHES)
+    for alias in aliases or ("articles",):
+        caches[alias] = articles_cache(location, **options)
+    with override_settings(CACHES=caches):
+        yield
+
+
+@contextlib.contextmanager
+def redis_down(*aliases: str, at: str = "") -> Iterator[None]:
+    """The store (and any other cache `aliases`) on an address nothing listens on: `at`,
+    or a free port of 127.0.0.1."""
+    with store_on(at or f"redis://127.0.0.1:{free_port()}/0", *aliases):
+        yield
+
+
+@contextlib.contextmanager
+def redis_hung(server: EmbeddedRedis) -> Iterator[None]:
+    """`server` stopped with SIGSTOP (it holds every connection and answers nothing),
+    resumed on leaving."""
+    server.kill(signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        server.kill(signal.SIGCONT)
+
+
+@contextlib.contextmanager
+def redis_refusing_writes(server: EmbeddedRedis, option: str = "maxmemory") -> Iterator[None]:
+    """`server` refusing every write: out of memory (`maxmemory` 1 byte, noeviction: OOM)
+    or short of replicas (`min-replicas-to-write` 1, none attached: NOREPLICAS)."""
+    server.client().config_set(option, 1)
+    try:
+        yield
+    finally:
+        server.client().config_set(option, 0)

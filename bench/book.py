@@ -3,7 +3,7 @@
 One command per round trip, HGETALL per article, and the book's non-atomic vote (its
 author notes it should be a transaction). Transcribed from the book's listings 1.6-1.10
 for redis-py 3+ (zincrby takes the amount before the member, hset a mapping); the
-compatibility tests (tests/articles/test_compat.py) run these same functions.
+compatibility tests (tests/store/test_compat.py) run these same functions.
 """
 
 from __future__ import annotations

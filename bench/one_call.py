@@ -11,7 +11,7 @@ from redis.commands.core import Script
 from articles import conf
 from articles.store import keys
 from articles.store.connection import get_connection
-from articles.store.selectors import _bounds, _s
+from articles.store.selectors._common import _bounds, _s
 from articles.types import Article, Order, Page, Vote
 
 # The pipeline above costs 2 round trips and 2 x 25 commands that redis-py packs and

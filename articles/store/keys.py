@@ -2,7 +2,7 @@
 
 The first block is the schema of *Redis in Action* chapter 1, kept exactly so the book's
 own code can read and write our data. The second block is votesite's own additions.
-Nothing here does I/O; tests/articles/test_keys.py pins every name.
+Nothing here does I/O; tests/store/test_keys.py pins every name.
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from articles import conf
+from articles.errors import NotAllowed
 from articles.store import keys
 
 # What an item of a deleted account shows as its author (user_forget rewrites the names).
@@ -191,15 +193,50 @@ def valid_time(value: float) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class NewPost:
-    """One article for services.article_post_many: article_post's arguments."""
+    """One article as its poster sends it: what article_post, article_post_many and the
+    idempotent replay take. `now` fixes the post time (tests and tools)."""
 
     user_id: int
     poster_name: str
     title: str
     link: str = ""
     text: str = ""
-    groups: tuple[str, ...] = ()
+    groups: Sequence[str] = ()
     now: float | None = None
+
+
+class _User(Protocol):
+    """What Actor.of reads of a Django user (kept Django-free here)."""
+
+    @property
+    def pk(self) -> object: ...
+    @property
+    def is_staff(self) -> bool: ...
+    def get_username(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who asks a service for a write: the services decide from it what is allowed (staff
+    only, owner or staff), so no front end does. `name` goes into the moderation log; a
+    tool acting as staff with no name ("") writes no entry, as the book's scripts."""
+
+    pk: int
+    name: str
+    is_staff: bool
+
+    @classmethod
+    def of(cls, user: _User) -> Actor:
+        """The logged-in user behind a request; NotAllowed for a visitor."""
+        pk = user.pk
+        if not isinstance(pk, int) or isinstance(pk, bool):
+            raise NotAllowed("Log in first.")
+        return cls(pk=pk, name=user.get_username(), is_staff=bool(user.is_staff))
+
+    def as_poster(self) -> Actor:
+        """The same user acting as a poster, not as staff (the poster's own edit and
+        delete pages): their own article, while voting is open, unlogged."""
+        return replace(self, is_staff=False)
 
 
 @dataclass(frozen=True, slots=True)

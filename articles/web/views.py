@@ -30,7 +30,16 @@ from articles.http.addresses import user_pk
 from articles.http.database import database_reachable, database_unavailable
 from articles.http.responses import wants_json
 from articles.store import clock, keys, people, selectors, services
-from articles.types import DELETED_NAME, Article, ModlogEntry, Order, Period, SearchOrder
+from articles.types import (
+    DELETED_NAME,
+    Actor,
+    Article,
+    ModlogEntry,
+    NewPost,
+    Order,
+    Period,
+    SearchOrder,
+)
 from articles.web import comments, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
@@ -406,20 +415,20 @@ def submit(request: HttpRequest) -> HttpResponse:
     form = ArticleSubmitForm(request.POST or None, groups=groups)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        key = data["idempotency_key"]
-        post = {
-            "user_id": user_pk(request),
-            "poster_name": request.user.get_username(),
-            "title": data["title"],
-            "link": data["link"],
-            "text": data["text"],
-            "groups": data["groups"],
-        }
+        post = NewPost(
+            user_id=user_pk(request),
+            poster_name=request.user.get_username(),
+            title=data["title"],
+            link=data["link"],
+            text=data["text"],
+            groups=tuple(data["groups"]),
+        )
         try:
-            # A form sent twice gets what the first one got, before the limit counts it.
-            article = selectors.article_post_replay(idempotency_key=key, **post) if key else None
-            if article is None and form_rate_limit("post", request, form):
-                article = services.article_post(idempotency_key=key, **post)
+            article = services.article_submit(
+                post,
+                idempotency_key=data["idempotency_key"],
+                limit=lambda: form_rate_limit("post", request, form),
+            )
         except DuplicateLink as exc:
             messages.info(
                 request,
@@ -453,9 +462,7 @@ def article_edit(request: HttpRequest, article_id: int) -> HttpResponse:
                 article_id=article.id,
                 title=form.cleaned_data["title"],
                 text=form.cleaned_data.get("text"),
-                actor=request.user.get_username(),
-                actor_id=user_pk(request),
-                is_staff=False,
+                actor=Actor.of(request.user).as_poster(),
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
@@ -473,12 +480,7 @@ def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
     """The poster deleting their own article while voting is open: a page asks first."""
     article = _own_article(request, article_id)
     if request.method == "POST":
-        services.article_delete(
-            article_id=article.id,
-            actor_id=user_pk(request),
-            actor=request.user.get_username(),
-            is_staff=False,
-        )
+        services.article_delete(article_id=article.id, actor=Actor.of(request.user).as_poster())
         messages.success(request, f"Your article “{article.title}” is deleted.")
         return redirect(rendering.user_url(request.user))
     return rendering.render(request, "articles/article_delete.html", {"article": article})
@@ -520,7 +522,7 @@ def staff_groups(request: HttpRequest) -> HttpResponse:
     form = GroupCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            services.group_create(**form.cleaned_data, actor=request.user.get_username())
+            services.group_create(**form.cleaned_data, actor=Actor.of(request.user))
         except InvalidInput as exc:
             form.add_store_error(exc)
         else:
@@ -540,7 +542,7 @@ def staff_group_edit(request: HttpRequest, name: str) -> HttpResponse:
         services.group_update(
             name=group.name,
             description=form.cleaned_data["description"],
-            actor=request.user.get_username(),
+            actor=Actor.of(request.user),
         )
         messages.success(request, f"Group {group.name} updated.")
         return redirect("articles:staff-groups")
@@ -556,7 +558,7 @@ def staff_group_edit(request: HttpRequest, name: str) -> HttpResponse:
 def staff_group_delete(request: HttpRequest, name: str) -> HttpResponse:
     form = ReasonForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    services.group_delete(name=name, actor=request.user.get_username(), reason=reason)
+    services.group_delete(name=name, actor=Actor.of(request.user), reason=reason)
     messages.success(request, f"Group {name} deleted.")
     return redirect("articles:staff-groups")
 
@@ -571,7 +573,7 @@ def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             services.article_edit(
-                article_id=article.id, **form.cleaned_data, actor=request.user.get_username()
+                article_id=article.id, **form.cleaned_data, actor=Actor.of(request.user)
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
@@ -592,7 +594,7 @@ def staff_article_groups(request: HttpRequest, article_id: int) -> HttpResponse:
     if form.is_valid():
         try:
             services.article_groups_update(
-                article_id=article.id, **form.cleaned_data, actor=request.user.get_username()
+                article_id=article.id, **form.cleaned_data, actor=Actor.of(request.user)
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
@@ -611,11 +613,7 @@ def staff_article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
     form = DeleteReasonForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         services.article_delete(
-            article_id=article.id,
-            actor_id=user_pk(request),
-            actor=request.user.get_username(),
-            is_staff=True,
-            reason=form.cleaned_data["reason"],
+            article_id=article.id, actor=Actor.of(request.user), reason=form.cleaned_data["reason"]
         )
         messages.success(request, f"Article {article.id} deleted.")
         return redirect("articles:modlog")

@@ -17,7 +17,7 @@ from articles import names
 from articles.models import Profile
 from articles.store import keys, people, selectors, services
 from articles.store.connection import get_connection
-from articles.types import DELETED_NAME, Vote
+from articles.types import DELETED_NAME, NewPost, Vote
 from articles.web import intents
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,9 @@ def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 def article(user, title: str = "Hello world", link: str = "https://example.org/a"):  # type: ignore[no-untyped-def]
-    return services.article_post(user_id=user.pk, poster_name=user.username, title=title, link=link)
+    return services.article_post(
+        NewPost(user_id=user.pk, poster_name=user.username, title=title, link=link)
+    )
 
 
 def intent_of(page: str) -> str:

@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 
 from articles.models import ApiToken
 from articles.store import ratelimits, selectors, services
-from tests.articles.test_selectors import CountingConnection
+from articles.types import NewPost
+from tests.articles.test_selectors import CountingConnection, connect_all
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +25,7 @@ def counted(redis_server, monkeypatch):  # type: ignore[no-untyped-def]
             connection_class=CountingConnection, path=str(redis_server.socket)
         )
     )
-    for module in (selectors, services, ratelimits):
-        monkeypatch.setattr(module, "get_connection", lambda: client)
+    connect_all(monkeypatch, client, selectors, services, ratelimits)
     client.ping()
 
     def trips(call):  # type: ignore[no-untyped-def]
@@ -38,7 +38,7 @@ def counted(redis_server, monkeypatch):  # type: ignore[no-untyped-def]
 
 def _post() -> int:
     return services.article_post(
-        user_id=999, poster_name="p", title="T", link="https://e.org/", now=time.time()
+        NewPost(user_id=999, poster_name="p", title="T", link="https://e.org/", now=time.time())
     ).id
 
 

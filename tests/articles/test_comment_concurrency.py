@@ -12,7 +12,8 @@ from articles.errors import CommentNotFound, InvalidInput, NotAllowed
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Vote
+from articles.types import NewPost, Vote
+from tests.actors import member_actor
 
 WORKERS = 4
 OPERATIONS = 300
@@ -48,7 +49,7 @@ def _worker(seed: int, barrier) -> None:
             elif op < 0.8:
                 services.comment_vote(comment_id=target, user_id=user, vote=rng.choice(list(Vote)))
             else:
-                services.comment_delete(comment_id=target, user_id=user)
+                services.comment_delete(comment_id=target, actor=member_actor(user))
         except (CommentNotFound, NotAllowed, InvalidInput):
             pass  # deleted meanwhile, not the author, or a reply to a deleted comment
 
@@ -57,7 +58,7 @@ def test_concurrent_comment_writes_keep_every_invariant(conn):
     now = time.time()
     for n in range(ARTICLES):
         services.article_post(
-            user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}", now=now
+            NewPost(user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}", now=now)
         )
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(WORKERS)

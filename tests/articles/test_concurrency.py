@@ -9,7 +9,7 @@ import time
 
 from articles.operations import audit
 from articles.store import keys, selectors, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 
 WORKERS = 4
 OPERATIONS = 400
@@ -33,7 +33,7 @@ def test_concurrent_votes_switches_and_withdrawals_keep_every_invariant(conn, se
     now = time.time()
     for n in range(ARTICLES):
         services.article_post(
-            user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}", now=now
+            NewPost(user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}", now=now)
         )
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(WORKERS)

@@ -9,14 +9,16 @@ import pytest
 from django.test import Client
 
 from articles.store import services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 
 pytestmark = pytest.mark.django_db
 
 
 def post(title: str, user_id: int = 999) -> int:
     return services.article_post(
-        user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
+        NewPost(
+            user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
+        )
     ).id
 
 

@@ -10,14 +10,16 @@ import pytest
 from django.test import Client
 
 from articles.store import services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from articles.web import rows
 
 pytestmark = pytest.mark.django_db
 
 
 def article(user, title: str = "Hello world", link: str = "https://example.org/a"):  # type: ignore[no-untyped-def]
-    return services.article_post(user_id=user.pk, poster_name=user.username, title=title, link=link)
+    return services.article_post(
+        NewPost(user_id=user.pk, poster_name=user.username, title=title, link=link)
+    )
 
 
 def logged_in(user) -> Client:  # type: ignore[no-untyped-def]

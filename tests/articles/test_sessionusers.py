@@ -8,6 +8,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from articles.store import services
+from articles.types import NewPost
 from articles.web import sessionusers
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +21,9 @@ def _fast_passwords(settings) -> None:  # type: ignore[no-untyped-def]
 
 def article(user):  # type: ignore[no-untyped-def]
     return services.article_post(
-        user_id=user.pk, poster_name=user.username, title="Hello", link="https://example.org/a"
+        NewPost(
+            user_id=user.pk, poster_name=user.username, title="Hello", link="https://example.org/a"
+        )
     )
 
 

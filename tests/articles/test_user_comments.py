@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from articles.store import people, services
 from articles.web import pagecache
+from tests.actors import member_actor, staff_actor
 from tests.articles.test_comment_views import article, client_commands, comment, login, text_of
 from tests.reliability.conftest import free_port, store_on
 
@@ -86,8 +87,8 @@ def test_deleted_and_removed_comments_are_left_out(client, make_user):
     a = article(bob)
     kept, deleted, removed = comments_of(ann, 3, a.id)
     comment(bob, a.id, "a reply keeps the tombstone", parent_id=deleted)
-    services.comment_delete(comment_id=deleted, user_id=ann.pk)
-    services.comment_remove(comment_id=removed, actor="mod", reason="Spam")
+    services.comment_delete(comment_id=deleted, actor=member_actor(ann.pk))
+    services.comment_remove(comment_id=removed, reason="Spam", actor=staff_actor("mod"))
     page = text_of(client.get("/u/ann/comments/"))
     assert cards(page) == [kept] and "1 comment, newest first." in page
 

@@ -10,14 +10,14 @@ import pytest
 
 from articles.store import selectors, services
 from articles.store.connection import get_connection
-from articles.types import CommentOrder
+from articles.types import CommentOrder, NewPost
 from bench import comments, counting
 from bench.report import Report
 
 
 def _article(title: str) -> int:
     return services.article_post(
-        user_id=1, poster_name="bench", title=title, link=f"https://example.org/{title}"
+        NewPost(user_id=1, poster_name="bench", title=title, link=f"https://example.org/{title}")
     ).id
 
 

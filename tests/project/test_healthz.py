@@ -8,6 +8,7 @@ import time
 import pytest
 from django.test import override_settings
 
+from tests.actors import staff_actor
 from tests.project.test_database_outage import _get, site_without_database  # noqa: F401
 from votesite.settings import redis_cache
 
@@ -39,7 +40,7 @@ def test_a_redis_refusing_writes_makes_a_cached_ranking_page_a_503_not_a_500(cli
     primary refuses writes (min-replicas-to-write with no replica), and recovers."""
     from articles.store import services
 
-    services.group_create(name="books")
+    services.group_create(name="books", actor=staff_actor())
     server = redis_server.client()
     server.config_set("min-replicas-to-write", 1)
     try:

@@ -12,12 +12,13 @@ from rest_framework.test import APIClient
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
+from articles.types import NewPost
 
 
 @pytest.fixture
 def full_redis(own_redis: EmbeddedRedis) -> Iterator[EmbeddedRedis]:
     """The test's own Redis, with one article, then made full."""
-    services.article_post(user_id=1, poster_name="a", title="Kept", link="https://e.org/1")
+    services.article_post(NewPost(user_id=1, poster_name="a", title="Kept", link="https://e.org/1"))
     own_redis.client().config_set("maxmemory", 1)
     try:
         yield own_redis

@@ -16,7 +16,8 @@ import redis
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import breaker, scripts, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
+from tests.actors import staff_actor
 from tests.reliability.conftest import store_on
 
 LATE = 1.5  # seconds a reply is held back: longer than the 1 s socket timeout
@@ -104,7 +105,7 @@ def late_call(proxy: LateReplyProxy, script, call: Callable[[], object]) -> obje
 
 def post(n: int = 1, **fields) -> int:  # type: ignore[no-untyped-def]
     data = {"title": f"T{n}", "link": f"https://e.org/{n}"} | fields
-    return services.article_post(user_id=1, poster_name="a", **data).id
+    return services.article_post(NewPost(user_id=1, poster_name="a", **data)).id
 
 
 def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exists(proxy):
@@ -112,7 +113,7 @@ def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exis
     outcome = late_call(
         proxy,
         scripts.GROUP_SAVE,
-        lambda: services.group_create(name="late", description="d", actor="mod"),
+        lambda: services.group_create(name="late", description="d", actor=staff_actor("mod")),
     )
     # Before: the retry ran the script again and raised GroupExists for the group it made.
     assert isinstance(outcome, redis.TimeoutError), outcome
@@ -126,20 +127,25 @@ def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exis
         (
             scripts.DELETE,
             lambda: services.article_delete(
-                article_id=1, actor_id=9, actor="mod", is_staff=True, reason="spam"
+                article_id=1, reason="spam", actor=staff_actor("mod", pk=9)
             ),
         ),
-        (scripts.GROUP_DELETE, lambda: services.group_delete(name="g", actor="mod")),
-        (scripts.GROUP_SAVE, lambda: services.group_update(name="g", description="x", actor="mod")),
+        (scripts.GROUP_DELETE, lambda: services.group_delete(name="g", actor=staff_actor("mod"))),
+        (
+            scripts.GROUP_SAVE,
+            lambda: services.group_update(name="g", description="x", actor=staff_actor("mod")),
+        ),
         (
             scripts.EDIT,
             lambda: services.article_edit(
-                article_id=1, title="New", link="https://e.org/new", actor="mod"
+                article_id=1, title="New", link="https://e.org/new", actor=staff_actor("mod")
             ),
         ),
         (
             scripts.GROUPS_UPDATE,
-            lambda: services.article_groups_update(article_id=1, remove=["g"], actor="mod"),
+            lambda: services.article_groups_update(
+                article_id=1, remove=["g"], actor=staff_actor("mod")
+            ),
         ),
     ],
     ids=["delete", "group_delete", "group_update", "edit", "groups_update"],
@@ -148,7 +154,7 @@ def test_a_write_not_safe_to_repeat_is_sent_once(proxy, script, write):
     """Ensure a late reply is a timeout (a 503: read and retry), never a false 404 nor a
     second moderation-log entry from the same request."""
     direct = redis.Redis(unix_socket_path=str(proxy.target))
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     post(groups=["g"])
     outcome = late_call(proxy, script, write)
     assert isinstance(outcome, redis.TimeoutError), outcome

@@ -10,7 +10,8 @@ from rest_framework.test import APIClient
 
 from articles.errors import EmptySearch, InvalidInput
 from articles.store import keys, selectors, services
-from articles.types import Period, SearchOrder, Vote
+from articles.types import NewPost, Period, SearchOrder, Vote
+from tests.actors import staff_actor
 
 DAY = 86_400
 
@@ -22,7 +23,7 @@ def now() -> int:
 
 def post(now: float, title: str, *, groups=(), user_id: int = 1, text: str = "x") -> int:
     return services.article_post(
-        user_id=user_id, poster_name="u", title=title, text=text, groups=groups, now=now
+        NewPost(user_id=user_id, poster_name="u", title=title, text=text, groups=groups, now=now)
     ).id
 
 
@@ -54,7 +55,7 @@ def test_orders_score_newest_and_net_votes(now):
 
 
 def test_group_and_period_restrict_the_results(now):
-    services.group_create(name="db")
+    services.group_create(name="db", actor=staff_actor())
     a = post(now - 10 * DAY, "redis a", groups=["db"])
     b = post(now - 2 * DAY, "redis b")
     c = post(now, "redis c", groups=["db"])
@@ -125,7 +126,7 @@ def test_a_deleted_article_leaves_the_results_at_once_after_the_cache(now, setti
     settings.ARTICLES_SEARCH_CACHE_SECONDS = 1
     a = post(now, "redis gone")
     assert ids(q="gone") == [a]
-    services.article_delete(article_id=a, actor_id=1, actor="s", is_staff=True)
+    services.article_delete(article_id=a, actor=staff_actor("s", pk=1))
     assert ids(q="gone") == []  # the cached member has no hash: left out
 
 
@@ -208,7 +209,7 @@ def test_every_page_has_the_search_box(client):
 
 
 def test_the_api_searches_with_order_group_period_and_paging(now):
-    services.group_create(name="db")
+    services.group_create(name="db", actor=staff_actor())
     a = post(now - DAY, "redis one", groups=["db"])
     b = post(now, "redis two")
     api = APIClient()

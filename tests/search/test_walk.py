@@ -10,13 +10,15 @@ import time
 import pytest
 
 from articles.store import keys, selectors, services
-from articles.types import SearchOrder, Vote
+from articles.types import NewPost, SearchOrder, Vote
 
 NO_SUCH = "zzqqnever"  # an excluded word no article holds: the same results, always built
 
 
 def post(now: float, title: str) -> int:
-    return services.article_post(user_id=1, poster_name="u", title=title, text="x", now=now).id
+    return services.article_post(
+        NewPost(user_id=1, poster_name="u", title=title, text="x", now=now)
+    ).id
 
 
 def zinterstores(conn) -> int:

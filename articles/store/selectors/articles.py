@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
 
 from articles import conf, validation
 from articles.errors import (
@@ -17,6 +16,7 @@ from articles.store.connection import get_connection
 from articles.store.selectors._common import _bounds, _execute, _fetch, _page
 from articles.types import (
     Article,
+    NewPost,
     Order,
     Page,
 )
@@ -24,22 +24,14 @@ from articles.types import (
 logger = logging.getLogger(__name__)
 
 
-def article_post_replay(
-    *,
-    user_id: int,
-    poster_name: str,
-    idempotency_key: str,
-    title: str,
-    link: str,
-    text: str,
-    groups: Iterable[str],
-) -> Article | None:
+def article_post_replay(post: NewPost, *, idempotency_key: str) -> Article | None:
     """What an earlier post with this Idempotency-Key got (the article as it was created,
     even if deleted since), or None when there was none; one GET. Lets a retry be answered
     before the posting limit counts it. Raises InvalidInput, IdempotencyKeyReused (the key
     was used for a different request)."""
-    title, link, text = validation.clean_post(title, link, text)
-    names = validation.clean_group_names(list(groups))
+    title, link, text = validation.clean_post(post.title, post.link, post.text)
+    names = validation.clean_group_names(list(post.groups))
+    user_id = post.user_id
     try:
         key = keys.idempotency(user_id, idempotency_key)
     except ValueError as exc:
@@ -54,7 +46,7 @@ def article_post_replay(
     return Article.new_post(
         article_id=int(article_id),
         user_id=user_id,
-        poster_name=poster_name,
+        poster_name=post.poster_name,
         title=title,
         link=link,
         text=text,

@@ -13,10 +13,12 @@ from articles.errors import (
     ArticleNotFound,
     ArticlesError,
     InvalidInput,
+    NotAllowed,
     StoreCorrupt,
 )
 from articles.store import clock, keys
 from articles.store.connection import get_connection
+from articles.types import Actor
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +126,12 @@ def _normalized_or_empty(link: str) -> str:
         return validation.normalize_link(link) if link else ""
     except InvalidInput:
         return ""
+
+
+def _staff_only(actor: Actor, what: str) -> None:
+    """The rule of every moderation write: staff only (NotAllowed, a 403, for anyone else)."""
+    if not actor.is_staff:
+        raise NotAllowed(f"Only staff may {what}.")
 
 
 def _log(

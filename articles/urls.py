@@ -1,9 +1,25 @@
 """URLs of the articles app's pages, feeds and account pages (namespace "articles")."""
 
-from django.urls import path, re_path
+from django.urls import path, re_path, register_converter
 
+from articles import validation
 from articles.web import accounts, comments, feeds, views
 from articles.web.helpers import html_errors
+
+
+class GroupNameConverter:
+    """A group's name in a path, by validation.GROUP_NAME: any other is a 404, as in the API."""
+
+    regex = validation.GROUP_NAME_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(GroupNameConverter, "group")
 
 app_name = "articles"
 
@@ -13,7 +29,7 @@ urlpatterns = [
     path("new/", views.new, name="new"),
     path("search/", views.search, name="search"),
     path("groups/", views.group_list, name="group-list"),
-    path("g/<slug:name>/", views.group_detail, name="group-detail"),
+    path("g/<group:name>/", views.group_detail, name="group-detail"),
     re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),
     path("a/<int:article_id>/", views.article_detail, name="article-detail"),
     path("a/<int:article_id>/vote/", views.article_vote, name="article-vote"),
@@ -65,8 +81,8 @@ urlpatterns = [
     path("modlog/", views.modlog, name="modlog"),
     path("staff/", views.staff_dashboard, name="staff-dashboard"),
     path("staff/groups/", views.staff_groups, name="staff-groups"),
-    path("staff/groups/<slug:name>/", views.staff_group_edit, name="staff-group-edit"),
-    path("staff/groups/<slug:name>/delete/", views.staff_group_delete, name="staff-group-delete"),
+    path("staff/groups/<group:name>/", views.staff_group_edit, name="staff-group-edit"),
+    path("staff/groups/<group:name>/delete/", views.staff_group_delete, name="staff-group-delete"),
     path("staff/a/<int:article_id>/", views.staff_article, name="staff-article"),
     path(
         "staff/a/<int:article_id>/groups/",
@@ -82,7 +98,7 @@ urlpatterns = [
     path("feeds/top/<slug:period>/", html_errors(feeds.TopPeriodFeed()), name="feed-top-period"),
     path("feeds/new/", html_errors(feeds.NewFeed()), name="feed-new"),
     path("feeds/good/", html_errors(feeds.GoodFeed()), name="feed-good"),
-    path("feeds/g/<slug:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
+    path("feeds/g/<group:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
     path(
         "feeds/a/<int:article_id>/comments/",
         html_errors(feeds.ArticleCommentsFeed()),

@@ -237,7 +237,8 @@ class ErrorSerializer(serializers.Serializer):
 _ONE_LINE = r"^[^\r\n\x00]*$"
 # Not all spaces: [^\s\x00], as \S would take a NUL for the one non-space.
 _TITLE = r"^[^\r\n\x00]*[^\s\x00][^\r\n\x00]*$"
-_GROUP_NAME = "^[a-z0-9-]{1,64}$"
+# The group-name rule (validation.GROUP_NAME) as the schema states it: the whole string.
+GROUP_NAME_SCHEMA_PATTERN = f"^{validation.GROUP_NAME_PATTERN}$"
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 # A port of 1-65535, as urllib reads one.
 _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
@@ -283,14 +284,19 @@ def _ecma(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern)
 
 
-@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 64, "pattern": _GROUP_NAME})
-class GroupNameField(StringField):
-    """A group's slug: 1-64 characters of a-z, 0-9 and '-'."""
-
-    pattern = _GROUP_NAME
-    default_error_messages = {
-        "pattern": "A group name is 1-64 characters of lower-case a-z, 0-9 and '-'."
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": validation.GROUP_NAME_MAX,
+        "pattern": GROUP_NAME_SCHEMA_PATTERN,
     }
+)
+class GroupNameField(StringField):
+    """A group's name, by validation.GROUP_NAME."""
+
+    pattern = GROUP_NAME_SCHEMA_PATTERN
+    default_error_messages = {"pattern": f"A group name is {validation.GROUP_NAME_HELP}"}
 
 
 @extend_schema_field(

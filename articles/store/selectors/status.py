@@ -44,6 +44,11 @@ def store_status() -> dict[str, object]:
     }
 
 
+def _whole(figure: object) -> int:
+    """A figure of INFO (an int, as redis-py parses it); 0 when absent."""
+    return int(figure) if isinstance(figure, int | float | str) and figure else 0
+
+
 def _article_count(conn: redis.Redis) -> int | None:
     """The size of time:, or None when it is not a sorted set (check_votes says why):
     bad data is no reason for /healthz to call Redis unreachable."""
@@ -87,7 +92,7 @@ def store_health() -> dict[str, object]:
     )
     role = {"master": "primary", "slave": "replica"}.get(str(info.get("role")), "unknown")
     # At maxmemory (with noeviction, the store's policy) Redis refuses writes, reads work.
-    limit, used = int(status["maxmemory"] or 0), int(status["used_memory"] or 0)  # type: ignore[call-overload]
+    limit, used = _whole(status["maxmemory"]), _whole(status["used_memory"])
     return {
         "reachable": True,
         "role": role,

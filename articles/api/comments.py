@@ -455,7 +455,8 @@ class CommentViewSet(ApiViewSet):
         parameters=[PAGE],
         responses={200: CommentPageSerializer, **_errors(400)},
         description=_about(
-            "Newest first, 25 a page, each with its article's title; deleted and removed "
+            f"Newest first, {conf.DEFAULTS['COMMENT_LIST_PER_PAGE']} a page, each with its "
+            "article's title; deleted and removed "
             "comments are left out.",
             "anyone-plain",
             _READ,
@@ -610,7 +611,8 @@ class UserCommentViewSet(ApiViewSet):
         parameters=[USERNAME, PAGE],
         responses={200: CommentPageSerializer, **_errors(400, 404)},
         description=_about(
-            "Newest first, 25 a page, each with its article's title; deleted and removed "
+            f"Newest first, {conf.DEFAULTS['COMMENT_LIST_PER_PAGE']} a page, each with its "
+            "article's title; deleted and removed "
             "comments are left out.",
             "anyone-plain",
             _READ,

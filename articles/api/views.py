@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from drf_spectacular.openapi import AutoSchema
@@ -23,12 +23,13 @@ from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from articles import conf
+from articles import conf, validation
 from articles.api import tokens
 from articles.api.errors import api_exception_handler
 from articles.api.renderers import fast_renderers
 from articles.api.schema import documented
 from articles.api.serializers import (
+    GROUP_NAME_SCHEMA_PATTERN,
     ArticleCreateSerializer,
     ArticleEditSerializer,
     ArticleGroupsSerializer,
@@ -151,7 +152,7 @@ ARTICLE_ID = OpenApiParameter(
     "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="Article id."
 )
 GROUP_NAME = OpenApiParameter(
-    "name", {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}, OpenApiParameter.PATH
+    "name", {"type": "string", "pattern": GROUP_NAME_SCHEMA_PATTERN}, OpenApiParameter.PATH
 )
 USERNAME = OpenApiParameter(
     "username", {"type": "string", "pattern": r"^[\w.@+-]{1,150}$"}, OpenApiParameter.PATH
@@ -198,7 +199,16 @@ class JSONParser(parsers.JSONParser):
         return data
 
 
-class ApiMixin:
+# ApiMixin goes on DRF views: the type checker sees the view it goes on.
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
+
+    _View = APIView
+else:
+    _View = object
+
+
+class ApiMixin(_View):
     """Token auth first (so a missing login is a 401 with WWW-Authenticate), the API's
     exception handler, and the rate limits with their RateLimit-* headers."""
 
@@ -216,11 +226,11 @@ class ApiMixin:
         return api_exception_handler
 
     def get_renderers(self) -> list[Any]:
-        return fast_renderers(super().get_renderers())  # type: ignore[misc]
+        return fast_renderers(super().get_renderers())
 
     def perform_authentication(self, request: Request) -> None:
         try:
-            super().perform_authentication(request)  # type: ignore[misc]
+            super().perform_authentication(request)
         except exceptions.AuthenticationFailed:
             # A bad token counts against its address, so guessing tokens meets the 429.
             ratelimits.consume(request, "api")
@@ -231,7 +241,7 @@ class ApiMixin:
         ratelimits.consume(request, *_api_actions(request), *folded)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        response = super().finalize_response(request, response, *args, **kwargs)
         state = getattr(request, "rate_limit", None)
         if state is not None:
             for name, value in ratelimits.headers(state).items():
@@ -245,9 +255,9 @@ class ApiViewSet(ApiMixin, viewsets.ViewSet):
     # action -> permission classes; actions not named here are open to everyone.
     action_permissions: dict[str, list[type[BasePermission]]] = {}
 
-    def get_permissions(self) -> list[BasePermission]:
+    def get_permissions(self) -> Sequence[_SupportsHasPermission]:
         classes = self.action_permissions.get(self.action or "", self.permission_classes)
-        return [permission() for permission in classes]  # type: ignore[misc]
+        return [permission() for permission in classes]
 
 
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -496,7 +506,8 @@ class ArticleViewSet(ApiViewSet):
         return Response({"groups": list(groups)})
 
     @documented(
-        summary="Good articles (at least 200 up-votes): the newest 50, or one day's",
+        summary=f"Good articles (at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes): the "
+        f"newest {conf.DEFAULTS['HOME_GOOD_ARTICLES']}, or one day's",
         description=_about(
             f"Good articles: those with at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes "
             "(by default). Without `date`: the newest "
@@ -543,7 +554,7 @@ class ArticleViewSet(ApiViewSet):
             ),
             PERIOD,
             OpenApiParameter(
-                "group", {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}, required=False
+                "group", {"type": "string", "pattern": GROUP_NAME_SCHEMA_PATTERN}, required=False
             ),
             PAGE,
         ],
@@ -602,7 +613,7 @@ class ArticleViewSet(ApiViewSet):
 
 class GroupViewSet(ApiViewSet):
     lookup_field = "name"
-    lookup_value_regex = r"[a-z0-9-]{1,64}"
+    lookup_value_regex = validation.GROUP_NAME_PATTERN
     # Staff only: the services decide (NotAllowed, a 403); the API asks for a login.
     action_permissions = {
         "create": [IsAuthenticated],
@@ -747,13 +758,13 @@ class UserViewSet(ApiViewSet):
 
 
 class ModlogViewSet(ApiViewSet):
-    per_page = 50
-
     @documented(
-        summary="The moderation log: every staff action, newest first, 50 a page",
+        summary="The moderation log: every staff action, newest first, "
+        f"{conf.DEFAULTS['MODLOG_PER_PAGE']} a page",
         description=_about(
             "The moderation log: every staff action (edits, deletions, group changes), newest "
-            "first, 50 a page, with who did it, when and why. It keeps the last "
+            f"first, {conf.DEFAULTS['MODLOG_PER_PAGE']} a page, with who did it, when and why. "
+            "It keeps the last "
             f"{conf.DEFAULTS['MODLOG_LENGTH']:,} actions by default.",
             "anyone-plain",
             _READ,
@@ -764,7 +775,7 @@ class ModlogViewSet(ApiViewSet):
     )
     def list(self, request: Request) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
-        page = selectors.modlog_page(page=query["page"], per_page=self.per_page)
+        page = selectors.modlog_page(page=query["page"])
         results = ModlogEntrySerializer(page.items, many=True).data
         return Response(paged(results, page.number, page.has_next, page.count, request))
 

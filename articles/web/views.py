@@ -626,7 +626,9 @@ def _staff_edit_form(article: Article, data: object = None) -> ArticleEditForm:
     return ArticleEditForm(data, initial=initial, has_text=bool(article.text))
 
 
-def _staff_article_page(request: HttpRequest, article, **forms) -> HttpResponse:  # type: ignore[no-untyped-def]
+def _staff_article_page(
+    request: HttpRequest, article: Article, **forms: ArticleEditForm | ArticleGroupsForm
+) -> HttpResponse:
     forms.setdefault("edit_form", _staff_edit_form(article))
     forms.setdefault(
         "groups_form", ArticleGroupsForm(groups=selectors.group_list(), current=article.groups)

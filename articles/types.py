@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from articles import conf
 from articles.errors import NotAllowed
@@ -204,6 +204,18 @@ class NewPost:
     groups: Sequence[str] = ()
     now: float | None = None
 
+    @classmethod
+    def by(cls, actor: Actor, sent: Mapping[str, Any]) -> NewPost:
+        """What a logged-in user sent: a form's or serializer's title, link, text, groups."""
+        return cls(
+            user_id=actor.pk,
+            poster_name=actor.name,
+            title=sent["title"],
+            link=sent["link"],
+            text=sent["text"],
+            groups=tuple(sent["groups"]),
+        )
+
 
 class _User(Protocol):
     """What Actor.of reads of a Django user (kept Django-free here)."""
@@ -259,34 +271,22 @@ class Article:
     edited: float | None = None  # Unix seconds of the last edit of its title, link or text
 
     @classmethod
-    def new_post(
-        cls,
-        *,
-        article_id: int,
-        user_id: int,
-        poster_name: str,
-        title: str,
-        link: str,
-        text: str,
-        groups: tuple[str, ...],
-        posted: int,
-        window: int,
-        vote_score: int,
-    ) -> Article:
-        """The article as its post created it: the poster's own up-vote, nothing else."""
+    def new_post(cls, post: NewPost, *, article_id: int, posted: int) -> Article:
+        """The article as its (cleaned) post created it: the poster's own up-vote, nothing
+        else."""
         return cls(
             id=article_id,
-            title=title,
-            link=link,
-            text=text,
-            poster=keys.user(user_id),
-            poster_name=poster_name,
+            title=post.title,
+            link=post.link,
+            text=post.text,
+            poster=keys.user(post.user_id),
+            poster_name=post.poster_name,
             time=posted,
             votes=1,
             downvotes=0,
-            score=article_score(posted, 1, 0, vote_score=vote_score),
-            groups=groups,
-            voting_closes_at=posted + window,
+            score=article_score(posted, 1, 0, vote_score=conf.vote_score()),
+            groups=tuple(post.groups),
+            voting_closes_at=posted + conf.window(),
             my_vote=Vote.UP,
         )
 

@@ -6,10 +6,16 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from articles import conf
 from articles.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from articles.types import NewPost
 
 # A group's name, the one rule: forms, serializers, the OpenAPI schema, the URL converter,
 # the key schema (keys.group) and the readers of stored data all use this pattern.
@@ -110,6 +116,22 @@ def clean_group_name(value: object, field: str = "group") -> str:
     if not isinstance(name, str) or not is_group_name(name):
         raise InvalidInput(field, f"A group name is {GROUP_NAME_HELP}")
     return name
+
+
+def clean_new_post(post: NewPost) -> NewPost:
+    """A post's title, link, text and groups as the store keeps them (groups sorted)."""
+    title, link, text = clean_post(post.title, post.link, post.text)
+    groups = tuple(clean_group_names(list(post.groups)))
+    return replace(post, title=title, link=link, text=text, groups=groups)
+
+
+def idempotency_key(key_of: Callable[[int, str], str], user_id: int, token: str) -> str:
+    """The store key of a client's Idempotency-Key (keys.idempotency or
+    keys.comment_idempotency); InvalidInput naming `idempotency_key` for a bad one."""
+    try:
+        return key_of(user_id, token)
+    except ValueError as exc:
+        raise InvalidInput("idempotency_key", str(exc)) from None
 
 
 def clean_group_names(values: object, field: str = "groups") -> list[str]:

@@ -423,11 +423,13 @@ class ArticleCommentViewSet(ApiViewSet):
     def create(self, request: Request, id: str) -> Response:
         data = _valid(CommentCreateSerializer, request.data)
         comment = services.comment_submit(
-            article_id=int(id),
-            user_id=user_pk(request),
-            author_name=request.user.get_username(),
-            text=data["text"],
-            parent_id=data["parent"],
+            {
+                "article_id": int(id),
+                "user_id": user_pk(request),
+                "author_name": request.user.get_username(),
+                "text": data["text"],
+                "parent_id": data["parent"],
+            },
             idempotency_key=request.headers.get("Idempotency-Key"),
             limit=lambda: ratelimits.consume(request, "comment"),
         )

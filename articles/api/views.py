@@ -357,16 +357,8 @@ class ArticleViewSet(ApiViewSet):
     )
     def create(self, request: Request) -> Response:
         data = _valid(ArticleCreateSerializer, request.data)
-        post = NewPost(
-            user_id=user_pk(request),
-            poster_name=request.user.get_username(),
-            title=data["title"],
-            link=data["link"],
-            text=data["text"],
-            groups=tuple(data["groups"]),
-        )
         article = services.article_submit(
-            post,
+            NewPost.by(_actor(request), data),
             idempotency_key=request.headers.get("Idempotency-Key"),
             limit=lambda: ratelimits.consume(request, "post"),
         )

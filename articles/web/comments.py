@@ -153,11 +153,13 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
         data = form.cleaned_data
         try:
             comment = services.comment_submit(
-                article_id=article_id,
-                user_id=user_pk(request),
-                author_name=request.user.get_username(),
-                text=data["text"],
-                parent_id=data["parent"],
+                {
+                    "article_id": article_id,
+                    "user_id": user_pk(request),
+                    "author_name": request.user.get_username(),
+                    "text": data["text"],
+                    "parent_id": data["parent"],
+                },
                 idempotency_key=data["idempotency_key"],
                 limit=lambda: rate_limit("comment", request),
             )

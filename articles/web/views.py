@@ -415,17 +415,9 @@ def submit(request: HttpRequest) -> HttpResponse:
     form = ArticleSubmitForm(request.POST or None, groups=groups)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        post = NewPost(
-            user_id=user_pk(request),
-            poster_name=request.user.get_username(),
-            title=data["title"],
-            link=data["link"],
-            text=data["text"],
-            groups=tuple(data["groups"]),
-        )
         try:
             article = services.article_submit(
-                post,
+                NewPost.by(Actor.of(request.user), data),
                 idempotency_key=data["idempotency_key"],
                 limit=lambda: form_rate_limit("post", request, form),
             )

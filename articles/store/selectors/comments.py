@@ -11,7 +11,6 @@ from articles.errors import (
     ArticleNotFound,
     CommentIdempotencyKeyReused,
     CommentNotFound,
-    InvalidInput,
     StoreCorrupt,
 )
 from articles.store import clock, keys, scripts
@@ -165,10 +164,7 @@ def comment_post_replay(
     `author_name` the comment is read as it is now instead (CommentNotFound if deleted
     since)."""
     text = validation.clean_comment_text(text)
-    try:
-        key = keys.comment_idempotency(user_id, idempotency_key)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None
+    key = validation.idempotency_key(keys.comment_idempotency, user_id, idempotency_key)
     raw = get_connection().get(key)
     match = _COMMENT_IDEMPOTENT.fullmatch(raw) if isinstance(raw, bytes) else None
     if match is None:

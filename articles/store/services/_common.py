@@ -112,13 +112,11 @@ def _group_keys(name: str) -> tuple[str, str, str]:
     return keys.group(name), keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name)
 
 
-def _idempotency_key(user_id: int, token: str | None) -> str | None:
-    if token is None:
-        return None
-    try:
-        return keys.idempotency(user_id, token)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None
+def _idempotency_key(
+    key_of: Callable[[int, str], str], user_id: int, token: str | None
+) -> str | None:
+    """The key of an Idempotency-Key sent along, or None without one."""
+    return None if token is None else validation.idempotency_key(key_of, user_id, token)
 
 
 def _normalized_or_empty(link: str) -> str:

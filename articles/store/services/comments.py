@@ -20,6 +20,7 @@ from articles.store.services._common import (
     _article_member,
     _decode,
     _given,
+    _idempotency_key,
     _log,
     _staff_only,
 )
@@ -51,7 +52,7 @@ def comment_post(
     text = validation.clean_comment_text(text)
     article = _article_member(article_id)
     parent = _parent_member(parent_id)
-    idem_key = _comment_idempotency_key(user_id, idempotency_key)
+    idem_key = _idempotency_key(keys.comment_idempotency, user_id, idempotency_key)
     conn = get_connection()
     comment_id = int(conn.incr(keys.COMMENT_IDS))
     member = keys.comment(comment_id)
@@ -205,12 +206,3 @@ def _parent_member(parent_id: int | None) -> str:
         return keys.comment(parent_id)
     except ValueError:
         raise InvalidInput("parent", "A parent is a comment id, a whole number from 1.") from None
-
-
-def _comment_idempotency_key(user_id: int, token: str | None) -> str | None:
-    if token is None:
-        return None
-    try:
-        return keys.comment_idempotency(user_id, token)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None

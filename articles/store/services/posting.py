@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 from articles import conf, validation
 from articles.errors import Conflict
@@ -64,41 +64,31 @@ def article_submit(post: NewPost, *, idempotency_key: str | None, limit: Limit) 
     )
 
 
+class NewComment(TypedDict):
+    """A comment as its author sends it: comment_post's arguments."""
+
+    article_id: int
+    user_id: int
+    author_name: str
+    text: str
+    parent_id: int | None
+
+
 def comment_submit(
-    *,
-    article_id: int,
-    user_id: int,
-    author_name: str,
-    text: str,
-    parent_id: int | None,
-    idempotency_key: str | None,
-    limit: Limit,
+    comment: NewComment, *, idempotency_key: str | None, limit: Limit
 ) -> Comment | None:
     """Comment as the pages and the API do: replay (the comment as it was made), limit,
     post. None when `limit` stopped it. Raises what comment_post_replay and comment_post
     raise."""
 
     def replay() -> Comment | None:
-        return selectors.comment_post_replay(
-            article_id=article_id,
-            user_id=user_id,
-            author_name=author_name,
-            text=text,
-            parent_id=parent_id,
-            idempotency_key=idempotency_key or "",
-        )
+        return selectors.comment_post_replay(idempotency_key=idempotency_key or "", **comment)
 
-    def write() -> Comment:
-        return comment_post(
-            article_id=article_id,
-            user_id=user_id,
-            author_name=author_name,
-            text=text,
-            parent_id=parent_id,
-            idempotency_key=idempotency_key,
-        )
-
-    return _submit(replay if idempotency_key else None, limit, write)
+    return _submit(
+        replay if idempotency_key else None,
+        limit,
+        lambda: comment_post(idempotency_key=idempotency_key, **comment),
+    )
 
 
 @replicated
@@ -111,20 +101,18 @@ def article_post(post: NewPost, *, idempotency_key: str | None = None) -> Articl
     the key with a different request raises IdempotencyKeyReused.
     The post time is Redis' clock (see _given); `post.now` fixes it, for tests and tools.
     """
-    title, link, text = validation.clean_post(post.title, post.link, post.text)
-    names = validation.clean_group_names(list(post.groups))
+    post = validation.clean_new_post(post)
     user_id = post.user_id
-    idem_key = _idempotency_key(user_id, idempotency_key)
-    norm = validation.normalize_link(link) if link else ""
+    idem_key = _idempotency_key(keys.idempotency, user_id, idempotency_key)
+    norm = validation.normalize_link(post.link) if post.link else ""
     conn = get_connection()
     # The id comes first (the book's INCR). A retried INCR only skips an id; the script
     # itself refuses to overwrite an existing article, so a retried script is harmless.
     article_id = int(conn.incr(keys.ARTICLE_IDS))
-    cleaned = NewPost(user_id, post.poster_name, title, link, text, tuple(names), post.now)
     for _ in range(_ATTEMPTS):
         seen = _link_owner(conn, norm)
         result = scripts.POST(
-            *_post_call(article_id, cleaned, norm, seen=seen, idem_key=idem_key), client=conn
+            *_post_call(article_id, post, norm, seen=seen, idem_key=idem_key), client=conn
         )
         status = raise_for_status(result, allow=(Status.RETRY, Status.ID_TAKEN))
         if status is Status.OK or (status is Status.REPEATED and len(result) > 2):
@@ -132,18 +120,7 @@ def article_post(post: NewPost, *, idempotency_key: str | None = None) -> Articl
                 metrics.POSTS.inc()
             first = article_id if status is Status.OK else int(result[1])
             posted = int(result[2] if status is Status.REPEATED else result[1])
-            return Article.new_post(
-                article_id=first,
-                user_id=user_id,
-                poster_name=post.poster_name,
-                title=title,
-                link=link,
-                text=text,
-                groups=tuple(names),
-                posted=posted,
-                window=conf.window(),
-                vote_score=conf.vote_score(),
-            )
+            return Article.new_post(post, article_id=first, posted=posted)
         if status is Status.REPEATED:  # a key kept before fingerprints: the article now
             return selectors.article_get(article_id=int(result[1]), user_id=user_id)
         if status is Status.ID_TAKEN:
@@ -216,10 +193,8 @@ def article_post_many(*, posts: Sequence[NewPost]) -> list[int]:
         for article_id, post in zip(
             ids[start : start + _BATCH], posts[start : start + _BATCH], strict=True
         ):
-            title, link, text = validation.clean_post(post.title, post.link, post.text)
-            names = tuple(validation.clean_group_names(list(post.groups)))
-            cleaned = NewPost(post.user_id, post.poster_name, title, link, text, names, post.now)
-            norm = validation.normalize_link(link) if link else ""
+            cleaned = validation.clean_new_post(post)
+            norm = validation.normalize_link(cleaned.link) if cleaned.link else ""
             call = _post_call(article_id, cleaned, norm, seen="", idem_key=None)
             scripts.POST(*call, client=pipe)
         for reply in pipe.execute():

@@ -33,6 +33,17 @@ from articles.store.services._common import (
 )
 from articles.types import Actor, Article, Status
 
+
+def _owner_or_staff(actor: Actor, article: Article, refused: NotAllowed) -> bool:
+    """The rule of an article's edit and delete: staff, or its poster (whom the scripts
+    also hold to the voting window). Raises `refused` for anyone else; answers whether
+    the actor is its poster."""
+    own = article.poster_id is not None and article.poster_id == actor.pk
+    if not (actor.is_staff or own):
+        raise refused
+    return own
+
+
 logger = logging.getLogger(__name__)
 
 
@@ -92,9 +103,7 @@ def article_delete(
     is_staff = actor.is_staff
     for _ in range(_ATTEMPTS):
         article = selectors.article_get(article_id=article_id)
-        own = article.poster_id is not None and article.poster_id == actor.pk
-        if not (is_staff or own):
-            raise refused
+        own = _owner_or_staff(actor, article, refused)
         if is_staff and not own and not reason:
             raise InvalidInput(
                 "reason",
@@ -201,11 +210,9 @@ def article_edit(
     is_staff = actor.is_staff
     for _ in range(_ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
-        if not is_staff:
-            if before.poster_id is None or before.poster_id != actor.pk:
-                raise refused
-            if link is not None and link != before.link:
-                raise NotAllowed("Only staff may change an article's link.")
+        _owner_or_staff(actor, before, refused)
+        if not is_staff and link is not None and link != before.link:
+            raise NotAllowed("Only staff may change an article's link.")
         new_title = before.title if title is None else title
         new_link = before.link if link is None else link
         new_text = before.text if text is None else text

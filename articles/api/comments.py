@@ -30,6 +30,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from articles import conf, markdown, validation
+from articles.api.base import _ERRORS, _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
 from articles.api.schema import documented
 from articles.api.serializers import (
     VOTE_CHOICES,
@@ -42,7 +43,6 @@ from articles.api.serializers import (
     _origin,
     paged,
 )
-from articles.api.views import _ERRORS, _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
 from articles.http.addresses import user_pk
 from articles.store import ratelimits, selectors, services
 from articles.types import Actor, Comment, CommentOrder, Page, ThreadPage

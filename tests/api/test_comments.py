@@ -7,7 +7,7 @@ import time
 import pytest
 from rest_framework.renderers import JSONRenderer
 
-from articles.api.comments import (
+from articles.api.comment_serializers import (
     CommentSerializer,
     ListedCommentSerializer,
     comment_data,

@@ -24,7 +24,7 @@ from articles.types import (
     valid_time,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def _days(newest: list[tuple[bytes, float]]) -> tuple[date, ...]:

@@ -20,7 +20,7 @@ from articles.types import (
     Page,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def article_post_replay(post: NewPost, *, idempotency_key: str) -> Article | None:

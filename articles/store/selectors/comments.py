@@ -28,7 +28,7 @@ from articles.types import (
     Vote,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def comment_thread(

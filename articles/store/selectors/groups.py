@@ -18,7 +18,7 @@ from articles.types import (
     Order,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def group_article_list(

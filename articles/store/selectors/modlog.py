@@ -15,7 +15,7 @@ from articles.types import (
     valid_time,
 )
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def modlog_page(*, page: int | str = 1, per_page: int | None = None) -> ModlogPage:

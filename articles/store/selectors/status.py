@@ -11,7 +11,7 @@ from articles.store import clock, keys
 from articles.store.connection import get_connection, store_unavailable
 from articles.store.selectors._common import _count, _execute
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date, int, int]]:

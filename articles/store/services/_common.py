@@ -20,7 +20,7 @@ from articles.store import clock, keys
 from articles.store.connection import get_connection
 from articles.types import Actor
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 # A script that finds its inputs changed since the caller read them answers "retry";

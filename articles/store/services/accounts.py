@@ -19,7 +19,7 @@ from articles.store.services.articles import article_purge
 from articles.store.services.groups import group_purge
 from articles.types import DELETED_NAME
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 # What user_forget renames, per index of a user's items: (index key, "<owner> <name>").

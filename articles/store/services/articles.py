@@ -44,7 +44,7 @@ def _owner_or_staff(actor: Actor, article: Article, refused: NotAllowed) -> bool
     return own
 
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 @replicated

@@ -21,7 +21,7 @@ from articles.store.services._common import (
 )
 from articles.types import Actor, Status
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 @replicated

@@ -27,7 +27,7 @@ from articles.store.services._common import (
 from articles.store.services.comments import comment_post
 from articles.types import Article, Comment, NewPost, Status
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 T = TypeVar("T")
 

@@ -21,9 +21,9 @@ from rest_framework.views import APIView
 
 from articles import conf
 from articles.api.errors import api_exception_handler
+from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
 from articles.api.renderers import fast_renderers
 from articles.api.serializers import (
-    GROUP_NAME_SCHEMA_PATTERN,
     ErrorSerializer,
     article_data,
     page_data,

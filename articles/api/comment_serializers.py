@@ -12,10 +12,10 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 
 from articles import conf, markdown, validation
+from articles.api.fields import StringField
+from articles.api.queries import PageQuerySerializer
 from articles.api.serializers import (
     VOTE_CHOICES,
-    PageQuerySerializer,
-    StringField,
     _cleaned,
     _iso,
     _origin,

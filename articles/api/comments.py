@@ -39,10 +39,10 @@ from articles.api.comment_serializers import (
     listing_data,
     thread_data,
 )
+from articles.api.queries import PageQuerySerializer
 from articles.api.schema import documented
 from articles.api.serializers import (
     ErrorSerializer,
-    PageQuerySerializer,
     VoteSerializer,
     _origin,
 )

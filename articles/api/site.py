@@ -37,18 +37,20 @@ from articles.api.base import (
     _valid,
     _viewer,
 )
+from articles.api.queries import (
+    ListQuerySerializer,
+    PageQuerySerializer,
+    ReasonQuerySerializer,
+    StatsQuerySerializer,
+)
 from articles.api.schema import documented
 from articles.api.serializers import (
     ArticlePageSerializer,
     GroupCreateSerializer,
     GroupSerializer,
     GroupUpdateSerializer,
-    ListQuerySerializer,
     ModlogEntrySerializer,
     ModlogPageSerializer,
-    PageQuerySerializer,
-    ReasonQuerySerializer,
-    StatsQuerySerializer,
     StatsSerializer,
     TokenRequestSerializer,
     TokenSerializer,

@@ -31,21 +31,23 @@ from articles.api.base import (
     _valid,
     _viewer,
 )
+from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
+from articles.api.queries import (
+    GoodQuerySerializer,
+    ListQuerySerializer,
+    ReasonQuerySerializer,
+    SearchQuerySerializer,
+    TopQuerySerializer,
+)
 from articles.api.schema import documented
 from articles.api.serializers import (
-    GROUP_NAME_SCHEMA_PATTERN,
     ArticleCreateSerializer,
     ArticleEditSerializer,
     ArticleGroupsSerializer,
     ArticlePageSerializer,
     ArticleSerializer,
-    GoodQuerySerializer,
     GroupsUpdateSerializer,
-    ListQuerySerializer,
-    ReasonQuerySerializer,
     SearchPageSerializer,
-    SearchQuerySerializer,
-    TopQuerySerializer,
     VoteSerializer,
     article_url,
     search_page_data,

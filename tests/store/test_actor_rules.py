@@ -48,7 +48,9 @@ def _staff_writes(w: SimpleNamespace, actor: Actor) -> dict[str, Callable[[], ob
 
 
 @pytest.mark.parametrize("actor", [POSTER, OTHER], ids=["poster", "other"])
-def test_every_staff_only_service_refuses_a_member_and_changes_nothing(world, actor) -> None:  # type: ignore[no-untyped-def]
+def test_every_staff_only_service_refuses_a_member_and_changes_nothing(
+    world: SimpleNamespace, actor: Actor
+) -> None:
     for name, write in _staff_writes(world, actor).items():
         before = without_volatile(snapshot())
         with pytest.raises(NotAllowed):
@@ -56,14 +58,14 @@ def test_every_staff_only_service_refuses_a_member_and_changes_nothing(world, ac
         assert without_volatile(snapshot()) == before, name
 
 
-def test_every_staff_only_service_lets_staff_do_it(world) -> None:  # type: ignore[no-untyped-def]
+def test_every_staff_only_service_lets_staff_do_it(world: SimpleNamespace) -> None:
     for name, write in _staff_writes(world, STAFF).items():
         before = snapshot()
         write()
         assert snapshot() != before, name
 
 
-def test_owner_or_staff_services_refuse_anyone_else(world) -> None:  # type: ignore[no-untyped-def]
+def test_owner_or_staff_services_refuse_anyone_else(world: SimpleNamespace) -> None:
     before = without_volatile(snapshot())
     refused: dict[str, Callable[[], object]] = {
         "article_edit": lambda: services.article_edit(
@@ -88,7 +90,7 @@ def test_owner_or_staff_services_refuse_anyone_else(world) -> None:  # type: ign
     assert selectors.article_list().count == 0
 
 
-def test_staff_acting_as_the_poster_are_held_to_the_posters_rule(world) -> None:  # type: ignore[no-untyped-def]
+def test_staff_acting_as_the_poster_are_held_to_the_posters_rule(world: SimpleNamespace) -> None:
     """The poster's own pages pass Actor.as_poster(): a staff member there edits only their
     own article, unlogged, as any poster."""
     with pytest.raises(NotAllowed):
@@ -109,7 +111,7 @@ WRITES_WITH_AN_ACTOR = [
 
 
 @pytest.mark.parametrize("write", WRITES_WITH_AN_ACTOR, ids=lambda f: f.__name__)
-def test_a_write_names_its_actor_with_no_default(write) -> None:  # type: ignore[no-untyped-def]
+def test_a_write_names_its_actor_with_no_default(write: Callable[..., object]) -> None:
     """No permissive default: a caller that forgets the actor gets a TypeError, never staff."""
     parameters = inspect.signature(inspect.unwrap(write)).parameters
     assert parameters["actor"].default is inspect.Parameter.empty

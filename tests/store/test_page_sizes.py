@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from articles import conf
 from articles.store import selectors, services
 from articles.types import NewPost
@@ -13,7 +15,7 @@ def test_the_defaults_are_the_sizes_the_pages_always_had() -> None:
     assert conf.per_page() == 25 and conf.home_good() == 50
 
 
-def test_the_moderation_log_pages_by_its_setting(settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_moderation_log_pages_by_its_setting(settings: Any) -> None:
     for n in range(3):
         services.group_create(name=f"g{n}", actor=staff_actor("mod"))
     assert len(selectors.modlog_page().items) == 3
@@ -22,7 +24,7 @@ def test_the_moderation_log_pages_by_its_setting(settings) -> None:  # type: ign
     assert (len(first.items), len(second.items), first.per_page) == (2, 1, 2)
 
 
-def test_the_comment_listings_page_by_their_setting(settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_comment_listings_page_by_their_setting(settings: Any) -> None:
     article = services.article_post(NewPost(user_id=1, poster_name="a", title="T", text="x"))
     for n in range(3):
         services.comment_post(article_id=article.id, user_id=2, author_name="b", text=f"c{n}")

@@ -28,6 +28,8 @@
 | ARTICLES_COMMENT_DISPLAY_DEPTH | 6 | levels a thread page shows ("continue this thread") |
 | ARTICLES_COMMENTS_PER_PAGE | 50 | top-level comments (or replies of the focus) a page |
 | ARTICLES_COMMENT_PAGE_ROWS | 250 | the most comments, of all depths, one thread page shows |
+| ARTICLES_COMMENT_LIST_PER_PAGE | 25 | comments a page of the newest ones and of a user's |
+| ARTICLES_MODLOG_PER_PAGE | 50 | moderation log entries a page (pages and API) |
 | ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
 """
 
@@ -82,6 +84,8 @@ DEFAULTS: dict[str, Any] = {
     # a page of a thread shows its top-level comments with their replies depth-first,
     # stopping at this many rows, so one huge subthread cannot make a page unbounded
     "COMMENT_PAGE_ROWS": 250,
+    "COMMENT_LIST_PER_PAGE": 25,
+    "MODLOG_PER_PAGE": 50,
     "VOTE_INTENT_SECONDS": 1800,
 }
 
@@ -219,6 +223,14 @@ def comments_per_page() -> int:
 
 def comment_page_rows() -> int:
     return max(1, int(get("COMMENT_PAGE_ROWS")))
+
+
+def comment_list_per_page() -> int:
+    return max(1, int(get("COMMENT_LIST_PER_PAGE")))
+
+
+def modlog_per_page() -> int:
+    return max(1, int(get("MODLOG_PER_PAGE")))
 
 
 def idempotency_seconds() -> int:

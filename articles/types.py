@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from articles import conf
+from articles.errors import NotAllowed
 from articles.store import keys
 
 # What an item of a deleted account shows as its author (user_forget rewrites the names).
@@ -191,15 +193,62 @@ def valid_time(value: float) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class NewPost:
-    """One article for services.article_post_many: article_post's arguments."""
+    """One article as its poster sends it: what article_post, article_post_many and the
+    idempotent replay take. `now` fixes the post time (tests and tools)."""
 
     user_id: int
     poster_name: str
     title: str
     link: str = ""
     text: str = ""
-    groups: tuple[str, ...] = ()
+    groups: Sequence[str] = ()
     now: float | None = None
+
+    @classmethod
+    def by(cls, actor: Actor, sent: Mapping[str, Any]) -> NewPost:
+        """What a logged-in user sent: a form's or serializer's title, link, text, groups."""
+        return cls(
+            user_id=actor.pk,
+            poster_name=actor.name,
+            title=sent["title"],
+            link=sent["link"],
+            text=sent["text"],
+            groups=tuple(sent["groups"]),
+        )
+
+
+class _User(Protocol):
+    """What Actor.of reads of a Django user (kept Django-free here)."""
+
+    @property
+    def pk(self) -> object: ...
+    @property
+    def is_staff(self) -> bool: ...
+    def get_username(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who asks a service for a write: the services decide from it what is allowed (staff
+    only, owner or staff), so no front end does. `name` goes into the moderation log; a
+    tool acting as staff with no name ("") writes no entry, as the book's scripts."""
+
+    pk: int
+    name: str
+    is_staff: bool
+
+    @classmethod
+    def of(cls, user: _User) -> Actor:
+        """The logged-in user behind a request; NotAllowed for a visitor."""
+        pk = user.pk
+        if not isinstance(pk, int) or isinstance(pk, bool):
+            raise NotAllowed("Log in first.")
+        return cls(pk=pk, name=user.get_username(), is_staff=bool(user.is_staff))
+
+    def as_poster(self) -> Actor:
+        """The same user acting as a poster, not as staff (the poster's own edit and
+        delete pages): their own article, while voting is open, unlogged."""
+        return replace(self, is_staff=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,34 +271,22 @@ class Article:
     edited: float | None = None  # Unix seconds of the last edit of its title, link or text
 
     @classmethod
-    def new_post(
-        cls,
-        *,
-        article_id: int,
-        user_id: int,
-        poster_name: str,
-        title: str,
-        link: str,
-        text: str,
-        groups: tuple[str, ...],
-        posted: int,
-        window: int,
-        vote_score: int,
-    ) -> Article:
-        """The article as its post created it: the poster's own up-vote, nothing else."""
+    def new_post(cls, post: NewPost, *, article_id: int, posted: int) -> Article:
+        """The article as its (cleaned) post created it: the poster's own up-vote, nothing
+        else."""
         return cls(
             id=article_id,
-            title=title,
-            link=link,
-            text=text,
-            poster=keys.user(user_id),
-            poster_name=poster_name,
+            title=post.title,
+            link=post.link,
+            text=post.text,
+            poster=keys.user(post.user_id),
+            poster_name=post.poster_name,
             time=posted,
             votes=1,
             downvotes=0,
-            score=article_score(posted, 1, 0, vote_score=vote_score),
-            groups=groups,
-            voting_closes_at=posted + window,
+            score=article_score(posted, 1, 0, vote_score=conf.vote_score()),
+            groups=tuple(post.groups),
+            voting_closes_at=posted + conf.window(),
             my_vote=Vote.UP,
         )
 

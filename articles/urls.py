@@ -1,9 +1,25 @@
 """URLs of the articles app's pages, feeds and account pages (namespace "articles")."""
 
-from django.urls import path, re_path
+from django.urls import path, re_path, register_converter
 
-from articles.web import accounts, comments, feeds, views
+from articles import validation
+from articles.web import accounts, comments, feeds, staff, views, writing
 from articles.web.helpers import html_errors
+
+
+class GroupNameConverter:
+    """A group's name in a path, by validation.GROUP_NAME: any other is a 404, as in the API."""
+
+    regex = validation.GROUP_NAME_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(GroupNameConverter, "group")
 
 app_name = "articles"
 
@@ -13,12 +29,12 @@ urlpatterns = [
     path("new/", views.new, name="new"),
     path("search/", views.search, name="search"),
     path("groups/", views.group_list, name="group-list"),
-    path("g/<slug:name>/", views.group_detail, name="group-detail"),
+    path("g/<group:name>/", views.group_detail, name="group-detail"),
     re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),
     path("a/<int:article_id>/", views.article_detail, name="article-detail"),
-    path("a/<int:article_id>/vote/", views.article_vote, name="article-vote"),
-    path("a/<int:article_id>/edit/", views.article_edit, name="article-edit"),
-    path("a/<int:article_id>/delete/", views.article_delete, name="article-delete"),
+    path("a/<int:article_id>/vote/", writing.article_vote, name="article-vote"),
+    path("a/<int:article_id>/edit/", writing.article_edit, name="article-edit"),
+    path("a/<int:article_id>/delete/", writing.article_delete, name="article-delete"),
     path("a/<int:article_id>/comment/", comments.comment_post, name="comment-post"),
     path(
         "a/<int:article_id>/c/<int:comment_id>/",
@@ -37,7 +53,7 @@ urlpatterns = [
     # an account of that name its page.
     path("u/<path:username>/comments/", views.user_comments, name="user-comments"),
     path("u/<path:username>/", views.user_detail, name="user-detail"),
-    path("submit/", views.submit, name="submit"),
+    path("submit/", writing.submit, name="submit"),
     path("signup/", accounts.signup, name="signup"),
     path("accounts/login/", accounts.login_view, name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
@@ -63,26 +79,26 @@ urlpatterns = [
         name="password-reset-complete",
     ),
     path("modlog/", views.modlog, name="modlog"),
-    path("staff/", views.staff_dashboard, name="staff-dashboard"),
-    path("staff/groups/", views.staff_groups, name="staff-groups"),
-    path("staff/groups/<slug:name>/", views.staff_group_edit, name="staff-group-edit"),
-    path("staff/groups/<slug:name>/delete/", views.staff_group_delete, name="staff-group-delete"),
-    path("staff/a/<int:article_id>/", views.staff_article, name="staff-article"),
+    path("staff/", staff.staff_dashboard, name="staff-dashboard"),
+    path("staff/groups/", staff.staff_groups, name="staff-groups"),
+    path("staff/groups/<group:name>/", staff.staff_group_edit, name="staff-group-edit"),
+    path("staff/groups/<group:name>/delete/", staff.staff_group_delete, name="staff-group-delete"),
+    path("staff/a/<int:article_id>/", staff.staff_article, name="staff-article"),
     path(
         "staff/a/<int:article_id>/groups/",
-        views.staff_article_groups,
+        staff.staff_article_groups,
         name="staff-article-groups",
     ),
     path(
         "staff/a/<int:article_id>/delete/",
-        views.staff_article_delete,
+        staff.staff_article_delete,
         name="staff-article-delete",
     ),
     path("feeds/top/", html_errors(feeds.TopFeed()), name="feed-top"),
     path("feeds/top/<slug:period>/", html_errors(feeds.TopPeriodFeed()), name="feed-top-period"),
     path("feeds/new/", html_errors(feeds.NewFeed()), name="feed-new"),
     path("feeds/good/", html_errors(feeds.GoodFeed()), name="feed-good"),
-    path("feeds/g/<slug:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
+    path("feeds/g/<group:name>/", html_errors(feeds.GroupFeed()), name="feed-group"),
     path(
         "feeds/a/<int:article_id>/comments/",
         html_errors(feeds.ArticleCommentsFeed()),

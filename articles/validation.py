@@ -6,11 +6,23 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from articles import conf
 from articles.errors import InvalidInput
-from articles.store import keys
+
+if TYPE_CHECKING:
+    from articles.types import NewPost
+
+# A group's name, the one rule: forms, serializers, the OpenAPI schema, the URL converter,
+# the key schema (keys.group) and the readers of stored data all use this pattern.
+GROUP_NAME_MAX = 64
+GROUP_NAME_PATTERN = rf"[a-z0-9-]{{1,{GROUP_NAME_MAX}}}"
+GROUP_NAME = re.compile(GROUP_NAME_PATTERN)
+GROUP_NAME_HELP = f"1-{GROUP_NAME_MAX} characters of lower-case a-z, 0-9 and '-'."
 
 TITLE_MAX = 300
 LINK_MAX = 2_000
@@ -95,14 +107,31 @@ def clean_post(title: object, link: object, text: object) -> tuple[str, str, str
     return title, link, text
 
 
+def is_group_name(value: object) -> bool:
+    return isinstance(value, str) and GROUP_NAME.fullmatch(value) is not None
+
+
 def clean_group_name(value: object, field: str = "group") -> str:
     name = value.strip() if isinstance(value, str) else value
+    if not isinstance(name, str) or not is_group_name(name):
+        raise InvalidInput(field, f"A group name is {GROUP_NAME_HELP}")
+    return name
+
+
+def clean_new_post(post: NewPost) -> NewPost:
+    """A post's title, link, text and groups as the store keeps them (groups sorted)."""
+    title, link, text = clean_post(post.title, post.link, post.text)
+    groups = tuple(clean_group_names(list(post.groups)))
+    return replace(post, title=title, link=link, text=text, groups=groups)
+
+
+def idempotency_key(key_of: Callable[[int, str], str], user_id: int, token: str) -> str:
+    """The store key of a client's Idempotency-Key (keys.idempotency or
+    keys.comment_idempotency); InvalidInput naming `idempotency_key` for a bad one."""
     try:
-        return keys.group_name(name)  # type: ignore[arg-type]
-    except ValueError:
-        raise InvalidInput(
-            field, "A group name is 1-64 characters of lower-case a-z, 0-9 and '-'."
-        ) from None
+        return key_of(user_id, token)
+    except ValueError as exc:
+        raise InvalidInput("idempotency_key", str(exc)) from None
 
 
 def clean_group_names(values: object, field: str = "groups") -> list[str]:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from articles.types import NewPost
+
 TOP_LEVEL = 50
 MAX_DEPTH = 5  # below the default ARTICLES_COMMENT_DISPLAY_DEPTH (6): no reply is cut by depth
 MARK = "bench-comment-"  # in every comment's text: the article page shows the thread
@@ -108,21 +110,25 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
     for title in ("Bench thread", "Bench article without comments"):
         articles.append(
             services.article_post(
-                user_id=reader.pk,
-                poster_name=reader.username,
-                title=title,
-                link=f"https://example.org/bench-{title.split()[-1]}-{suffix}",
-                now=now - comments - 120,
+                NewPost(
+                    user_id=reader.pk,
+                    poster_name=reader.username,
+                    title=title,
+                    link=f"https://example.org/bench-{title.split()[-1]}-{suffix}",
+                    now=now - comments - 120,
+                )
             )
         )
     threaded, bare = articles[0].id, articles[1].id
     post_thread(threaded, comments, rng, now)
     small = services.article_post(
-        user_id=reader.pk,
-        poster_name=reader.username,
-        title="Bench small thread",
-        link=f"https://example.org/bench-small-{suffix}",
-        now=now - 120,
+        NewPost(
+            user_id=reader.pk,
+            poster_name=reader.username,
+            title="Bench small thread",
+            link=f"https://example.org/bench-small-{suffix}",
+            now=now - 120,
+        )
     ).id
     post_thread(small, 5, rng, now)
 

@@ -31,6 +31,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from articles.types import NewPost
+
 BASE = Path(__file__).resolve().parents[1]
 READERS = 12
 DURATION = 10.0
@@ -76,14 +78,16 @@ def _seed(redis_url: str, directory: Path) -> int:
 
     for i in range(TEXT_POSTS):
         services.article_post(
-            user_id=1 + i % 2,
-            poster_name=f"attacker{1 + i % 2}",
-            title=f"Post {i}",
-            link="",
-            text=(f"{i} " + "[<" * 10_000)[:20_000],
+            NewPost(
+                user_id=1 + i % 2,
+                poster_name=f"attacker{1 + i % 2}",
+                title=f"Post {i}",
+                link="",
+                text=(f"{i} " + "[<" * 10_000)[:20_000],
+            )
         )
     target = services.article_post(
-        user_id=3, poster_name="victim", title="Target", link="https://example.org/"
+        NewPost(user_id=3, poster_name="victim", title="Target", link="https://example.org/")
     )
     for i in range(COMMENTS):
         shape = "[<" * 5_000 if i % 2 else "*[`<" * 2_500

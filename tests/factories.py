@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from articles.store import services
-from articles.types import Article, Comment
+from articles.types import Article, Comment, NewPost
+from tests.actors import staff_actor
 
 PASSWORD = "pw-Secret-123"
 _numbers = itertools.count(1)
@@ -49,10 +50,12 @@ def article(
     who: Who = 1, title: str = "Hello world", link: str = "https://example.org/a", **fields: Any
 ) -> Article:
     """An article posted by `who` through services.article_post; `fields` are its other
-    arguments (text, groups, now, poster_name, ...)."""
+    NewPost fields (text, groups, now, poster_name) or `idempotency_key`."""
     user_id, name = _id_and_name(who)
     fields.setdefault("poster_name", name)
-    return services.article_post(user_id=user_id, title=title, link=link, **fields)
+    key = fields.pop("idempotency_key", None)
+    post = NewPost(user_id=user_id, title=title, link=link, **fields)
+    return services.article_post(post, idempotency_key=key)
 
 
 def comment(
@@ -67,6 +70,7 @@ def comment(
 
 
 def group(name: str = "redis", description: str = "", **fields: Any) -> str:
-    """A registered group; returns its name."""
+    """A registered group (made by staff unless `actor` says otherwise); returns its name."""
+    fields.setdefault("actor", staff_actor())
     services.group_create(name=name, description=description, **fields)
     return name

@@ -4,20 +4,28 @@ and the store, so a serializer only checks types and names the field at fault.""
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from django.http import HttpRequest
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.fields import empty
 from rest_framework.utils.urls import replace_query_param
 
-from articles import conf, validation
+from articles import validation
+from articles.api.fields import (
+    GroupNameField,
+    LineField,
+    LinkField,
+    PasswordField,
+    TextField,
+    TitleField,
+    UsernameField,
+    _group_names,
+)
 from articles.errors import InvalidInput
-from articles.types import Article, Group, Order, Page, Period, SearchOrder, SearchPage, Vote
+from articles.types import Article, Group, Page, SearchPage, Vote
 from articles.urlcache import url_for
 
 VOTE_CHOICES = [v.label for v in (Vote.UP, Vote.DOWN, Vote.NONE)]
@@ -232,130 +240,6 @@ class ErrorSerializer(serializers.Serializer):
     article_url = serializers.CharField(required=False)
 
 
-# --- input fields: what the schema tells clients, on top of validation.py's own checks -------
-
-_ONE_LINE = r"^[^\r\n\x00]*$"
-# Not all spaces: [^\s\x00], as \S would take a NUL for the one non-space.
-_TITLE = r"^[^\r\n\x00]*[^\s\x00][^\r\n\x00]*$"
-_GROUP_NAME = "^[a-z0-9-]{1,64}$"
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-# A port of 1-65535, as urllib reads one.
-_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
-# clean_link's rule as a pattern, but for the spaces it would trim around a link: the API
-# refuses what this refuses, and every link that fits it is accepted. A path or query may
-# hold any character but a space or a control character (a Wikipedia address in its own
-# script), as on the submit page.
-_LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::{_PORT})?(?:[/?#][^\s\x00-\x1f\x7f]*)?)?$"
-_SINGLE_LINE = "Must be a single line, without NUL characters."
-_USERNAME = r"^[^\x00]*[^\s\x00][^\x00]*$"
-
-
-class StringField(serializers.CharField):
-    """A CharField that takes only a JSON string: DRF's turns 5 or true into "5" or
-    "True", which the schema ("type": "string") says is refused. Its `pattern` (the one
-    the schema gives) is matched against the string as sent, before trimming: "\rb" would
-    otherwise be taken as "b" where the schema refuses it."""
-
-    pattern: ClassVar[str | None] = None
-    default_error_messages = {"invalid": "Not a valid string.", "pattern": "Not a valid string."}
-
-    def run_validation(self, data: Any = empty) -> Any:
-        # DRF takes "  " as "" where blank is allowed, before to_internal_value sees it.
-        if isinstance(data, str) and data and not data.strip() and self.allow_blank:
-            self._match(data)
-        return super().run_validation(data)
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        self._match(data)
-        return str(super().to_internal_value(data))
-
-    def _match(self, data: str) -> None:
-        if self.pattern is not None and _ecma(self.pattern).search(data) is None:
-            self.fail("pattern")
-
-
-@functools.cache
-def _ecma(pattern: str) -> re.Pattern[str]:
-    """A schema pattern as JSON Schema reads it: its `$` is the end of the string, where
-    Python's also matches before a final newline ("Redis\n" would pass a one-line rule)."""
-    return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern)
-
-
-@extend_schema_field({"type": "string", "minLength": 1, "maxLength": 64, "pattern": _GROUP_NAME})
-class GroupNameField(StringField):
-    """A group's slug: 1-64 characters of a-z, 0-9 and '-'."""
-
-    pattern = _GROUP_NAME
-    default_error_messages = {
-        "pattern": "A group name is 1-64 characters of lower-case a-z, 0-9 and '-'."
-    }
-
-
-@extend_schema_field(
-    {"type": "string", "minLength": 1, "maxLength": validation.TITLE_MAX, "pattern": _TITLE}
-)
-class TitleField(StringField):
-    """One line of text, not all spaces."""
-
-    pattern = _TITLE
-    default_error_messages = {"pattern": _SINGLE_LINE}
-
-
-@extend_schema_field({"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE})
-class LineField(StringField):
-    """One line of text (a reason, a description)."""
-
-    pattern = _ONE_LINE
-    default_error_messages = {"pattern": _SINGLE_LINE}
-
-
-@extend_schema_field({"type": "string", "maxLength": validation.LINK_MAX, "pattern": _LINK})
-class LinkField(StringField):
-    """An http(s) URL, or "" for none."""
-
-    pattern = _LINK
-    default_error_messages = {
-        "pattern": "A link is an http:// or https:// URL in ASCII (a port below 10000, no "
-        'spaces), or "" for none.'
-    }
-
-
-@extend_schema_field({"type": "string", "maxLength": validation.TEXT_MAX, "pattern": r"^[^\x00]*$"})
-class TextField(StringField):
-    """Any text, newlines allowed."""
-
-    pattern = r"^[^\x00]*$"
-    default_error_messages = {"pattern": "May not contain NUL characters."}
-
-
-@extend_schema_field({"type": "string", "minLength": 1, "pattern": _USERNAME})
-class UsernameField(StringField):
-    """A username as the token endpoint reads it: trimmed, so not all spaces; no NUL."""
-
-    pattern = _USERNAME
-    default_error_messages = {"pattern": "Not a valid username."}
-
-
-@extend_schema_field({"type": "string", "minLength": 1, "pattern": r"^[^\x00]*$"})
-class PasswordField(StringField):
-    """A password: any characters but NUL, kept as sent."""
-
-    pattern = r"^[^\x00]*$"
-    default_error_messages = {"pattern": "Null characters are not allowed."}
-
-
-def _group_names(**kwargs: Any) -> serializers.ListField:
-    return serializers.ListField(
-        child=GroupNameField(max_length=64, trim_whitespace=False),
-        required=False,
-        default=list,
-        max_length=20,
-        **kwargs,
-    )
-
-
 # --- input -----------------------------------------------------------------------------
 
 
@@ -480,84 +364,3 @@ class GroupUpdateSerializer(serializers.Serializer):
 
     def validate_description(self, value: str) -> str:
         return _cleaned(validation.clean_description, value)
-
-
-class QuerySerializer(serializers.Serializer):
-    """Query parameters: an empty value (`?page=`) is refused like any invalid one, where
-    DRF would take it as absent; the schema allows no empty value."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        blank = {
-            name: ["This field may not be blank."]
-            for name, field in self.fields.items()
-            if hasattr(data, "getlist")
-            and "" in data.getlist(name)
-            and not getattr(field, "allow_blank", False)
-        }
-        if blank:
-            raise serializers.ValidationError(blank, code="blank")
-        return super().to_internal_value(data)
-
-
-class ReasonQuerySerializer(QuerySerializer):
-    reason = LineField(
-        required=False, allow_blank=True, default="", max_length=validation.REASON_MAX
-    )
-
-    def validate_reason(self, value: str) -> str:
-        return _cleaned(validation.clean_reason, value)
-
-
-def _clean_page(value: str) -> int:
-    return _cleaned(validation.clean_page, value, conf.max_page())
-
-
-class PageQuerySerializer(QuerySerializer):
-    page = serializers.CharField(required=False, default="1")
-
-    def validate_page(self, value: str) -> int:
-        return _clean_page(value)
-
-
-class ListQuerySerializer(PageQuerySerializer):
-    order = serializers.ChoiceField(
-        choices=[o.value for o in Order], required=False, default=Order.SCORE.value
-    )
-
-    def validate_order(self, value: str) -> Order:
-        return Order(value)
-
-
-class SearchQuerySerializer(PageQuerySerializer):
-    # Blank and over-long queries reach the store's own rules, which answer 400 naming q.
-    q = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    order = serializers.ChoiceField(
-        choices=[o.value for o in SearchOrder], required=False, default=SearchOrder.SCORE.value
-    )
-    period = serializers.ChoiceField(
-        choices=[p.value for p in Period], required=False, default=Period.ALL.value
-    )
-    group = serializers.CharField(required=False, default="")
-
-    def validate_order(self, value: str) -> SearchOrder:
-        return SearchOrder(value)
-
-    def validate_period(self, value: str) -> Period:
-        return Period(value)
-
-
-class TopQuerySerializer(PageQuerySerializer):
-    period = serializers.ChoiceField(
-        choices=[p.value for p in Period], required=False, default=Period.ALL.value
-    )
-
-    def validate_period(self, value: str) -> Period:
-        return Period(value)
-
-
-class StatsQuerySerializer(QuerySerializer):
-    days = serializers.IntegerField(required=False, default=30, min_value=1, max_value=366)
-
-
-class GoodQuerySerializer(PageQuerySerializer):
-    date = serializers.DateField(required=False, input_formats=["%Y-%m-%d"])

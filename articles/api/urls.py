@@ -8,8 +8,7 @@ from django.apps import apps
 from django.urls import path, re_path
 from rest_framework.routers import APIRootView, DefaultRouter
 
-from articles.api import comments, schema
-from articles.api import views as api
+from articles.api import comments, schema, site, views
 from articles.api.renderers import fast_renderers
 
 app_name = "api"
@@ -34,18 +33,18 @@ class Router(DefaultRouter):
 
 
 router = Router()
-router.register("articles", api.ArticleViewSet, basename="article")
+router.register("articles", views.ArticleViewSet, basename="article")
 router.register(
     r"articles/(?P<id>[0-9]{1,18})/comments",
     comments.ArticleCommentViewSet,
     basename="article-comment",
 )
 router.register("comments", comments.CommentViewSet, basename="comment")
-router.register("groups", api.GroupViewSet, basename="group")
-router.register("users", api.UserViewSet, basename="user")
+router.register("groups", site.GroupViewSet, basename="group")
+router.register("users", site.UserViewSet, basename="user")
 router.register("users", comments.UserCommentViewSet, basename="user-comment")
-router.register("modlog", api.ModlogViewSet, basename="modlog")
-router.register("stats", api.StatsViewSet, basename="stats")
+router.register("modlog", site.ModlogViewSet, basename="modlog")
+router.register("stats", site.StatsViewSet, basename="stats")
 
 # The interactive docs render drf_spectacular's templates and the sidecar's static files,
 # which need those apps installed (system check articles.W004 says so otherwise).
@@ -57,10 +56,10 @@ if not (apps.is_installed("drf_spectacular") and apps.is_installed("drf_spectacu
     docs = []
 
 urlpatterns = [
-    path("auth/token/", api.TokenView.as_view(), name="auth-token"),
+    path("auth/token/", site.TokenView.as_view(), name="auth-token"),
     path("schema/", schema.SchemaView.as_view(), name="schema"),
     *docs,
     *router.urls,
     # [\s\S], not ".": a path may hold an encoded newline (%0A), which "." would not match.
-    re_path(r"^[\s\S]*$", api.NotFoundView.as_view(), name="not-found"),
+    re_path(r"^[\s\S]*$", site.NotFoundView.as_view(), name="not-found"),
 ]

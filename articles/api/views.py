@@ -1,32 +1,44 @@
-"""The REST API: thin viewsets over the same services and selectors the pages use."""
+"""The REST API's articles: a thin viewset over the same services and selectors the pages
+use. The other collections are in site.py and comments.py; what they share in base.py."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from typing import Any
-
-from django.contrib.auth import get_user_model
-from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
-from rest_framework import exceptions, parsers, status, viewsets
-from rest_framework.authentication import BaseAuthentication, SessionAuthentication
-from rest_framework.authtoken.serializers import AuthTokenSerializer
-from rest_framework.authtoken.views import ObtainAuthToken
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser
-from rest_framework.permissions import AllowAny, BasePermission, IsAdminUser, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.schemas.inspectors import ViewInspector
-from rest_framework.serializers import Serializer
-from rest_framework.views import APIView
 
 from articles import conf
-from articles.api import tokens
-from articles.api.errors import api_exception_handler
-from articles.api.renderers import fast_renderers
+from articles.api.base import (
+    _READ,
+    _WRITE,
+    ARTICLE_ID,
+    DATE,
+    IDEMPOTENCY_KEY,
+    LOCATION,
+    ORDER,
+    PAGE,
+    PERIOD,
+    REASON,
+    ApiViewSet,
+    _about,
+    _actor,
+    _article,
+    _errors,
+    _page,
+    _valid,
+    _viewer,
+)
+from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
+from articles.api.queries import (
+    GoodQuerySerializer,
+    ListQuerySerializer,
+    ReasonQuerySerializer,
+    SearchQuerySerializer,
+    TopQuerySerializer,
+)
 from articles.api.schema import documented
 from articles.api.serializers import (
     ArticleCreateSerializer,
@@ -34,251 +46,15 @@ from articles.api.serializers import (
     ArticleGroupsSerializer,
     ArticlePageSerializer,
     ArticleSerializer,
-    ErrorSerializer,
-    GoodQuerySerializer,
-    GroupCreateSerializer,
-    GroupSerializer,
     GroupsUpdateSerializer,
-    GroupUpdateSerializer,
-    ListQuerySerializer,
-    ModlogEntrySerializer,
-    ModlogPageSerializer,
-    PageQuerySerializer,
-    ReasonQuerySerializer,
     SearchPageSerializer,
-    SearchQuerySerializer,
-    StatsQuerySerializer,
-    StatsSerializer,
-    TokenRequestSerializer,
-    TokenSerializer,
-    TopQuerySerializer,
     VoteSerializer,
-    article_data,
     article_url,
-    page_data,
-    paged,
     search_page_data,
 )
-from articles.api.tokens import CachedTokenAuthentication
 from articles.http.addresses import user_pk
-from articles.store import logins, ratelimits, selectors, services
-from articles.types import Article, Page, SearchOrder
-
-# --- schema pieces -------------------------------------------------------------------------
-
-_ERRORS = {
-    400: "Invalid input; `field` names the field at fault.",
-    401: "Not logged in: send `Authorization: Token <token>` or log in.",
-    403: "Logged in, but not allowed to do this.",
-    404: "No such article, group or user.",
-    409: "Conflict with the store's state (see `code`).",
-    415: "The body is not JSON (send `Content-Type: application/json`).",
-    422: "The Idempotency-Key was already used for a different request "
-    "(`idempotency_key_reused`, with the `article_id` it made): use a new key.",
-    429: "Too many requests: see the Retry-After and RateLimit-* headers.",
-    503: "The article store (Redis) or the account database is unreachable, the store is "
-    "full and takes no writes (`store_full`), or it holds bad data (`store_corrupt`, `key` "
-    "names it); `code` says which. Retry after Retry-After seconds.",
-}
-
-
-def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
-    """Error responses of an operation; every operation can also answer 429 and 503."""
-    return {
-        code: OpenApiResponse(ErrorSerializer, description=_ERRORS[code])
-        for code in sorted({*statuses, 429, 503})
-    }
-
-
-# --- what each operation's description says (for API users; docstrings are for developers) -
-
-_WHO = {
-    "anyone": "**Who:** anyone; no login needed. A logged-in caller also gets their own vote "
-    "on each article (`my_vote`).",
-    "anyone-plain": "**Who:** anyone; no login needed.",
-    "member": "**Who:** a logged-in user: send `Authorization: Token <token>` (see "
-    "`/api/auth/token/`), or use the site's session with its CSRF token. Without one: 401.",
-    "staff": "**Who:** staff only: 401 without a login, 403 for a user who is not staff.",
-    "poster": "**Who:** staff, or the article's poster while voting is open: 401 without a "
-    "login, 403 for anyone else.",
-}
-# Who a limit counts: "caller" is the user, or the client address before a login is checked.
-_BY = {"address": "client address", "user": "user", "caller": "user"}
-_PERIODS = {60: "a minute", 600: "every 10 minutes", 3600: "an hour"}
-
-
-def _limits(*actions: str) -> str:
-    """The rate limits an operation counts in, with their default figures (ratelimits.py)."""
-    parts = []
-    for name in actions:
-        rule = ratelimits.DEFAULT_RULES[name]
-        period = _PERIODS.get(rule.period, f"per {rule.period} s")
-        parts.append(f"{rule.limit} {rule.noun} {period} per {_BY[rule.by]}")
-    return (
-        f"**Rate limits** (defaults; the site may set others): {'; '.join(parts)}. Past one: "
-        "429, with Retry-After; every answer that counted carries RateLimit-* headers."
-    )
-
-
-_READ = ("api", "api_user")
-_WRITE = ("api", "api_user", "api_write")
-
-
-def _about(what: str, who: str, limits: tuple[str, ...], errors: str = "") -> str:
-    """An operation's description: what it does, who may call it, its rate limits and the
-    errors its own (beyond those every operation can give: 429, 503)."""
-    return "\n\n".join(
-        part
-        for part in (what, _WHO[who], _limits(*limits), errors and f"**Errors:** {errors}")
-        if part
-    )
-
-
-PAGE = OpenApiParameter(
-    "page",
-    {"type": "integer", "minimum": 1, "maximum": conf.max_page()},
-    description="Page number, from 1; a page past the end is empty.",
-)
-ORDER = OpenApiParameter("order", str, enum=["score", "time"], default="score")
-PERIOD = OpenApiParameter(
-    "period", str, enum=["day", "week", "month", "year", "all"], default="all"
-)
-DATE = OpenApiParameter(
-    "date", OpenApiTypes.DATE, description="A UTC day: that day's good articles, paginated."
-)
-REASON = OpenApiParameter("reason", str, description="Why (kept in the public moderation log).")
-ARTICLE_ID = OpenApiParameter(
-    "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="Article id."
-)
-GROUP_NAME = OpenApiParameter(
-    "name", {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}, OpenApiParameter.PATH
-)
-USERNAME = OpenApiParameter(
-    "username", {"type": "string", "pattern": r"^[\w.@+-]{1,150}$"}, OpenApiParameter.PATH
-)
-IDEMPOTENCY_KEY = OpenApiParameter(
-    "Idempotency-Key",
-    {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"},
-    OpenApiParameter.HEADER,
-    description="A retry with the same key and the same body gets what the first request "
-    "got (201, the article as it was created, even if since deleted or past the posting "
-    "limit) instead of posting it twice; the same key with a different body is a 422 "
-    "(`idempotency_key_reused`). Kept for 24 hours, per user.",
-)
-LOCATION = OpenApiParameter(
-    "Location",
-    OpenApiTypes.URI,
-    OpenApiParameter.HEADER,
-    required=True,
-    description="The new article's URL.",
-    response=[201],
-)
-
-
-# --- the base of every API view ------------------------------------------------------------
-
-
-class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser; a body nested too deeply for Python's json module (RecursionError,
-    which DRF lets through as a 500) is a 400 like any other malformed JSON, and so is a
-    lone surrogate escape ("\\ud800"), which is no text: echoed in an error message or
-    sent to Redis it could not be encoded as UTF-8 (a 500)."""
-
-    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise exceptions.ParseError(
-                "JSON parse error - a string holds a lone surrogate (\\ud800-\\udfff)."
-            ) from None
-        return data
-
-
-class ApiMixin:
-    """Token auth first (so a missing login is a 401 with WWW-Authenticate), the API's
-    exception handler, and the rate limits with their RateLimit-* headers."""
-
-    authentication_classes: Sequence[type[BaseAuthentication]] = [
-        CachedTokenAuthentication,
-        SessionAuthentication,
-    ]
-    # action -> the limits its handler counts, counted with the API's own windows in the
-    # same round trip when the caller is logged in (the handler's consume() then skips them)
-    folded_limits: dict[str, tuple[str, ...]] = {}
-    # drf-spectacular's AutoSchema, whatever the host's DEFAULT_SCHEMA_CLASS
-    schema: ViewInspector | None = AutoSchema()
-
-    def get_exception_handler(self) -> Any:
-        return api_exception_handler
-
-    def get_renderers(self) -> list[Any]:
-        return fast_renderers(super().get_renderers())  # type: ignore[misc]
-
-    def perform_authentication(self, request: Request) -> None:
-        try:
-            super().perform_authentication(request)  # type: ignore[misc]
-        except exceptions.AuthenticationFailed:
-            # A bad token counts against its address, so guessing tokens meets the 429.
-            ratelimits.consume(request, "api")
-            raise
-        folded = self.folded_limits.get(getattr(self, "action", None) or "", ())
-        if not request.user.is_authenticated:
-            folded = ()
-        ratelimits.consume(request, *_api_actions(request), *folded)
-
-    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
-        state = getattr(request, "rate_limit", None)
-        if state is not None:
-            for name, value in ratelimits.headers(state).items():
-                response[name] = value
-        return response
-
-
-class ApiViewSet(ApiMixin, viewsets.ViewSet):
-    permission_classes = [AllowAny]
-    parser_classes = [JSONParser]  # bodies are JSON; the browsable API posts raw JSON too
-    # action -> permission classes; actions not named here are open to everyone.
-    action_permissions: dict[str, list[type[BasePermission]]] = {}
-
-    def get_permissions(self) -> list[BasePermission]:
-        classes = self.action_permissions.get(self.action or "", self.permission_classes)
-        return [permission() for permission in classes]  # type: ignore[misc]
-
-
-_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-
-def _api_actions(request: Request) -> tuple[str, ...]:
-    """The windows every API request counts in: its address, its user, and writes."""
-    return ("api", "api_user", "api_write") if request.method in _WRITES else ("api", "api_user")
-
-
-def _valid(serializer_class: type[Serializer], data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
-
-
-def _viewer(request: Request) -> int | None:
-    return request.user.pk if request.user.is_authenticated else None
-
-
-def _actor(request: Request) -> str:
-    return request.user.get_username()
-
-
-def _article(article: Article, request: Request, code: int = status.HTTP_200_OK) -> Response:
-    return Response(article_data(article, request), status=code)
-
-
-def _page(page: Page, request: Request) -> Response:
-    return Response(page_data(page, request))
-
+from articles.store import ratelimits, selectors, services
+from articles.types import NewPost, SearchOrder
 
 # --- articles ------------------------------------------------------------------------------
 
@@ -302,7 +78,7 @@ class ArticleViewSet(ApiViewSet):
         "vote": [IsAuthenticated],
         "update": [IsAuthenticated],  # staff, or the poster while voting is open
         "partial_update": [IsAuthenticated],
-        "groups": [IsAdminUser],
+        "groups": [IsAuthenticated],  # staff only: the service decides
     }
 
     @documented(
@@ -347,20 +123,12 @@ class ArticleViewSet(ApiViewSet):
     )
     def create(self, request: Request) -> Response:
         data = _valid(ArticleCreateSerializer, request.data)
-        key = request.headers.get("Idempotency-Key")
-        post = {
-            "user_id": user_pk(request),
-            "poster_name": request.user.get_username(),
-            "title": data["title"],
-            "link": data["link"],
-            "text": data["text"],
-            "groups": data["groups"],
-        }
-        # A retry gets what the first request got, before the posting limit counts it.
-        article = selectors.article_post_replay(idempotency_key=key, **post) if key else None
-        if article is None:
-            ratelimits.consume(request, "post")
-            article = services.article_post(idempotency_key=key, **post)
+        article = services.article_submit(
+            NewPost.by(_actor(request), data),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            limit=lambda: ratelimits.consume(request, "post"),
+        )
+        assert article is not None  # consume() raises, never answers False
         response = _article(article, request, status.HTTP_201_CREATED)
         response["Location"] = article_url(article.id, request)
         return response
@@ -420,8 +188,6 @@ class ArticleViewSet(ApiViewSet):
             text=data.get("text"),
             actor=_actor(request),
             reason=data.get("reason", ""),
-            actor_id=user_pk(request),
-            is_staff=request.user.is_staff,
         )
         return _article(article, request)
 
@@ -443,13 +209,7 @@ class ArticleViewSet(ApiViewSet):
     )
     def destroy(self, request: Request, id: str) -> Response:
         query = _valid(ReasonQuerySerializer, request.query_params)
-        services.article_delete(
-            article_id=int(id),
-            actor_id=user_pk(request),
-            actor=_actor(request),
-            is_staff=request.user.is_staff,
-            reason=query["reason"],
-        )
+        services.article_delete(article_id=int(id), actor=_actor(request), reason=query["reason"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @documented(
@@ -504,7 +264,8 @@ class ArticleViewSet(ApiViewSet):
         return Response({"groups": list(groups)})
 
     @documented(
-        summary="Good articles (at least 200 up-votes): the newest 50, or one day's",
+        summary=f"Good articles (at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes): the "
+        f"newest {conf.DEFAULTS['HOME_GOOD_ARTICLES']}, or one day's",
         description=_about(
             f"Good articles: those with at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes "
             "(by default). Without `date`: the newest "
@@ -551,7 +312,7 @@ class ArticleViewSet(ApiViewSet):
             ),
             PERIOD,
             OpenApiParameter(
-                "group", {"type": "string", "pattern": "^[a-z0-9-]{1,64}$"}, required=False
+                "group", {"type": "string", "pattern": GROUP_NAME_SCHEMA_PATTERN}, required=False
             ),
             PAGE,
         ],
@@ -603,279 +364,3 @@ class ArticleViewSet(ApiViewSet):
             period=query["period"], page=query["page"], user_id=_viewer(request)
         )
         return _page(page, request)
-
-
-# --- groups --------------------------------------------------------------------------------
-
-
-class GroupViewSet(ApiViewSet):
-    lookup_field = "name"
-    lookup_value_regex = r"[a-z0-9-]{1,64}"
-    action_permissions = {
-        "create": [IsAdminUser],
-        "partial_update": [IsAdminUser],
-        "destroy": [IsAdminUser],
-    }
-
-    @documented(
-        summary="Every group, by name",
-        description=_about(
-            "Every group, by name, with its description and how many articles it holds (`size`).",
-            "anyone-plain",
-            _READ,
-        ),
-        responses={200: GroupSerializer(many=True), **_errors()},
-    )
-    def list(self, request: Request) -> Response:
-        return Response([GroupSerializer.of(group) for group in selectors.group_list()])
-
-    @documented(
-        summary="Staff: create a group",
-        description=_about(
-            "Creates a group: a name (1-64 characters of a-z, 0-9 and '-') and a description; "
-            "kept in the moderation log. Answers 201 with the group.",
-            "staff",
-            _WRITE,
-            "400 for a bad name or description (`field` names it); 409 (`group_exists`) when "
-            "the name is taken.",
-        ),
-        request=GroupCreateSerializer,
-        responses={201: GroupSerializer, **_errors(400, 401, 403, 409, 415)},
-    )
-    def create(self, request: Request) -> Response:
-        data = _valid(GroupCreateSerializer, request.data)
-        services.group_create(
-            name=data["name"], description=data["description"], actor=_actor(request)
-        )
-        group = selectors.group_get(name=data["name"])
-        return Response(GroupSerializer.of(group), status=status.HTTP_201_CREATED)
-
-    @documented(
-        summary="One group",
-        description=_about(
-            "One group: its name, description and how many articles it holds (`size`).",
-            "anyone-plain",
-            _READ,
-            "404 (`group_not_found`).",
-        ),
-        parameters=[GROUP_NAME],
-        responses={200: GroupSerializer, **_errors(404)},
-    )
-    def retrieve(self, request: Request, name: str) -> Response:
-        return Response(GroupSerializer.of(selectors.group_get(name=name)))
-
-    @documented(
-        summary="Staff: change a group's description",
-        description=_about(
-            "Changes a group's description (its name stays); kept in the moderation log. A "
-            "body without `description` changes nothing.",
-            "staff",
-            _WRITE,
-            "400 for a bad description; 404 (`group_not_found`).",
-        ),
-        parameters=[GROUP_NAME],
-        request=GroupUpdateSerializer,
-        responses={200: GroupSerializer, **_errors(400, 401, 403, 404, 415)},
-    )
-    def partial_update(self, request: Request, name: str) -> Response:
-        data = _valid(GroupUpdateSerializer, request.data)
-        if "description" in data:
-            services.group_update(name=name, description=data["description"], actor=_actor(request))
-        return Response(GroupSerializer.of(selectors.group_get(name=name)))
-
-    @documented(
-        summary="Staff: delete a group (its articles stay, outside it)",
-        description=_about(
-            "Deletes a group; its articles stay, outside it. Kept in the moderation log with "
-            "the `reason`. Answers 204, no body.",
-            "staff",
-            _WRITE,
-            "400 for a bad `reason`; 404 (`group_not_found`).",
-        ),
-        parameters=[GROUP_NAME, REASON],
-        responses={204: None, **_errors(400, 401, 403, 404)},
-    )
-    def destroy(self, request: Request, name: str) -> Response:
-        query = _valid(ReasonQuerySerializer, request.query_params)
-        services.group_delete(name=name, actor=_actor(request), reason=query["reason"])
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-    @documented(
-        summary="A group's articles by score or by time",
-        description=_about(
-            "A group's articles, page by page, ranked by `order` as in the list of all articles.",
-            "anyone",
-            _READ,
-            "400 for a bad `order` or `page`; 404 (`group_not_found`).",
-        ),
-        parameters=[GROUP_NAME, ORDER, PAGE],
-        responses={200: ArticlePageSerializer, **_errors(400, 404)},
-    )
-    @action(detail=True, methods=["get"])
-    def articles(self, request: Request, name: str) -> Response:
-        query = _valid(ListQuerySerializer, request.query_params)
-        page = selectors.group_article_list(
-            name=name, order=query["order"], page=query["page"], user_id=_viewer(request)
-        )
-        return _page(page, request)
-
-
-# --- users ---------------------------------------------------------------------------------
-
-
-class UserViewSet(ApiViewSet):
-    lookup_field = "username"
-    lookup_value_regex = r"[\w.@+-]{1,150}"
-
-    @documented(
-        summary="A user's submissions, newest first",
-        description=_about(
-            "The articles a user posted (not those since deleted), newest first, page by page.",
-            "anyone",
-            _READ,
-            "400 for a bad `page`; 404 when there is no such user.",
-        ),
-        parameters=[USERNAME, PAGE],
-        responses={200: ArticlePageSerializer, **_errors(400, 404)},
-    )
-    @action(detail=True, methods=["get"])
-    def articles(self, request: Request, username: str) -> Response:
-        query = _valid(PageQuerySerializer, request.query_params)
-        poster = get_user_model().objects.filter(username=username).first()
-        if poster is None:
-            raise exceptions.NotFound("No such user.")
-        page = selectors.user_article_list(
-            poster_id=poster.pk, page=query["page"], user_id=_viewer(request)
-        )
-        return _page(page, request)
-
-
-# --- moderation log and statistics -------------------------------------------------------
-
-
-class ModlogViewSet(ApiViewSet):
-    per_page = 50
-
-    @documented(
-        summary="The moderation log: every staff action, newest first, 50 a page",
-        description=_about(
-            "The moderation log: every staff action (edits, deletions, group changes), newest "
-            "first, 50 a page, with who did it, when and why. It keeps the last "
-            f"{conf.DEFAULTS['MODLOG_LENGTH']:,} actions by default.",
-            "anyone-plain",
-            _READ,
-            "400 for a bad `page`.",
-        ),
-        parameters=[PAGE],
-        responses={200: ModlogPageSerializer, **_errors(400)},
-    )
-    def list(self, request: Request) -> Response:
-        query = _valid(PageQuerySerializer, request.query_params)
-        page = selectors.modlog_page(page=query["page"], per_page=self.per_page)
-        results = ModlogEntrySerializer(page.items, many=True).data
-        return Response(paged(results, page.number, page.has_next, page.count, request))
-
-
-class StatsViewSet(ApiViewSet):
-    action_permissions = {"list": [IsAdminUser]}
-
-    @documented(
-        summary="Staff: articles posted and votes cast on each of the last N UTC days",
-        description=_about(
-            "Articles posted and votes cast on each of the last `days` UTC days (30 by "
-            "default, today included), with their totals.",
-            "staff",
-            _READ,
-            "400 (field `days`) outside 1-366.",
-        ),
-        parameters=[
-            OpenApiParameter("days", {"type": "integer", "minimum": 1, "maximum": 366}),
-        ],
-        responses={200: StatsSerializer, **_errors(400, 401, 403)},
-    )
-    def list(self, request: Request) -> Response:
-        query = _valid(StatsQuerySerializer, request.query_params)
-        days = selectors.stats_daily(days=query["days"])
-        stats = {
-            "total_posts": sum(posts for _, posts, _ in days),
-            "total_votes": sum(votes for _, _, votes in days),
-            "days": [{"date": d, "posts": p, "votes": v} for d, p, v in days],
-        }
-        return Response(StatsSerializer(stats).data)
-
-
-# --- auth and fallbacks --------------------------------------------------------------------
-
-
-class TokenView(ApiMixin, ObtainAuthToken):
-    """POST username and password, get the token to send as `Authorization: Token <token>`."""
-
-    parser_classes = [JSONParser, FormParser]  # no multipart: nothing to upload here
-
-    def get_authenticators(self) -> list[BaseAuthentication]:
-        # Getting a token takes a password, not a credential (an old token sent along must
-        # not make it a 401); revoking takes the caller's token or session.
-        request = getattr(self, "request", None)  # None while the schema is generated
-        if request is None or request.method == "DELETE":
-            return [auth() for auth in ApiMixin.authentication_classes]
-        return []
-
-    @documented(
-        summary="Get your API token",
-        description=_about(
-            "Exchanges a username and password for a new API token; send it as "
-            "`Authorization: Token <token>`. It is shown this once: the site keeps only its "
-            "digest. Each call makes another (a user keeps the newest 10); a password change "
-            "or reset revokes them all.",
-            "anyone-plain",
-            ("api",),
-            "400 (`authorization`) when the username and password do not match an active "
-            "user; 400 (`required`, `field` names it) when one is missing. Failed attempts "
-            "are limited per account and per address (the `login_account` and "
-            "`login_address` rate limits, shared with the login page): past either, 429 "
-            "with Retry-After, even for the right password.",
-        ),
-        # One body schema, JSON: a client generated for JSON and form bodies of one schema
-        # did not import. The view still reads a form too (FormParser), undeclared.
-        request={"application/json": TokenRequestSerializer},
-        responses={200: TokenSerializer, **_errors(400, 415, 429)},
-        auth=[],
-    )
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        data = request.data if isinstance(request.data, dict) else {}
-        username = str(data.get("username", ""))
-        # Counted first: locked, 429 even for the right password; Redis full or down, 503.
-        if not logins.password_check(request, username, serializer.is_valid):
-            raise exceptions.ValidationError(serializer.errors)
-        return Response({"token": tokens.token_create(user=serializer.validated_data["user"])})
-
-    @documented(
-        summary="Revoke your API tokens",
-        request=None,
-        responses={204: None, **_errors(401, 403)},
-        description=_about(
-            "Deletes the caller's tokens: they stop working at once in the server process that "
-            "answered, and within a few seconds (5 by default) everywhere. A password change "
-            "or reset revokes them too. POST again for a new one. Answers 204, no body.",
-            "member",
-            _WRITE,
-        ),
-    )
-    def delete(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        if not request.user.is_authenticated:
-            raise exceptions.NotAuthenticated()
-        tokens.user_tokens_revoke(user=request.user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class NotFoundView(ApiMixin, APIView):
-    """Any other path under /api/: a JSON 404 rather than Django's HTML page."""
-
-    schema = None
-    permission_classes = [AllowAny]
-    answers_only_404 = True  # no breadcrumb in the browsable API (renderers.py)
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        raise exceptions.NotFound()

@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+# A group's name follows the one rule (validation); re-exported for the readers of keys.
+from articles.validation import GROUP_NAME as GROUP_NAME
+
 # --- The book's keys ---------------------------------------------------------------
 ARTICLE_IDS = "article:"  # string: INCR counter of article ids
 SCORE = "score:"  # zset: article:<id> -> post_time + 432 * (up - down)
@@ -37,7 +40,6 @@ COMMENT_SCAN = "comment:*"
 GROUP_SCAN = "group:*"
 SEARCH_INDEX_SCAN = "idx:*"
 
-GROUP_NAME = re.compile(r"[a-z0-9-]{1,64}")
 # ASCII digits only ([0-9], not \d, which also matches "١٢"), no leading zero, no 0:
 # exactly the strings article() and user() form.
 _ARTICLE_MEMBER = re.compile(r"article:([1-9][0-9]{0,17})")

@@ -27,7 +27,7 @@ from articles.errors import (
 from articles.http.addresses import user_pk
 from articles.http.responses import wants_json
 from articles.store import clock, selectors, services
-from articles.types import Comment, CommentOrder, ThreadPage
+from articles.types import Actor, Comment, CommentOrder, ThreadPage
 from articles.web import pagecache, rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import CommentEditForm, CommentForm, CommentRemoveForm, VoteForm
@@ -151,21 +151,18 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
     form = CommentForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
-        post = {
-            "article_id": article_id,
-            "user_id": user_pk(request),
-            "text": data["text"],
-            "parent_id": data["parent"],
-        }
-        key = data["idempotency_key"]
         try:
-            # A form sent twice gets what the first one got, before the limit counts it.
-            comment = selectors.comment_post_replay(idempotency_key=key, **post) if key else None
-            if comment is None:
-                rate_limit("comment", request)
-                comment = services.comment_post(
-                    author_name=request.user.get_username(), idempotency_key=key, **post
-                )
+            comment = services.comment_submit(
+                {
+                    "article_id": article_id,
+                    "user_id": user_pk(request),
+                    "author_name": request.user.get_username(),
+                    "text": data["text"],
+                    "parent_id": data["parent"],
+                },
+                idempotency_key=data["idempotency_key"],
+                limit=lambda: rate_limit("comment", request),
+            )
         except InvalidInput as exc:
             form.add_store_error(exc)
         except (RateLimited, CommentingClosed) as exc:
@@ -179,9 +176,10 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
                 "This form was already sent with another text: send it again to post this one.",
             )
         else:
-            written(comment)
-            messages.success(request, "Your comment is posted.")
-            return redirect(_shown_at(comment))
+            if comment is not None:  # None: the limit refused it (rate_limit raises instead)
+                written(comment)
+                messages.success(request, "Your comment is posted.")
+                return redirect(_shown_at(comment))
     return _form_page(request, article_id, form)
 
 
@@ -232,7 +230,7 @@ def comment_edit(request: HttpRequest, comment_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             comment = services.comment_edit(
-                comment_id=comment.id, user_id=user_pk(request), text=form.cleaned_data["text"]
+                comment_id=comment.id, actor=Actor.of(request.user), text=form.cleaned_data["text"]
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
@@ -255,7 +253,7 @@ def comment_delete(request: HttpRequest, comment_id: int) -> HttpResponse:
     comment = selectors.comment_get(comment_id=comment_id)
     _own(request, comment)
     if request.method == "POST":
-        services.comment_delete(comment_id=comment.id, user_id=user_pk(request))
+        services.comment_delete(comment_id=comment.id, actor=Actor.of(request.user))
         written(comment)
         messages.success(request, "Your comment is deleted.")
         return redirect(_context_of(comment))
@@ -273,9 +271,7 @@ def comment_remove(request: HttpRequest, comment_id: int) -> HttpResponse:
     form = CommentRemoveForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         services.comment_remove(
-            comment_id=comment.id,
-            actor=request.user.get_username(),
-            reason=form.cleaned_data["reason"],
+            comment_id=comment.id, actor=Actor.of(request.user), reason=form.cleaned_data["reason"]
         )
         written(comment)
         messages.success(request, f"Comment {comment.id} removed.")

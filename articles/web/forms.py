@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django import forms
 from django.contrib.auth import forms as auth_forms
@@ -16,20 +16,28 @@ from articles.models import ABOUT_MAX
 from articles.store import logins, people
 from articles.types import Group, Vote
 
+T = TypeVar("T")
 
-class StoreErrorsMixin:
+# The mixins below go on forms: the type checker sees the form they go on.
+if TYPE_CHECKING:
+    _Form = forms.BaseForm
+else:
+    _Form = object
+
+
+class StoreErrorsMixin(_Form):
     """Put a store InvalidInput on the field it names (or the form, if no such field)."""
 
     def add_store_error(self, exc: InvalidInput, aliases: dict[str, str] | None = None) -> None:
         name = (aliases or {}).get(exc.field, exc.field)
-        self.add_error(name if name in self.fields else None, exc.message)  # type: ignore[attr-defined]
+        self.add_error(name if name in self.fields else None, exc.message)
 
 
 def _group_choices(groups: list[Group]) -> list[tuple[str, str]]:
     return [(g.name, g.name) for g in groups]
 
 
-def _clean_with(rule, value):  # type: ignore[no-untyped-def]
+def _clean_with(rule: Callable[[Any], T], value: object) -> T:
     try:
         return rule(value)
     except InvalidInput as exc:
@@ -181,7 +189,7 @@ class VoteForm(forms.Form):
 
 class GroupCreateForm(StoreErrorsMixin, forms.Form):
     name = forms.CharField(
-        max_length=64, help_text="1-64 characters of lower-case a-z, 0-9 and '-'."
+        max_length=validation.GROUP_NAME_MAX, help_text=validation.GROUP_NAME_HELP
     )
     description = forms.CharField(
         max_length=validation.DESCRIPTION_MAX, required=False, widget=forms.Textarea({"rows": 3})
@@ -217,19 +225,19 @@ class DeleteReasonForm(StoreErrorsMixin, forms.Form):
         return _clean_with(validation.clean_reason, self.cleaned_data["reason"])
 
 
-class _TextEditMixin:
+class _TextEditMixin(_Form):
     """An edit form's `text` field, kept only for an article that has a text: a link post
     stays a link post."""
 
     def drop_text_unless(self, has_text: bool) -> None:
         if not has_text:
-            del self.fields["text"]  # type: ignore[attr-defined]
+            del self.fields["text"]
 
     def clean_title(self) -> str:
-        return _clean_with(validation.clean_title, self.cleaned_data["title"])  # type: ignore[attr-defined]
+        return _clean_with(validation.clean_title, self.cleaned_data["title"])
 
     def clean_text(self) -> str:
-        return _clean_with(validation.clean_text, self.cleaned_data["text"])  # type: ignore[attr-defined]
+        return _clean_with(validation.clean_text, self.cleaned_data["text"])
 
 
 class ArticleEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):

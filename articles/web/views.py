@@ -6,60 +6,39 @@ import logging
 from datetime import date, timedelta
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET
 
 from articles import conf
 from articles.errors import (
     DatabaseUnavailable,
-    DuplicateLink,
     EmptySearch,
     InvalidInput,
-    NotAllowed,
     StoreFull,
     StoreUnavailable,
 )
-from articles.http.addresses import user_pk
 from articles.http.database import database_reachable, database_unavailable
-from articles.http.responses import wants_json
-from articles.store import clock, keys, people, selectors, services
-from articles.types import DELETED_NAME, Article, ModlogEntry, Order, Period, SearchOrder
-from articles.web import comments, rendering
-from articles.web.accounts import LOGIN_URL
-from articles.web.forms import (
-    ArticleEditForm,
-    ArticleGroupsForm,
-    ArticleSubmitForm,
-    DeleteReasonForm,
-    GroupCreateForm,
-    GroupUpdateForm,
-    PosterEditForm,
-    ReasonForm,
-    VoteForm,
+from articles.store import clock, keys, people, selectors
+from articles.types import (
+    DELETED_NAME,
+    ModlogEntry,
+    Order,
+    Period,
+    SearchOrder,
 )
+from articles.web import comments, rendering
 from articles.web.helpers import (
     day_param,
-    form_rate_limit,
-    form_response,
-    form_status,
     health_details_allowed,
     html_errors,
     listing_status,
-    login_first,
     order_param,
     page_param,
     period_param,
-    rate_limit,
-    safe_next,
-    staff_context,
-    staff_required,
     viewer_id,
 )
 from articles.web.pagecache import anonymous_cache
@@ -362,280 +341,6 @@ def _modlog_people(entries: list[ModlogEntry]) -> tuple[dict[str, Any], dict[str
         logger.warning("modlog: names without links, the database is down: %s", exc)
         return {}, {}
     return by_name, {ids[pk]: user for pk, user in by_id.items()}
-
-
-# --- voting and submitting -------------------------------------------------------------
-
-
-@require_POST
-@session_user
-@html_errors
-def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
-    """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
-    back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
-    # The login page signs the vote as an intent and casts it once logged in.
-    intent = {"vote_on": article_id, "direction": request.POST.get("direction")}
-    if (login := login_first(request, back, extra=intent)) is not None:
-        return login
-    form = VoteForm(request.POST)
-    if not form.is_valid():
-        raise InvalidInput("direction", "A vote is up, down or none.")
-    rate_limit("vote", request)
-    article = services.article_vote(
-        article_id=article_id, user_id=user_pk(request), direction=form.vote
-    )
-    if wants_json(request):
-        return JsonResponse(
-            {
-                "id": article.id,
-                "votes": article.votes,
-                "downvotes": article.downvotes,
-                "net": article.votes - article.downvotes,
-                "score": article.score,
-                "my_vote": article.my_vote.label if article.my_vote else "none",
-            }
-        )
-    return redirect(f"{back.split('#')[0]}#a{article.id}")
-
-
-@login_required(login_url=LOGIN_URL)
-@require_http_methods(["GET", "POST"])
-@html_errors
-def submit(request: HttpRequest) -> HttpResponse:
-    groups = selectors.group_list()
-    form = ArticleSubmitForm(request.POST or None, groups=groups)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        key = data["idempotency_key"]
-        post = {
-            "user_id": user_pk(request),
-            "poster_name": request.user.get_username(),
-            "title": data["title"],
-            "link": data["link"],
-            "text": data["text"],
-            "groups": data["groups"],
-        }
-        try:
-            # A form sent twice gets what the first one got, before the limit counts it.
-            article = selectors.article_post_replay(idempotency_key=key, **post) if key else None
-            if article is None and form_rate_limit("post", request, form):
-                article = services.article_post(idempotency_key=key, **post)
-        except DuplicateLink as exc:
-            messages.info(
-                request,
-                "That link was already posted and is still open for voting, "
-                "so here it is: vote for it instead.",
-            )
-            return redirect("articles:article-detail", exc.article_id)
-        except InvalidInput as exc:
-            form.add_store_error(exc, {"idempotency_key": "title"})
-        else:
-            if article is not None:
-                messages.success(request, "Your article is posted, with your own up-vote.")
-                return redirect("articles:article-detail", article.id)
-    return form_response(rendering.render(request, "articles/submit.html", {"form": form}), form)
-
-
-@login_required(login_url=LOGIN_URL)
-@require_http_methods(["GET", "POST"])
-@html_errors
-def article_edit(request: HttpRequest, article_id: int) -> HttpResponse:
-    """The poster's own edit, while voting is open: the title, and a text post's text."""
-    article = _own_article(request, article_id)
-    form = PosterEditForm(
-        request.POST or None,
-        initial={"title": article.title, "text": article.text},
-        has_text=bool(article.text),
-    )
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.article_edit(
-                article_id=article.id,
-                title=form.cleaned_data["title"],
-                text=form.cleaned_data.get("text"),
-                actor=request.user.get_username(),
-                actor_id=user_pk(request),
-                is_staff=False,
-            )
-        except InvalidInput as exc:
-            form.add_store_error(exc)
-        else:
-            messages.success(request, "Your changes are saved.")
-            return redirect("articles:article-detail", article.id)
-    context = {"article": article, "form": form}
-    return form_response(rendering.render(request, "articles/article_edit.html", context), form)
-
-
-@login_required(login_url=LOGIN_URL)
-@require_http_methods(["GET", "POST"])
-@html_errors
-def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
-    """The poster deleting their own article while voting is open: a page asks first."""
-    article = _own_article(request, article_id)
-    if request.method == "POST":
-        services.article_delete(
-            article_id=article.id,
-            actor_id=user_pk(request),
-            actor=request.user.get_username(),
-            is_staff=False,
-        )
-        messages.success(request, f"Your article “{article.title}” is deleted.")
-        return redirect(rendering.user_url(request.user))
-    return rendering.render(request, "articles/article_delete.html", {"article": article})
-
-
-def _own_article(request: HttpRequest, article_id: int) -> Article:
-    """The article, if the user may change it as its poster now; else NotAllowed (403)."""
-    article = selectors.article_get(article_id=article_id)
-    if not article.poster_may_change(user_pk(request), clock.now()):
-        raise NotAllowed(
-            "Only its poster may change an article, and only while voting is open; "
-            "staff can help with anything else."
-        )
-    return article
-
-
-# --- staff -----------------------------------------------------------------------------
-
-
-@staff_required
-@require_GET
-@html_errors
-def staff_dashboard(request: HttpRequest) -> HttpResponse:
-    stats = selectors.stats_daily(days=30)
-    context = staff_context(
-        request,
-        "Dashboard",
-        stats=stats,
-        total_posts=sum(p for _, p, _ in stats),
-        total_votes=sum(v for _, _, v in stats),
-    )
-    return render(request, "articles/staff/dashboard.html", context)
-
-
-@staff_required
-@require_http_methods(["GET", "POST"])
-@html_errors
-def staff_groups(request: HttpRequest) -> HttpResponse:
-    form = GroupCreateForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.group_create(**form.cleaned_data, actor=request.user.get_username())
-        except InvalidInput as exc:
-            form.add_store_error(exc)
-        else:
-            messages.success(request, f"Group {form.cleaned_data['name']} created.")
-            return redirect("articles:staff-groups")
-    context = staff_context(request, "Groups", form=form, groups=selectors.group_list())
-    return render(request, "articles/staff/groups.html", context, status=form_status(form))
-
-
-@staff_required
-@require_http_methods(["GET", "POST"])
-@html_errors
-def staff_group_edit(request: HttpRequest, name: str) -> HttpResponse:
-    group = selectors.group_get(name=name)
-    form = GroupUpdateForm(request.POST or None, initial={"description": group.description})
-    if request.method == "POST" and form.is_valid():
-        services.group_update(
-            name=group.name,
-            description=form.cleaned_data["description"],
-            actor=request.user.get_username(),
-        )
-        messages.success(request, f"Group {group.name} updated.")
-        return redirect("articles:staff-groups")
-    context = staff_context(
-        request, f"Group {group.name}", group=group, form=form, delete_form=ReasonForm()
-    )
-    return render(request, "articles/staff/group_edit.html", context, status=form_status(form))
-
-
-@staff_required
-@require_POST
-@html_errors
-def staff_group_delete(request: HttpRequest, name: str) -> HttpResponse:
-    form = ReasonForm(request.POST)
-    reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    services.group_delete(name=name, actor=request.user.get_username(), reason=reason)
-    messages.success(request, f"Group {name} deleted.")
-    return redirect("articles:staff-groups")
-
-
-@staff_required
-@require_http_methods(["GET", "POST"])
-@html_errors
-def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
-    """Edit an article's title, link and text; its groups and deletion have their own URLs."""
-    article = selectors.article_get(article_id=article_id)
-    form = _staff_edit_form(article, request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            services.article_edit(
-                article_id=article.id, **form.cleaned_data, actor=request.user.get_username()
-            )
-        except InvalidInput as exc:
-            form.add_store_error(exc)
-        except DuplicateLink as exc:
-            form.add_error("link", exc.message)
-        else:
-            messages.success(request, "Article updated.")
-            return redirect("articles:staff-article", article.id)
-    return _staff_article_page(request, article, edit_form=form)
-
-
-@staff_required
-@require_POST
-@html_errors
-def staff_article_groups(request: HttpRequest, article_id: int) -> HttpResponse:
-    article = selectors.article_get(article_id=article_id)
-    form = ArticleGroupsForm(request.POST, groups=selectors.group_list(), current=article.groups)
-    if form.is_valid():
-        try:
-            services.article_groups_update(
-                article_id=article.id, **form.cleaned_data, actor=request.user.get_username()
-            )
-        except InvalidInput as exc:
-            form.add_store_error(exc)
-        else:
-            messages.success(request, "Groups updated.")
-            return redirect("articles:staff-article", article.id)
-    return _staff_article_page(request, article, groups_form=form)
-
-
-@staff_required
-@require_http_methods(["GET", "POST"])
-@html_errors
-def staff_article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
-    """A page that asks for a reason (for the public moderation log), then deletes."""
-    article = selectors.article_get(article_id=article_id)
-    form = DeleteReasonForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        services.article_delete(
-            article_id=article.id,
-            actor_id=user_pk(request),
-            actor=request.user.get_username(),
-            is_staff=True,
-            reason=form.cleaned_data["reason"],
-        )
-        messages.success(request, f"Article {article.id} deleted.")
-        return redirect("articles:modlog")
-    context = staff_context(request, f"Delete article {article.id}", article=article, form=form)
-    return render(request, "articles/staff/article_delete.html", context, status=form_status(form))
-
-
-def _staff_edit_form(article: Article, data: object = None) -> ArticleEditForm:
-    initial = {"title": article.title, "link": article.link, "text": article.text}
-    return ArticleEditForm(data, initial=initial, has_text=bool(article.text))
-
-
-def _staff_article_page(request: HttpRequest, article, **forms) -> HttpResponse:  # type: ignore[no-untyped-def]
-    forms.setdefault("edit_form", _staff_edit_form(article))
-    forms.setdefault(
-        "groups_form", ArticleGroupsForm(groups=selectors.group_list(), current=article.groups)
-    )
-    context = staff_context(request, f"Moderate article {article.id}", article=article, **forms)
-    status = 400 if any(f.is_bound and f.errors for f in forms.values()) else 200
-    return render(request, "articles/staff/article.html", context, status=status)
 
 
 # --- helpers ---------------------------------------------------------------------------

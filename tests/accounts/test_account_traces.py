@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from articles.operations import audit
 from articles.store import keys, people, selectors, services
 from articles.types import DELETED_NAME, Vote
+from tests.actors import staff_actor
 from tests.factories import article, comment
 
 NAME = "zorblax7"  # a name no other text in the store holds
@@ -58,9 +59,11 @@ def traces(make_user):  # type: ignore[no-untyped-def]
     bobs = comment(bob, own.id, "Bob on zorb's post")
     services.comment_vote(comment_id=bobs.id, user_id=zorb.pk, vote=Vote.DOWN)
     services.comment_vote(comment_id=top.id, user_id=bob.pk, vote=Vote.UP)
-    services.comment_remove(comment_id=removed.id, actor="mod", reason="off topic")
-    services.group_create(name="zorbs", description="made by zorb", actor=NAME)
-    services.article_groups_update(article_id=other.id, add=["zorbs"], actor=NAME, reason="fits")
+    services.comment_remove(comment_id=removed.id, reason="off topic", actor=staff_actor("mod"))
+    services.group_create(name="zorbs", description="made by zorb", actor=staff_actor(NAME))
+    services.article_groups_update(
+        article_id=other.id, add=["zorbs"], reason="fits", actor=staff_actor(NAME)
+    )
     return zorb, bob, mod, other, downed, top
 
 

@@ -9,7 +9,7 @@ from django.urls import NoReverseMatch, reverse
 from rest_framework.test import APIClient
 
 from articles.store import services, tokens
-from articles.types import Article
+from articles.types import Article, NewPost
 
 WEEK = 604_800
 
@@ -56,12 +56,14 @@ def post(as_poster):  # type: ignore[no-untyped-def]
     def make(title: str = "Hello", link: str = "", age: float = 0, **kwargs) -> Article:  # type: ignore[no-untyped-def]
         user = as_poster.user
         return services.article_post(
-            user_id=user.pk,
-            poster_name=user.username,
-            title=title,
-            link=link or f"https://example.org/{title.replace(' ', '-').lower()}",
-            now=time.time() - age,
-            **kwargs,
+            NewPost(
+                user_id=user.pk,
+                poster_name=user.username,
+                title=title,
+                link=link or f"https://example.org/{title.replace(' ', '-').lower()}",
+                now=time.time() - age,
+                **kwargs,
+            )
         )
 
     return make

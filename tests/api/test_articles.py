@@ -10,7 +10,8 @@ from rest_framework.renderers import JSONRenderer
 from articles.api.renderers import FastJSONRenderer
 from articles.api.serializers import ArticleSerializer, article_data
 from articles.store import selectors, services
-from articles.types import Article, Vote
+from articles.types import Article, NewPost, Vote
+from tests.actors import staff_actor
 from tests.api.conftest import WEEK, page_path
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +112,7 @@ def test_posting_answers_201_with_the_article_and_its_own_up_vote(as_user):
 
 
 def test_posting_into_groups_puts_the_article_in_them(as_user, as_staff):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     response = as_user.post(
         "/api/articles/",
         {"title": "T", "link": "https://example.org/t", "groups": ["redis"]},
@@ -224,7 +225,7 @@ def test_a_retry_gets_what_the_first_post_got_past_the_limit_and_after_a_delete(
     assert retry.json() == first.json()
     assert retry["Location"] == first["Location"]
     services.article_delete(
-        article_id=first.json()["id"], actor_id=0, actor="mod", is_staff=True, reason="spam"
+        article_id=first.json()["id"], reason="spam", actor=staff_actor("mod", pk=0)
     )
     after = as_user.post("/api/articles/", data, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
     assert after.status_code == 201, after.content
@@ -354,7 +355,9 @@ def test_staff_deleting_someone_elses_article_must_give_a_reason(as_staff, post,
 def test_staff_deleting_their_own_article_need_give_no_reason(as_staff):
     staff = as_staff.user
     article = services.article_post(
-        user_id=staff.pk, poster_name=staff.username, title="Mine", link="https://example.org/m"
+        NewPost(
+            user_id=staff.pk, poster_name=staff.username, title="Mine", link="https://example.org/m"
+        )
     )
     assert as_staff.delete(f"/api/articles/{article.id}/").status_code == 204
     assert selectors.article_list().count == 0
@@ -389,7 +392,7 @@ def test_anonymous_users_may_not_edit_nor_posters_change_the_link(as_poster, ano
 
 def test_staff_add_and_remove_groups_in_one_step(as_staff, post):
     for name in ("redis", "python"):
-        services.group_create(name=name)
+        services.group_create(name=name, actor=staff_actor())
     article = post(groups=["python"])
     response = as_staff.post(
         f"/api/articles/{article.id}/groups/",
@@ -402,7 +405,7 @@ def test_staff_add_and_remove_groups_in_one_step(as_staff, post):
 
 
 def test_moving_groups_is_for_staff_only(as_poster, anon, post):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     article = post()
     url = f"/api/articles/{article.id}/groups/"
     assert as_poster.post(url, {"add": ["redis"]}, format="json").status_code == 403
@@ -410,7 +413,7 @@ def test_moving_groups_is_for_staff_only(as_poster, anon, post):
 
 
 def test_moving_groups_names_bad_fields_and_unknown_groups(as_staff, post):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     article = post()
     url = f"/api/articles/{article.id}/groups/"
     both = as_staff.post(url, {"add": ["redis"], "remove": ["redis"]}, format="json")

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from articles.models import ApiToken
 from articles.store import keys, selectors, services, tokens
+from tests.actors import staff_actor
 from tests.harness import redis_down, redis_refusing_writes
 
 pytestmark = pytest.mark.django_db
@@ -289,7 +290,7 @@ def test_the_format_query_parameter_still_picks_json(anon, post):
 )
 def test_an_empty_query_parameter_is_a_400_naming_it_as_the_schema_says(anon, path):
     """Ensure `?order=` is refused (the schema allows no empty value), not taken as absent."""
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     response = anon.get(path)
     assert response.status_code == 400, path
     name = path.rsplit("&", 1)[-1].split("?")[-1].rstrip("=")

@@ -7,7 +7,7 @@ import time
 import pytest
 from rest_framework.renderers import JSONRenderer
 
-from articles.api.comments import (
+from articles.api.comment_serializers import (
     CommentSerializer,
     ListedCommentSerializer,
     comment_data,
@@ -15,6 +15,7 @@ from articles.api.comments import (
 from articles.api.renderers import FastJSONRenderer
 from articles.store import selectors, services
 from articles.types import Comment, Vote
+from tests.actors import member_actor
 from tests.api.conftest import WEEK
 
 pytestmark = pytest.mark.django_db
@@ -426,7 +427,7 @@ def test_a_deleted_or_removed_comment_takes_no_votes(as_user, as_staff, post, sa
     deleted, removed = say(article.id, "Deleted"), say(article.id, "Removed")
     for parent in (deleted, removed):
         say(article.id, "A reply keeps it in the thread", parent=parent.id)
-    services.comment_delete(comment_id=deleted.id, user_id=deleted.author_id)
+    services.comment_delete(comment_id=deleted.id, actor=member_actor(deleted.author_id))
     as_staff.post(f"/api/comments/{removed.id}/remove/", {"reason": "spam"}, format="json")
     for comment in (deleted, removed):
         response = as_user.put(f"/api/comments/{comment.id}/vote/", {"value": "up"}, format="json")

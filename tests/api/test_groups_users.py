@@ -6,13 +6,16 @@ from __future__ import annotations
 import pytest
 
 from articles.store import selectors, services
+from tests.actors import staff_actor
 
 pytestmark = pytest.mark.django_db
 
 
 def test_groups_list_names_descriptions_and_sizes(anon, post):
-    services.group_create(name="redis", description="The data structure server.")
-    services.group_create(name="python")
+    services.group_create(
+        name="redis", description="The data structure server.", actor=staff_actor()
+    )
+    services.group_create(name="python", actor=staff_actor())
     post(groups=["redis"])
     response = anon.get("/api/groups/")
     assert response.status_code == 200
@@ -23,14 +26,14 @@ def test_groups_list_names_descriptions_and_sizes(anon, post):
 
 
 def test_one_group_and_an_unknown_group(anon):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     assert anon.get("/api/groups/redis/").json() == {"name": "redis", "description": "", "size": 0}
     missing = anon.get("/api/groups/nosuch/")
     assert missing.status_code == 404 and missing.json()["code"] == "group_not_found"
 
 
 def test_a_group_lists_its_articles_by_score_or_time(anon, post):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     older = post("Older", age=600, groups=["redis"])
     newer = post("Newer", groups=["redis"])
     post("Elsewhere")
@@ -42,7 +45,7 @@ def test_a_group_lists_its_articles_by_score_or_time(anon, post):
 
 
 def test_a_group_listing_refuses_bad_pages_and_unknown_groups(anon):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     assert anon.get("/api/groups/redis/articles/?page=0").json()["field"] == "page"
     assert anon.get("/api/groups/nosuch/articles/").status_code == 404
     assert anon.get("/api/groups/Not_A_Slug/articles/").status_code == 404
@@ -58,7 +61,7 @@ def test_staff_create_a_group(as_staff):
 
 
 def test_creating_an_existing_group_is_409(as_staff):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     response = as_staff.post("/api/groups/", {"name": "redis"}, format="json")
     assert response.status_code == 409 and response.json()["code"] == "group_exists"
 
@@ -77,7 +80,7 @@ def test_only_staff_create_groups(as_user, anon):
 
 
 def test_staff_change_a_group_description(as_staff, as_user):
-    services.group_create(name="redis", description="old")
+    services.group_create(name="redis", description="old", actor=staff_actor())
     denied = as_user.patch("/api/groups/redis/", {"description": "mine"}, format="json")
     assert denied.status_code == 403
     response = as_staff.patch("/api/groups/redis/", {"description": "new"}, format="json")
@@ -87,7 +90,7 @@ def test_staff_change_a_group_description(as_staff, as_user):
 
 
 def test_staff_delete_a_group_and_its_articles_stay(as_staff, as_user, anon, post):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     article = post(groups=["redis"])
     assert as_user.delete("/api/groups/redis/").status_code == 403
     assert anon.delete("/api/groups/redis/").status_code == 401
@@ -112,7 +115,7 @@ def test_a_user_without_articles_has_an_empty_list_and_an_unknown_user_is_404(an
 
 
 def test_the_moderation_log_lists_staff_actions_newest_first(anon, as_staff, post):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     article = post()
     as_staff.post(f"/api/articles/{article.id}/groups/", {"add": ["redis"]}, format="json")
     as_staff.delete(f"/api/articles/{article.id}/?reason=spam")

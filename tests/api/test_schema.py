@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
 from articles.store import services, tokens
+from articles.types import NewPost
+from tests.actors import staff_actor
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 
@@ -128,9 +130,11 @@ def _fuzz_settings(settings):  # type: ignore[no-untyped-def]
 def caller_headers(request, make_user, _fuzz_settings) -> dict[str, str]:  # type: ignore[no-untyped-def]
     """Headers of a staff member (who may call everything) or of nobody (401s)."""
     staff = make_user("fuzz-staff", staff=True)
-    services.group_create(name="redis", description="A group to find")
+    services.group_create(name="redis", description="A group to find", actor=staff_actor())
     seed = services.article_post(
-        user_id=staff.pk, poster_name=staff.username, title="Seed", link="https://example.org/"
+        NewPost(
+            user_id=staff.pk, poster_name=staff.username, title="Seed", link="https://example.org/"
+        )
     )
     top = services.comment_post(
         article_id=seed.id, user_id=staff.pk, author_name=staff.username, text="Seed comment"

@@ -10,7 +10,7 @@ from pathlib import Path
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import SearchOrder
+from articles.types import NewPost, SearchOrder
 from bench import counting, data, searches
 from bench.report import MAIN, SEARCH, Report, write_report
 
@@ -69,7 +69,7 @@ def test_a_search_takes_two_round_trips_cold_or_cached() -> None:
     newest = lambda: selectors.article_search(q="python", order=SearchOrder.NEWEST)  # noqa: E731
     before = newest()
     posted = services.article_post(
-        user_id=7, poster_name="u7", title="Python news today", text="Fresh."
+        NewPost(user_id=7, poster_name="u7", title="Python news today", text="Fresh.")
     )
     assert newest().count == before.count  # still cached
     searches.drop_search_cache()

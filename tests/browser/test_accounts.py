@@ -14,6 +14,7 @@ from django.core import mail
 from playwright.sync_api import Page, expect
 
 from articles.store import selectors, services
+from articles.types import NewPost
 from tests import factories
 from tests.browser import test_pages
 from tests.browser.test_pages import PASSWORD, Audit
@@ -33,11 +34,13 @@ def seed() -> tuple[int, int]:
     now = time.time()
     ids = [
         services.article_post(
-            user_id=carol.pk,
-            poster_name="carol",
-            title=f"Sorted sets, part {n}",
-            link=f"https://example.org/sets-{n}",
-            now=now - 600 * (n + 1),
+            NewPost(
+                user_id=carol.pk,
+                poster_name="carol",
+                title=f"Sorted sets, part {n}",
+                link=f"https://example.org/sets-{n}",
+                now=now - 600 * (n + 1),
+            )
         ).id
         for n in range(2)
     ]
@@ -154,10 +157,12 @@ def test_the_account_page_user_pages_and_deleting_an_account(live_server, visito
     factories.user("dave", password=PASSWORD)
     dave = visitor("dave", base)
     dave_post = services.article_post(
-        user_id=get_user_model().objects.get(username="dave").pk,
-        poster_name="dave",
-        title="Dave writes about streams",
-        link="https://example.org/streams",
+        NewPost(
+            user_id=get_user_model().objects.get(username="dave").pk,
+            poster_name="dave",
+            title="Dave writes about streams",
+            link="https://example.org/streams",
+        )
     )
     audit = Audit()
     dave.get_by_role("link", name="Account").click()

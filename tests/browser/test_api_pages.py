@@ -14,6 +14,7 @@ from playwright.sync_api import Page, Request, Route, expect
 
 from articles import conf
 from articles.store import services
+from articles.types import NewPost
 from tests import factories
 from tests.browser.conftest import ARTIFACTS
 
@@ -82,7 +83,7 @@ def test_the_browsable_api_has_a_viewport_real_breadcrumbs_and_log_in_and_out(
     factories.user("dora", password=PASSWORD)
     carol = factories.user("carol", password=PASSWORD)
     article = services.article_post(
-        user_id=carol.pk, poster_name="carol", title="Sorted sets", link="", text="A text."
+        NewPost(user_id=carol.pk, poster_name="carol", title="Sorted sets", link="", text="A text.")
     )
     viewport = page.locator("meta[name=viewport]")
     crumbs = page.locator("ul.breadcrumb li a")

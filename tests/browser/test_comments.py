@@ -16,8 +16,9 @@ from playwright.sync_api import Browser, Page, expect
 
 from articles import markdown
 from articles.store import selectors, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from tests import factories
+from tests.actors import member_actor, staff_actor
 from tests.browser.conftest import ARTIFACTS, PASSWORD
 from tests.web.test_markdown import XSS
 
@@ -60,11 +61,13 @@ def seed() -> Thread:
     factories.staff("mod", password=PASSWORD)
     now = time.time()
     article = services.article_post(
-        user_id=ann.pk,
-        poster_name="ann",
-        title="Sorted sets in practice",
-        link="https://example.org/zsets",
-        now=now - 7200,
+        NewPost(
+            user_id=ann.pk,
+            poster_name="ann",
+            title="Sorted sets in practice",
+            link="https://example.org/zsets",
+            now=now - 7200,
+        )
     )
     a = article.id
     top = comment(
@@ -81,22 +84,26 @@ def seed() -> Thread:
         chain = comment(ann if depth % 2 else bob, a, f"Going deeper: level {depth}.", chain)
     tombstone = comment(bob, a, "I will delete this.", now=now - 2500)
     comment(ann, a, "A reply to a comment that goes away.", tombstone)
-    services.comment_delete(comment_id=tombstone, user_id=bob.pk)
+    services.comment_delete(comment_id=tombstone, actor=member_actor(bob.pk))
     removed = comment(bob, a, "Buy cheap watches!", now=now - 2400)
     comment(ann, a, "Reported.", removed)
-    services.comment_remove(comment_id=removed, actor="mod", reason="Spam")
+    services.comment_remove(comment_id=removed, reason="Spam", actor=staff_actor("mod"))
     lonely = comment(bob, a, "A comment of bob's with no replies.", now=now - 2000)
     edited = comment(ann, a, "First words.", now=now - 1000)
-    services.comment_edit(comment_id=edited, user_id=ann.pk, text="Better words (edited).")
+    services.comment_edit(
+        comment_id=edited, text="Better words (edited).", actor=member_actor(ann.pk)
+    )
     for voter in range(1000, 1004):
         services.comment_vote(comment_id=top, user_id=voter, vote=Vote.UP)
     services.comment_vote(comment_id=lonely, user_id=1000, vote=Vote.DOWN)
     closed = services.article_post(
-        user_id=ann.pk,
-        poster_name="ann",
-        title="An old one, closed",
-        link="https://example.org/old",
-        now=now - 8 * 86400,
+        NewPost(
+            user_id=ann.pk,
+            poster_name="ann",
+            title="An old one, closed",
+            link="https://example.org/old",
+            now=now - 8 * 86400,
+        )
     )
     return Thread(
         a, top, reply, chain, tombstone, removed, lonely, edited, closed.id, ann.pk, bob.pk
@@ -371,7 +378,13 @@ def test_payloads_in_comments_and_text_posts_never_run(live_server, visitor) -> 
     eve = factories.user("eve", password=PASSWORD)
     payloads = _payloads()
     post = services.article_post(
-        user_id=eve.pk, poster_name="eve", title="A text post", link="", text="\n\n".join(payloads)
+        NewPost(
+            user_id=eve.pk,
+            poster_name="eve",
+            title="A text post",
+            link="",
+            text="\n\n".join(payloads),
+        )
     )
     for payload in payloads:
         comment(eve, post.id, payload)

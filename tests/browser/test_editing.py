@@ -13,7 +13,9 @@ from playwright.sync_api import Page, expect
 
 from articles.errors import ArticleNotFound
 from articles.store import selectors, services
+from articles.types import NewPost
 from tests import factories
+from tests.actors import staff_actor
 from tests.browser.conftest import ARTIFACTS, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -58,11 +60,13 @@ def make_users() -> tuple[int, int]:
 
 def text_post(user_id: int, title: str, **kw):  # type: ignore[no-untyped-def]
     return services.article_post(
-        user_id=user_id,
-        poster_name="ann",
-        title=title,
-        text="A first draft.\n\nWith a second paragraph.",
-        **kw,
+        NewPost(
+            user_id=user_id,
+            poster_name="ann",
+            title=title,
+            text="A first draft.\n\nWith a second paragraph.",
+            **kw,
+        )
     )
 
 
@@ -122,12 +126,16 @@ def test_staff_edit_a_body_delete_with_a_reason_and_the_log_keeps_a_tombstone(  
 ) -> None:
     base = live_server.url
     ann, _ = make_users()
-    services.group_create(name="redis", description="The data structure server.", actor="mod")
+    services.group_create(
+        name="redis", description="The data structure server.", actor=staff_actor("mod")
+    )
     kept = text_post(ann, "Kept and edited", groups=["redis"])
     doomed = text_post(ann, "Spam that goes")
-    services.group_create(name="python", actor="mod")
-    services.article_groups_update(article_id=kept.id, add=["python"], actor="mod", reason="Py")
-    services.group_delete(name="python", actor="mod", reason="Merged into redis")
+    services.group_create(name="python", actor=staff_actor("mod"))
+    services.article_groups_update(
+        article_id=kept.id, add=["python"], reason="Py", actor=staff_actor("mod")
+    )
+    services.group_delete(name="python", reason="Merged into redis", actor=staff_actor("mod"))
     log_in(page, base, "mod")
 
     page.goto(f"{base}/staff/a/{kept.id}/")

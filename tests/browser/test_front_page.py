@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from articles.store import services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,7 +29,9 @@ def seed() -> dict[str, int]:
 
     def post(title: str, age: float) -> int:
         return services.article_post(
-            user_id=carol.pk, poster_name="carol", title=title, link="", text="t", now=now - age
+            NewPost(
+                user_id=carol.pk, poster_name="carol", title=title, link="", text="t", now=now - age
+            )
         ).id
 
     made = {"big": post("Two days old, +254", 2 * 86_400)}

@@ -18,8 +18,9 @@ import pytest
 from django.urls import reverse
 
 from articles.store import services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.browser.conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -40,19 +41,23 @@ def _site(settings) -> None:  # type: ignore[no-untyped-def]
 def seed() -> int:
     """A dozen articles, one good, one a text post with votes: the id of the text post."""
     carol = factories.user("carol", password="pw-lighthouse-2026")
-    services.group_create(name="redis", description="The data structure server.")
+    services.group_create(
+        name="redis", description="The data structure server.", actor=staff_actor()
+    )
     now = time.time()
     ids = []
     for n in range(12):
         ids.append(
             services.article_post(
-                user_id=carol.pk,
-                poster_name="carol",
-                title=f"Article number {n}: sorted sets, scripts and small tools",
-                link=f"https://example.org/post-{n}" if n % 2 else "",
-                text="" if n % 2 else "Voting on articles with sorted sets.\n\nTwo paragraphs.",
-                groups=["redis"] if n % 3 else [],
-                now=now - 1800 * (n + 1),
+                NewPost(
+                    user_id=carol.pk,
+                    poster_name="carol",
+                    title=f"Article number {n}: sorted sets, scripts and small tools",
+                    link=f"https://example.org/post-{n}" if n % 2 else "",
+                    text="" if n % 2 else "Voting on articles with sorted sets.\n\nTwo paragraphs.",
+                    groups=["redis"] if n % 3 else [],
+                    now=now - 1800 * (n + 1),
+                )
             ).id
         )
     for voter in range(100, 104):

@@ -15,8 +15,9 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
 from articles.store import selectors, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.browser.conftest import ARTIFACTS, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -69,20 +70,26 @@ def seed() -> Site:
     carol = factories.user("carol", password=PASSWORD)
     dora = factories.user("dora", password=PASSWORD)
     factories.staff("mod", password=PASSWORD)
-    services.group_create(name="redis", description="The data structure server.", actor="mod")
-    services.group_create(name="python", description="The language and its libraries.")
+    services.group_create(
+        name="redis", description="The data structure server.", actor=staff_actor("mod")
+    )
+    services.group_create(
+        name="python", description="The language and its libraries.", actor=staff_actor()
+    )
     now = time.time()
     ids = []
     for n in range(30):
         link = f"https://example.org/post-{n}" if n % 3 else ""
         article = services.article_post(
-            user_id=carol.pk,
-            poster_name="carol",
-            title=f"Article number {n}: sorted sets, scripts and small tools",
-            link=link,
-            text="" if link else "A text post.\n\nWith two paragraphs.",
-            groups=["redis"] if n % 2 else ["python"],
-            now=now - 1800 * (n + 1),
+            NewPost(
+                user_id=carol.pk,
+                poster_name="carol",
+                title=f"Article number {n}: sorted sets, scripts and small tools",
+                link=link,
+                text="" if link else "A text post.\n\nWith two paragraphs.",
+                groups=["redis"] if n % 2 else ["python"],
+                now=now - 1800 * (n + 1),
+            )
         )
         ids.append(article.id)
         for voter in range(1000, 1000 + (5 - n % 5)):
@@ -98,17 +105,19 @@ def seed() -> Site:
             now=now - 1700 + n,
         )
     closed = services.article_post(
-        user_id=carol.pk,
-        poster_name="carol",
-        title="An old one, voting closed",
-        link="https://example.org/old",
-        now=now - 8 * 86400,
+        NewPost(
+            user_id=carol.pk,
+            poster_name="carol",
+            title="An old one, voting closed",
+            link="https://example.org/old",
+            now=now - 8 * 86400,
+        )
     )
     services.article_groups_update(
-        article_id=ids[1], add=["python"], actor="mod", reason="It is about Python too"
+        article_id=ids[1], add=["python"], reason="It is about Python too", actor=staff_actor("mod")
     )
     services.article_delete(
-        article_id=ids[-1], actor_id=carol.pk, actor="mod", is_staff=True, reason="Spam"
+        article_id=ids[-1], reason="Spam", actor=staff_actor("mod", pk=carol.pk)
     )
     day = time.strftime("%Y-%m-%d", time.gmtime(now - 1800))
     return Site(ids[1], ids[0], closed.id, carol.pk, dora.pk, day)
@@ -320,7 +329,9 @@ def test_an_unbroken_title_fits_a_phone_and_wraps(live_server, visitor) -> None:
     base = live_server.url
     erin = factories.user("erin", password=PASSWORD)
     article = services.article_post(
-        user_id=erin.pk, poster_name="erin", title=UNBROKEN_TITLE, link="https://example.org/w"
+        NewPost(
+            user_id=erin.pk, poster_name="erin", title=UNBROKEN_TITLE, link="https://example.org/w"
+        )
     )
     assert len(UNBROKEN_TITLE) == 135
     services.comment_post(

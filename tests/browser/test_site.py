@@ -9,8 +9,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from articles.store import services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.browser.conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -25,8 +26,12 @@ def _site(settings) -> None:  # type: ignore[no-untyped-def]
 def seed() -> None:
     """A few articles by someone else, so the pages look like a site in use."""
     carol = factories.user("carol", password=PASSWORD)
-    services.group_create(name="redis", description="The data structure server.")
-    services.group_create(name="python", description="The language and its libraries.")
+    services.group_create(
+        name="redis", description="The data structure server.", actor=staff_actor()
+    )
+    services.group_create(
+        name="python", description="The language and its libraries.", actor=staff_actor()
+    )
     now = time.time()
     titles = [
         ("Sorted sets are underrated", "https://example.org/zsets", ["redis"]),
@@ -36,13 +41,15 @@ def seed() -> None:
     ]
     for n, (title, link, groups) in enumerate(titles):
         article = services.article_post(
-            user_id=carol.pk,
-            poster_name="carol",
-            title=title,
-            link=link,
-            text="" if link else "Tell us below.",
-            groups=groups,
-            now=now - 3600 * (n + 1) * 5,
+            NewPost(
+                user_id=carol.pk,
+                poster_name="carol",
+                title=title,
+                link=link,
+                text="" if link else "Tell us below.",
+                groups=groups,
+                now=now - 3600 * (n + 1) * 5,
+            )
         )
         for voter in range(1000, 1000 + 3 * (4 - n)):
             services.article_vote(article_id=article.id, user_id=voter, direction=Vote.UP)

@@ -16,7 +16,8 @@ from django.test import override_settings
 from articles.operations import audit, backup
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Order, Period, Vote
+from articles.types import NewPost, Order, Period, Vote
+from tests.actors import staff_actor
 
 log = logging.getLogger("reliability")
 # Each test ends with the invariant audit finding nothing on the session's store.
@@ -29,19 +30,23 @@ def _populate() -> None:
     """Open and closed articles, up and down votes, good ones, groups, links, modlog."""
     now = time.time()
     for name in GROUPS:
-        services.group_create(name=name, description=f"All about {name} — ünïcode", actor="mod")
+        services.group_create(
+            name=name, description=f"All about {name} — ünïcode", actor=staff_actor("mod")
+        )
     ids = []
     for i in range(40):
         # A few were posted 8 days ago: their voter sets have already expired.
         posted = now - 8 * 86_400 if i % 10 == 0 else now - i * 3_600
         article = services.article_post(
-            user_id=1 + i % 7,
-            poster_name=f"poster{i % 7}",
-            title=f"Article {i} <b>&amp;</b> ✓",
-            link=f"https://example.org/{i}" if i % 3 else "",
-            text="" if i % 3 else f"text {i}\nsecond line",
-            groups=[GROUPS[i % 3]] + ([GROUPS[(i + 1) % 3]] if i % 4 == 0 else []),
-            now=posted,
+            NewPost(
+                user_id=1 + i % 7,
+                poster_name=f"poster{i % 7}",
+                title=f"Article {i} <b>&amp;</b> ✓",
+                link=f"https://example.org/{i}" if i % 3 else "",
+                text="" if i % 3 else f"text {i}\nsecond line",
+                groups=[GROUPS[i % 3]] + ([GROUPS[(i + 1) % 3]] if i % 4 == 0 else []),
+                now=posted,
+            )
         )
         ids.append((article.id, posted))
     for n, (article_id, posted) in enumerate(ids):
@@ -54,10 +59,10 @@ def _populate() -> None:
                 direction=Vote.DOWN if user % 4 == 0 else Vote.UP,
                 now=now,
             )
-    services.article_groups_update(article_id=ids[5][0], add=["cats"], remove=["books"], actor="m")
-    services.article_delete(
-        article_id=ids[7][0], actor_id=0, actor="mod", is_staff=True, reason="spam"
+    services.article_groups_update(
+        article_id=ids[5][0], add=["cats"], remove=["books"], actor=staff_actor("m")
     )
+    services.article_delete(article_id=ids[7][0], reason="spam", actor=staff_actor("mod", pk=0))
 
 
 def _listings() -> dict[str, object]:
@@ -123,7 +128,7 @@ def test_export_then_import_into_an_empty_store_loses_nothing(tmp_path: Path):
     second = _export(tmp_path / "again.jsonl")
     assert _comparable(second) == _comparable(first)
     # The restored store takes new posts and votes; ids are not reused.
-    new = services.article_post(user_id=3, poster_name="c", title="after", text="t")
+    new = services.article_post(NewPost(user_id=3, poster_name="c", title="after", text="t"))
     assert new.id == int(counter) + 1
     voters = sum(len(r["up"]) + len(r["down"]) for r in articles)  # type: ignore[arg-type]
     log.info(f"backup: {len(first)} records, {len(articles)} articles, {voters} votes restored")
@@ -132,8 +137,10 @@ def test_export_then_import_into_an_empty_store_loses_nothing(tmp_path: Path):
 
 
 def test_import_refuses_a_store_that_is_not_empty_unless_forced(tmp_path: Path):
-    services.group_create(name="books")
-    a = services.article_post(user_id=1, poster_name="a", title="A", text="t", groups=["books"])
+    services.group_create(name="books", actor=staff_actor())
+    a = services.article_post(
+        NewPost(user_id=1, poster_name="a", title="A", text="t", groups=["books"])
+    )
     _export(tmp_path / "b.jsonl")
     with pytest.raises(CommandError, match="not empty"):
         call_command("import_articles", str(tmp_path / "b.jsonl"), stdout=io.StringIO())
@@ -146,15 +153,15 @@ def test_import_refuses_a_store_that_is_not_empty_unless_forced(tmp_path: Path):
 def test_force_replaces_the_whole_store_and_leaves_nothing_of_it_behind(tmp_path: Path):
     """Ensure --force means "the store afterwards is exactly the backup": the old store's
     moderation log, links and submissions go with it, and the audit finds nothing stale."""
-    services.group_create(name="books", actor="mod-of-backup")
-    services.article_post(user_id=1, poster_name="a", title="A", link="https://a.example/")
+    services.group_create(name="books", actor=staff_actor("mod-of-backup"))
+    services.article_post(NewPost(user_id=1, poster_name="a", title="A", link="https://a.example/"))
     backup_records = _export(tmp_path / "b.jsonl")
     get_connection().flushdb()
     # Another store: more articles (ids 1-3), by other users, other links, its own modlog.
-    services.group_create(name="cats", actor="mod-of-store")
+    services.group_create(name="cats", actor=staff_actor("mod-of-store"))
     for i in range(3):
         services.article_post(
-            user_id=5, poster_name="e", title=f"E{i}", link=f"https://e.example/{i}"
+            NewPost(user_id=5, poster_name="e", title=f"E{i}", link=f"https://e.example/{i}")
         )
     call_command("import_articles", str(tmp_path / "b.jsonl"), force=True, stdout=io.StringIO())
     conn = get_connection()
@@ -165,7 +172,7 @@ def test_force_replaces_the_whole_store_and_leaves_nothing_of_it_behind(tmp_path
     ]
     assert [e.actor for e in selectors.modlog_page().items] == ["mod-of-backup"]
     assert _comparable(_export(tmp_path / "again.jsonl")) == _comparable(backup_records)
-    assert services.article_post(user_id=1, poster_name="a", title="n", text="t").id == 2
+    assert services.article_post(NewPost(user_id=1, poster_name="a", title="n", text="t")).id == 2
 
 
 def _bad_file(tmp_path: Path, records: list[dict[str, object]], name: str, tail: str = "") -> str:
@@ -175,9 +182,13 @@ def _bad_file(tmp_path: Path, records: list[dict[str, object]], name: str, tail:
 
 
 def test_a_malformed_record_anywhere_stops_the_import_before_anything_is_written(tmp_path: Path):
-    services.group_create(name="books")
-    services.article_post(user_id=1, poster_name="a", title="A", text="t", groups=["books"])
-    services.article_post(user_id=1, poster_name="a", title="B", text="t", groups=["books"])
+    services.group_create(name="books", actor=staff_actor())
+    services.article_post(
+        NewPost(user_id=1, poster_name="a", title="A", text="t", groups=["books"])
+    )
+    services.article_post(
+        NewPost(user_id=1, poster_name="a", title="B", text="t", groups=["books"])
+    )
     records = _export(tmp_path / "b.jsonl")
     arts = [r for r in records if r["type"] == "article"]
     arts[1]["groups"] = ["books", "../etc"]  # a hostile or damaged file
@@ -194,7 +205,7 @@ def test_a_truncated_file_changes_nothing_and_the_next_post_gets_a_new_id(tmp_pa
     """Ensure a file cut short restores nothing (no store without its id counter), and the
     whole file then restores with its counter, so the next post is a new article."""
     for i in range(3):
-        services.article_post(user_id=1, poster_name="a", title=f"A{i}", text="t")
+        services.article_post(NewPost(user_id=1, poster_name="a", title=f"A{i}", text="t"))
     records = _export(tmp_path / "b.jsonl")
     get_connection().flushdb()
     if cut == "before-counter":
@@ -207,7 +218,7 @@ def test_a_truncated_file_changes_nothing_and_the_next_post_gets_a_new_id(tmp_pa
         call_command("import_articles", path, stdout=io.StringIO())
     assert get_connection().dbsize() == 0
     call_command("import_articles", str(tmp_path / "b.jsonl"), stdout=io.StringIO())
-    new = services.article_post(user_id=2, poster_name="b", title="new", text="t")
+    new = services.article_post(NewPost(user_id=2, poster_name="b", title="new", text="t"))
     assert (new.id, new.title) == (4, "new")
     assert selectors.article_list(order=Order.TIME, page=1).items[0].title == "new"
 
@@ -215,9 +226,11 @@ def test_a_truncated_file_changes_nothing_and_the_next_post_gets_a_new_id(tmp_pa
 def test_export_skips_and_names_what_import_would_refuse_and_its_file_restores(tmp_path: Path):
     """Ensure a bad group name or broken index in the store neither crashes the export nor
     makes its file impossible to restore: export leaves it out and says so."""
-    services.group_create(name="books")
+    services.group_create(name="books", actor=staff_actor())
     for i in range(3):
-        services.article_post(user_id=1, poster_name="a", title=f"A{i}", text="t", groups=["books"])
+        services.article_post(
+            NewPost(user_id=1, poster_name="a", title=f"A{i}", text="t", groups=["books"])
+        )
     conn = get_connection()
     conn.hset(keys.GROUPS, "Not A Slug", "registered by hand")
     conn.sadd("group:../etc", keys.article(1))
@@ -235,7 +248,7 @@ def test_export_skips_and_names_what_import_would_refuse_and_its_file_restores(t
     call_command("import_articles", str(tmp_path / "b.jsonl"), stdout=out)
     assert "2 article" in out.getvalue()
     assert conn.hkeys(keys.GROUPS) == [b"books"]
-    assert services.article_post(user_id=1, poster_name="a", title="n", text="t").id == 4
+    assert services.article_post(NewPost(user_id=1, poster_name="a", title="n", text="t")).id == 4
 
 
 def _vote_for_a_while(seconds: float) -> None:
@@ -246,7 +259,9 @@ def _vote_for_a_while(seconds: float) -> None:
     newest = int(get_connection().get(keys.ARTICLE_IDS))
     while time.monotonic() < end:
         if rng.random() < 0.05:
-            services.article_post(user_id=rng.randint(1, 9), poster_name="w", title="n", text="t")
+            services.article_post(
+                NewPost(user_id=rng.randint(1, 9), poster_name="w", title="n", text="t")
+            )
             newest += 1
             continue
         services.article_vote(
@@ -260,7 +275,7 @@ def test_an_export_taken_while_votes_pour_in_restores_to_a_consistent_store(tmp_
     import multiprocessing
 
     for i in range(30):
-        services.article_post(user_id=1 + i % 5, poster_name="p", title=f"a{i}", text="t")
+        services.article_post(NewPost(user_id=1 + i % 5, poster_name="p", title=f"a{i}", text="t"))
     ctx = multiprocessing.get_context("fork")
     writers = [ctx.Process(target=_vote_for_a_while, args=(3.0,)) for _ in range(2)]
     for writer in writers:
@@ -283,5 +298,7 @@ def test_an_export_taken_while_votes_pour_in_restores_to_a_consistent_store(tmp_
         restored = selectors.article_get(article_id=record["id"])  # type: ignore[arg-type]
         assert (restored.votes, restored.downvotes) == (len(record["up"]), len(record["down"]))
     newest = max(r["id"] for r in articles)  # type: ignore[type-var]
-    assert services.article_post(user_id=1, poster_name="p", title="x", text="t").id > newest
+    assert (
+        services.article_post(NewPost(user_id=1, poster_name="p", title="x", text="t")).id > newest
+    )
     log.info(f"backup: {exports} exports taken under load, last one restored consistently")

@@ -15,8 +15,9 @@ from articles.errors import InvalidInput
 from articles.operations import audit, backup
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import CommentOrder, Vote
+from articles.types import CommentOrder, NewPost, Vote
 from tests import factories
+from tests.actors import member_actor, staff_actor
 
 # Each test ends with the invariant audit finding nothing on the session's store.
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("audited")]
@@ -36,12 +37,20 @@ def _populate() -> list[int]:
     now = time.time()
     articles = [
         services.article_post(
-            user_id=1, poster_name="p", title=f"A{i}", link=f"https://e.org/{i}", now=now - i * 600
+            NewPost(
+                user_id=1,
+                poster_name="p",
+                title=f"A{i}",
+                link=f"https://e.org/{i}",
+                now=now - i * 600,
+            )
         ).id
         for i in range(3)
     ]
     old = services.article_post(
-        user_id=1, poster_name="p", title="Old", link="https://e.org/old", now=now - 8 * 86_400
+        NewPost(
+            user_id=1, poster_name="p", title="Old", link="https://e.org/old", now=now - 8 * 86_400
+        )
     ).id
     services.comment_post(
         article_id=old, user_id=2, author_name="x", text="late", now=now - 8 * 86_400 + 5
@@ -55,13 +64,13 @@ def _populate() -> list[int]:
                 services.comment_vote(
                     comment_id=top, user_id=voter, vote=Vote.DOWN if voter % 3 else Vote.UP
                 )
-        services.comment_delete(comment_id=tops[0], user_id=2)  # a tombstone
-        services.comment_remove(comment_id=tops[3], actor="mod", reason="spam")
+        services.comment_delete(comment_id=tops[0], actor=member_actor(2))  # a tombstone
+        services.comment_remove(comment_id=tops[3], reason="spam", actor=staff_actor("mod"))
     doomed = services.article_post(
-        user_id=1, poster_name="p", title="Gone", link="https://e.org/gone", now=now
+        NewPost(user_id=1, poster_name="p", title="Gone", link="https://e.org/gone", now=now)
     ).id
     _say(doomed, 2)
-    services.article_delete(article_id=doomed, actor_id=1, actor="", is_staff=False)
+    services.article_delete(article_id=doomed, actor=member_actor(1, ""))
     return articles
 
 
@@ -117,7 +126,7 @@ def test_a_comment_of_an_article_not_in_the_file_stops_the_import(tmp_path: Path
 
 
 def test_an_old_export_without_comments_still_imports(tmp_path: Path):
-    services.article_post(user_id=1, poster_name="p", title="T", link="https://e.org/")
+    services.article_post(NewPost(user_id=1, poster_name="p", title="T", link="https://e.org/"))
     records = _export(tmp_path / "backup.jsonl")
     del records[-1]["comment_counter"]
     get_connection().flushdb()

@@ -16,6 +16,7 @@ import articles
 from articles import caches
 from articles.caches import Cache, Kind
 from articles.store import services
+from articles.types import NewPost
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,9 @@ def samples(client: Client) -> dict[tuple[str, str], float]:
 
 def test_each_cache_is_on_metrics_with_its_hits_and_misses(settings):
     settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 60
-    services.article_post(user_id=9, poster_name="u9", title="Counted", link="https://e.org/c")
+    services.article_post(
+        NewPost(user_id=9, poster_name="u9", title="Counted", link="https://e.org/c")
+    )
     client = Client()
     before = samples(client)
     names = {cache.name for cache in caches.every()}

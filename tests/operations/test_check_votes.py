@@ -9,7 +9,8 @@ from django.core.management import CommandError, call_command
 
 from articles.operations import audit
 from articles.store import selectors, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
+from tests.actors import staff_actor
 
 WEEK = 604_800
 
@@ -21,21 +22,25 @@ def run(*args: str) -> str:
 
 
 def test_a_clean_store_passes(now):
-    services.article_post(user_id=1, poster_name="a", title="T", link="https://e.org/", now=now)
+    services.article_post(
+        NewPost(user_id=1, poster_name="a", title="T", link="https://e.org/", now=now)
+    )
     assert "0 problem(s)" in run()
 
 
 def test_each_broken_invariant_is_reported_and_repaired(conn, settings, now):
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     for n in range(1, 8):
         services.article_post(
-            user_id=1,
-            poster_name="a",
-            title=f"T{n}",
-            link=f"https://e.org/{n}",
-            groups=["g"],
-            now=now,
+            NewPost(
+                user_id=1,
+                poster_name="a",
+                title=f"T{n}",
+                link=f"https://e.org/{n}",
+                groups=["g"],
+                now=now,
+            )
         )
     services.article_vote(article_id=2, user_id=2, direction=Vote.UP, now=now)
     conn.zincrby("score:", 5, "article:1")  # score drifts
@@ -75,7 +80,9 @@ def test_each_broken_invariant_is_reported_and_repaired(conn, settings, now):
 
 
 def test_voter_sets_past_their_window_are_reported_and_removed(conn, now):
-    services.article_post(user_id=1, poster_name="a", title="T", link="https://e.org/", now=now)
+    services.article_post(
+        NewPost(user_id=1, poster_name="a", title="T", link="https://e.org/", now=now)
+    )
     conn.hset("article:1", "time", now - 8 * 86_400)
     conn.zadd("time:", {"article:1": now - 8 * 86_400})
     conn.zadd("score:", {"article:1": now - 8 * 86_400 + 432})
@@ -90,7 +97,7 @@ def test_the_link_index_is_checked_both_ways_and_repaired(conn, now):
     """Ensure a lost, a stale and a shared links: entry are each reported and mended."""
     for n in range(1, 5):
         services.article_post(
-            user_id=1, poster_name="a", title=f"T{n}", link=f"https://e.org/{n}", now=now
+            NewPost(user_id=1, poster_name="a", title=f"T{n}", link=f"https://e.org/{n}", now=now)
         )
     conn.hdel("links:", "http://e.org/1")  # open article 1 no longer guards its link
     conn.hset("links:", "http://e.org/gone", "article:2")  # names an article linking elsewhere
@@ -117,17 +124,27 @@ def test_the_link_index_is_checked_both_ways_and_repaired(conn, now):
 
 
 def test_a_staff_edit_away_and_back_leaves_the_audit_clean(now):
-    services.article_post(user_id=1, poster_name="a", title="X", link="https://e.org/x", now=now)
-    services.article_post(user_id=2, poster_name="b", title="Y", link="https://e.org/y", now=now)
-    services.article_edit(article_id=2, title="Y", link="https://e.org/z", actor="mod")
-    services.article_edit(article_id=2, title="Y", link="https://e.org/y", actor="mod")
+    services.article_post(
+        NewPost(user_id=1, poster_name="a", title="X", link="https://e.org/x", now=now)
+    )
+    services.article_post(
+        NewPost(user_id=2, poster_name="b", title="Y", link="https://e.org/y", now=now)
+    )
+    services.article_edit(article_id=2, title="Y", link="https://e.org/z", actor=staff_actor("mod"))
+    services.article_edit(article_id=2, title="Y", link="https://e.org/y", actor=staff_actor("mod"))
     assert audit.invariant_audit() == []
 
 
 def test_the_posters_indexes_are_checked_both_ways_and_repaired(conn, now):
     for user_id in (1, 2):
         services.article_post(
-            user_id=user_id, poster_name="a", title="T", link=f"https://e.org/{user_id}", now=now
+            NewPost(
+                user_id=user_id,
+                poster_name="a",
+                title="T",
+                link=f"https://e.org/{user_id}",
+                now=now,
+            )
         )
     conn.zrem("submitted:1", "article:1")  # article 1 missing from its poster's list
     conn.zadd("submitted:2", {"article:7": now})  # a list naming no such article

@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from articles.operations import audit
 from articles.store import services
 from tests import factories
+from tests.actors import staff_actor
 
 
 def run(*args: str) -> tuple[str, CommandError | None]:
@@ -114,7 +115,7 @@ def test_a_bad_count_of_a_closed_article_is_reported_and_left(conn, now):
 
 
 def test_invalid_names_in_the_group_registry_are_reported(conn, now):
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     conn.hset("groups:", "Not A Group", "typed by hand")
     found = kinds()
     assert found["bad_group_name"] == {"groups:"}

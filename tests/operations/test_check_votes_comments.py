@@ -11,8 +11,9 @@ from django.core.management import CommandError, call_command
 from articles.operations import audit
 from articles.store import keys, services
 from articles.store.connection import get_connection
-from articles.types import Vote, comment_best
+from articles.types import NewPost, Vote, comment_best
 from tests import factories
+from tests.actors import member_actor
 from tests.operations.test_check_votes import run
 
 
@@ -24,7 +25,7 @@ def say(article_id: int, user_id: int = 2, parent: int | None = None) -> int:
 def thread(now) -> dict[str, int]:
     """Article 1 with comments 1 (top) -> 2 -> 3, 4 (top), 5 (top), each voted on."""
     article = services.article_post(
-        user_id=1, poster_name="p", title="T", link="https://e.org/1", now=now
+        NewPost(user_id=1, poster_name="p", title="T", link="https://e.org/1", now=now)
     ).id
     one = say(article)
     two = say(article, 3, one)
@@ -75,7 +76,9 @@ def test_each_corruption_is_reported_then_repaired(conn, thread, kind):
 def test_a_count_is_confirmed_against_the_visible_comments_listed(conn, thread):
     """The re-read of a count (comment_tally.lua) counts what comments_all: and comments:
     both list, so a tombstone is not counted; it stops one past the count."""
-    services.comment_delete(comment_id=thread["one"], user_id=2)  # a tombstone: 4 visible
+    services.comment_delete(
+        comment_id=thread["one"], actor=member_actor(2)
+    )  # a tombstone: 4 visible
 
     def counts() -> list[str]:
         return [p.detail for p in audit.invariant_audit() if p.kind == "comment_count"]
@@ -108,7 +111,9 @@ def test_comments_of_a_vanished_article_are_removed(conn, thread):
 
 
 def test_a_tombstone_left_without_replies_is_removed(conn, thread):
-    services.comment_delete(comment_id=thread["one"], user_id=2)  # has a reply: tombstone
+    services.comment_delete(
+        comment_id=thread["one"], actor=member_actor(2)
+    )  # has a reply: tombstone
     conn.hset("comment:2", mapping={"parent": "", "depth": 0})  # its reply moved by hand
     assert {"comment_tombstone", "comment_replies", "comment_index"} <= comment_kinds()
     run("--repair")

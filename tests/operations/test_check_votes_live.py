@@ -13,7 +13,8 @@ from articles.errors import ArticlesError, InvalidInput
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Vote
+from articles.types import NewPost, Vote
+from tests.actors import member_actor, staff_actor
 
 WORKERS = 3
 AUDITS = 8
@@ -54,24 +55,28 @@ def _worker(seed: int, barrier, stop) -> None:
                     article_id=article_id, user_id=user, direction=rng.choice(list(Vote))
                 )
             elif op < 0.82:
-                services.comment_edit(comment_id=target, user_id=user, text=f"edit {op}")
+                services.comment_edit(
+                    comment_id=target, text=f"edit {op}", actor=member_actor(user)
+                )
             elif op < 0.92:
-                services.comment_delete(comment_id=target, user_id=user)
+                services.comment_delete(comment_id=target, actor=member_actor(user))
             elif op < 0.96:
                 serial += 1
                 services.article_edit(
                     article_id=article_id,
                     title=rng.choice(["Alpha news", "Beta story", "Gamma report"]),
                     link=f"https://e.org/{seed}/{serial}",
-                    actor_id=1,
+                    actor=staff_actor(pk=1),
                 )
             else:
                 serial += 1
                 services.article_post(
-                    user_id=user,
-                    poster_name=f"u{user}",
-                    title=f"Late {seed} {serial}",
-                    link=f"https://late.org/{seed}/{serial}",
+                    NewPost(
+                        user_id=user,
+                        poster_name=f"u{user}",
+                        title=f"Late {seed} {serial}",
+                        link=f"https://late.org/{seed}/{serial}",
+                    )
                 )
         except (ArticlesError, InvalidInput):
             pass  # gone meanwhile, not the author, a deleted parent, a link taken
@@ -79,7 +84,9 @@ def _worker(seed: int, barrier, stop) -> None:
 
 def test_audit_beside_live_writes_reports_only_real_faults(conn):
     for n in range(ARTICLES + 1):  # the last one is left alone by the writers
-        services.article_post(user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}")
+        services.article_post(
+            NewPost(user_id=1, poster_name="u1", title=f"T{n}", link=f"https://e.org/{n}")
+        )
     quiet = ARTICLES + 1
     for _ in range(3):
         services.comment_post(article_id=quiet, user_id=2, author_name="u2", text="calm")

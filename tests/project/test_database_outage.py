@@ -18,6 +18,8 @@ import pytest
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
+from articles.types import NewPost
+from tests.actors import staff_actor
 from tests.harness import free_port
 
 pytestmark = pytest.mark.slow
@@ -78,7 +80,7 @@ def site_without_database(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterat
 
 def test_a_database_outage_is_a_503_where_it_is_needed_and_nowhere_else(site_without_database):
     base = site_without_database
-    services.article_post(user_id=1, poster_name="ann", title="Still here", text="body")
+    services.article_post(NewPost(user_id=1, poster_name="ann", title="Still here", text="body"))
 
     status, headers, body = _get(f"{base}/healthz")
     health = json.loads(body)
@@ -114,6 +116,6 @@ def test_a_database_outage_is_a_503_where_it_is_needed_and_nowhere_else(site_wit
     status, _, body = _get(f"{base}/new/")
     assert status == 200 and b"Still here" in body
     # The moderation log too: its people named, not linked (their accounts are unknown).
-    services.group_create(name="redis", actor="mod")
+    services.group_create(name="redis", actor=staff_actor("mod"))
     status, _, body = _get(f"{base}/modlog/")
     assert status == 200 and b"created a group" in body and b'href="/u/mod/"' not in body

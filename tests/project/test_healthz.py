@@ -36,8 +36,9 @@ def test_a_redis_refusing_writes_makes_a_cached_ranking_page_a_503_not_a_500(cli
     """Ensure the group page, whose script (re)builds the 60 s cache, says 503 when the
     primary refuses writes (min-replicas-to-write with no replica), and recovers."""
     from articles.store import services
+    from tests.actors import staff_actor
 
-    services.group_create(name="books")
+    services.group_create(name="books", actor=staff_actor())
     with redis_refusing_writes(redis_server, "min-replicas-to-write"):
         response = client.get("/g/books/")
         api = client.get("/api/groups/books/articles/")

@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
+from articles.types import NewPost
 from tests.harness import free_port, redis_down
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +61,7 @@ def test_metrics_count_votes_posts_rate_limits_redis_errors_and_script_latency(
     before = metric_values(client.get("/metrics").content)
 
     ann, bob = make_user("ann"), make_user("bob")
-    article = services.article_post(user_id=ann.pk, poster_name="ann", title="t", text="b")
+    article = services.article_post(NewPost(user_id=ann.pk, poster_name="ann", title="t", text="b"))
     client.force_login(bob)
     assert client.post(f"/a/{article.id}/vote/", {"direction": "up"}).status_code == 302
     assert client.post(f"/a/{article.id}/vote/", {"direction": "up"}).status_code == 302

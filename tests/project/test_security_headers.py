@@ -10,6 +10,7 @@ import re
 import pytest
 
 from articles.store import services
+from articles.types import NewPost
 
 
 def _policy(response) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -31,7 +32,7 @@ def test_the_pages_send_a_strict_policy_and_hold_no_inline_script_or_style(
 ):
     assert settings.DEBUG is False
     ann = make_user("ann")
-    article = services.article_post(user_id=ann.pk, poster_name="ann", title="t", text="b")
+    article = services.article_post(NewPost(user_id=ann.pk, poster_name="ann", title="t", text="b"))
     anonymous = ["/", "/new/", "/top/", "/groups/", f"/a/{article.id}/", "/accounts/login/"]
     anonymous += ["/signup/", "/modlog/"]
     pages = [(path, None) for path in anonymous]

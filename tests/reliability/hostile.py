@@ -7,6 +7,8 @@ from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 from articles.store.connection import get_connection
+from articles.types import NewPost
+from tests.actors import staff_actor
 
 # Text that would run script if a page, feed or API page showed it unescaped. Each holds a
 # character that escaping changes, so finding one verbatim in served HTML is a failure.
@@ -183,17 +185,19 @@ def build_world(users: dict[str, object]) -> int:
     from articles.types import Vote
 
     get_connection().flushall()
-    services.group_create(name="red", description="reds")
-    services.group_create(name="green", description="greens")
+    services.group_create(name="red", description="reds", actor=staff_actor())
+    services.group_create(name="green", description="greens", actor=staff_actor())
     poster, other = users["poster"], users["other"]
     article = services.article_post(
-        user_id=poster.pk,  # type: ignore[attr-defined]
-        poster_name="poster",
-        title="A",
-        link="https://example.org/a",
-        groups=["red"],
+        NewPost(
+            user_id=poster.pk,
+            poster_name="poster",
+            title="A",
+            link="https://example.org/a",
+            groups=["red"],
+        )
     )
-    services.article_post(user_id=other.pk, poster_name="other", title="B", text="b")  # type: ignore[attr-defined]
+    services.article_post(NewPost(user_id=other.pk, poster_name="other", title="B", text="b"))  # type: ignore[attr-defined]
     services.article_vote(article_id=article.id, user_id=other.pk, direction=Vote.UP)  # type: ignore[attr-defined]
     return article.id
 

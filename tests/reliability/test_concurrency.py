@@ -16,7 +16,8 @@ from articles.errors import ArticlesError
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Order, Vote
+from articles.types import NewPost, Order, Vote
+from tests.actors import staff_actor
 
 log = logging.getLogger("reliability")
 pytestmark = pytest.mark.slow
@@ -42,12 +43,14 @@ def _worker(seed: int, ops: int, results: multiprocessing.Queue) -> None:
         try:
             if kind == "post":
                 services.article_post(
-                    user_id=user,
-                    poster_name=f"u{user}",
-                    title=f"w{seed}-{n}",
-                    text="t",
-                    groups=rng.sample(GROUPS, rng.randint(0, 2)),
-                    now=NOW + n,
+                    NewPost(
+                        user_id=user,
+                        poster_name=f"u{user}",
+                        title=f"w{seed}-{n}",
+                        text="t",
+                        groups=rng.sample(GROUPS, rng.randint(0, 2)),
+                        now=NOW + n,
+                    )
                 )
             elif kind in ("vote", "switch", "withdraw"):
                 direction = {"vote": Vote.UP, "switch": Vote.DOWN, "withdraw": Vote.NONE}[kind]
@@ -57,16 +60,14 @@ def _worker(seed: int, ops: int, results: multiprocessing.Queue) -> None:
             elif kind == "move":
                 src, dst = rng.sample(GROUPS, 2)
                 services.article_groups_update(
-                    article_id=article_id, add=[dst], remove=[src], actor="mod"
+                    article_id=article_id, add=[dst], remove=[src], actor=staff_actor("mod")
                 )
             else:
                 services.article_delete(
                     article_id=article_id,
-                    actor_id=0,
-                    actor="mod",
-                    is_staff=True,
                     reason="spam",
                     now=NOW + n,
+                    actor=staff_actor("mod", pk=0),
                 )
         except ArticlesError as exc:  # not found, conflict: refused cleanly, nothing changed
             tried[f"refused:{exc.code}"] += 1
@@ -83,15 +84,17 @@ def _torn(articles) -> list[str]:
 
 def _seed_store(n: int) -> None:
     for name in GROUPS:
-        services.group_create(name=name, description="", actor="mod")
+        services.group_create(name=name, description="", actor=staff_actor("mod"))
     for i in range(n):
         services.article_post(
-            user_id=100 + i,
-            poster_name="p",
-            title=f"seed {i}",
-            text="t",
-            groups=[GROUPS[i % 4]],
-            now=NOW,
+            NewPost(
+                user_id=100 + i,
+                poster_name="p",
+                title=f"seed {i}",
+                text="t",
+                groups=[GROUPS[i % 4]],
+                now=NOW,
+            )
         )
 
 
@@ -143,7 +146,9 @@ def _hammer(seed: int, article_ids: list[int]) -> None:
 
 def test_workers_sigkilled_in_the_middle_of_voting_leave_no_half_applied_vote():
     ids = [
-        services.article_post(user_id=1, poster_name="p", title=f"a{i}", text="t", now=NOW).id
+        services.article_post(
+            NewPost(user_id=1, poster_name="p", title=f"a{i}", text="t", now=NOW)
+        ).id
         for i in range(3)
     ]
     total_kills = 0

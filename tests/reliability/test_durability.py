@@ -16,7 +16,7 @@ from articles.operations import audit
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import breaker, keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Order, Vote
+from articles.types import NewPost, Order, Vote
 from articles.web.rendering import render_to_string  # the engine of the pages
 from tests.harness import redis_hung, store_on
 
@@ -29,7 +29,7 @@ NOW = 1_800_000_000
 def _post(n: int) -> list[int]:
     return [
         services.article_post(
-            user_id=1000 + i, poster_name=f"p{i}", title=f"Article {i}", text="x", now=NOW
+            NewPost(user_id=1000 + i, poster_name=f"p{i}", title=f"Article {i}", text="x", now=NOW)
         ).id
         for i in range(n)
     ]
@@ -233,16 +233,17 @@ def test_writes_cut_off_by_a_hang_and_retried_count_once(own_redis: EmbeddedRedi
         breaker.close_all()  # send the post too, as a process that saw no timeout yet would
         with pytest.raises(redis.RedisError):
             services.article_post(
-                user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
+                NewPost(user_id=7, poster_name="s", title="once", text="t", now=NOW),
+                idempotency_key="k-1",
             )
     breaker.close_all()  # rather than waiting out the cooldown
     # Redis now runs whatever was queued (the vote script, the post); the client retries.
     services.article_vote(article_id=article_id, user_id=7, direction=Vote.UP, now=NOW)
     first = services.article_post(
-        user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
+        NewPost(user_id=7, poster_name="s", title="once", text="t", now=NOW), idempotency_key="k-1"
     )
     again = services.article_post(
-        user_id=7, poster_name="s", title="once", text="t", idempotency_key="k-1", now=NOW
+        NewPost(user_id=7, poster_name="s", title="once", text="t", now=NOW), idempotency_key="k-1"
     )
     assert first.id == again.id
     assert selectors.article_get(article_id=article_id).votes == 2

@@ -14,8 +14,9 @@ from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Order, Period, Vote
+from articles.types import NewPost, Order, Period, Vote
 from tests import factories
+from tests.actors import staff_actor
 
 # Every key the store may hold (keys.py): anything else in Redis is a leak.
 KEY = re.compile(
@@ -80,14 +81,16 @@ def test_a_hostile_group_name_is_refused_everywhere_and_writes_no_key(article: i
         lambda: selectors.group_article_list(name=name),
         lambda: selectors.group_article_list(name=name, order=Order.TIME, page=2),
         lambda: selectors.group_get(name=name),
-        lambda: services.group_create(name=name, description="d"),
-        lambda: services.group_update(name=name, description="d"),
-        lambda: services.group_delete(name=name),
+        lambda: services.group_create(name=name, description="d", actor=staff_actor()),
+        lambda: services.group_update(name=name, description="d", actor=staff_actor()),
+        lambda: services.group_delete(name=name, actor=staff_actor()),
         lambda: services.article_post(
-            user_id=2, poster_name="b", title="t", text="y", groups=[name]
+            NewPost(user_id=2, poster_name="b", title="t", text="y", groups=[name])
         ),
-        lambda: services.article_groups_update(article_id=article, add=[name]),
-        lambda: services.article_groups_update(article_id=article, remove=[name]),
+        lambda: services.article_groups_update(article_id=article, add=[name], actor=staff_actor()),
+        lambda: services.article_groups_update(
+            article_id=article, remove=[name], actor=staff_actor()
+        ),
     ]
     for call in calls:
         with pytest.raises(InvalidInput):
@@ -152,11 +155,9 @@ def test_a_hostile_article_id_is_not_found_and_writes_no_key(article: int, artic
     with pytest.raises(ArticleNotFound):
         services.article_vote(article_id=article_id, user_id=2, direction=Vote.UP)
     with pytest.raises((ArticleNotFound, InvalidInput)):
-        services.article_groups_update(article_id=article_id, add=["red"])
+        services.article_groups_update(article_id=article_id, add=["red"], actor=staff_actor())
     with pytest.raises(ArticleNotFound):
-        services.article_delete(
-            article_id=article_id, actor_id=1, actor="m", is_staff=True, reason="spam"
-        )
+        services.article_delete(article_id=article_id, reason="spam", actor=staff_actor("m", pk=1))
     assert _keys() == before
     _assert_namespaced()
     assert audit.invariant_audit() == []
@@ -166,7 +167,7 @@ def test_a_hostile_article_id_is_not_found_and_writes_no_key(article: int, artic
 def test_a_hostile_idempotency_key_is_refused(token: str):
     with pytest.raises(InvalidInput):
         services.article_post(
-            user_id=1, poster_name="a", title="t", text="x", idempotency_key=token
+            NewPost(user_id=1, poster_name="a", title="t", text="x"), idempotency_key=token
         )
     assert _keys() <= {keys.ARTICLE_IDS}  # at most the id counter moved
 
@@ -213,7 +214,7 @@ def test_links_other_than_http_and_https_are_refused(link: str):
         validation.clean_link(link)
     assert caught.value.field == "link"
     with pytest.raises(InvalidInput):
-        services.article_post(user_id=1, poster_name="a", title="t", link=link, text="x")
+        services.article_post(NewPost(user_id=1, poster_name="a", title="t", link=link, text="x"))
     assert get_connection().exists(keys.TIME) == 0
 
 
@@ -247,6 +248,6 @@ def test_plain_http_and_https_links_are_accepted(link: str):
 def test_oversized_or_malformed_fields_are_refused_by_name_and_write_nothing(field, values):
     data = {"title": "ok", "link": "", "text": "body", **values}
     with pytest.raises(InvalidInput) as caught:
-        services.article_post(user_id=1, poster_name="a", **data)
+        services.article_post(NewPost(user_id=1, poster_name="a", **data))
     assert caught.value.field == field
     assert _keys() == set()  # checked before the id counter moves

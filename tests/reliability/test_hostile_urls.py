@@ -14,6 +14,8 @@ from rest_framework.test import APIClient
 
 from articles.store import services
 from articles.store.connection import get_connection
+from articles.types import NewPost
+from tests.actors import staff_actor
 from tests.reliability.hostile import db_state
 from tests.reliability.test_hostile_input import KEY
 
@@ -174,9 +176,9 @@ def world(make_user, settings):  # type: ignore[no-untyped-def]
     settings.ARTICLES_RATE_LIMITS = {"vote": (10**6, 60), "post": (10**6, 60)}
     poster = make_user("poster")
     staff = make_user("staff", staff=True)
-    services.group_create(name="red", description="reds")
+    services.group_create(name="red", description="reds", actor=staff_actor())
     services.article_post(
-        user_id=poster.pk, poster_name="poster", title="A", text="x", groups=["red"]
+        NewPost(user_id=poster.pk, poster_name="poster", title="A", text="x", groups=["red"])
     )
     return staff
 

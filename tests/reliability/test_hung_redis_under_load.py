@@ -25,6 +25,7 @@ import pytest
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
+from articles.types import NewPost
 from tests.harness import free_port
 
 pytestmark = pytest.mark.slow
@@ -139,7 +140,9 @@ def test_a_hung_redis_under_concurrent_load_is_a_prompt_503_and_the_site_recover
     own_redis: EmbeddedRedis, served: str
 ):
     for i in range(3):
-        services.article_post(user_id=1 + i, poster_name=f"p{i}", title=f"Kept {i}", text="x")
+        services.article_post(
+            NewPost(user_id=1 + i, poster_name=f"p{i}", title=f"Kept {i}", text="x")
+        )
     # Warm both workers (imports, first connections) with the same load, Redis healthy.
     warm = _concurrently(served, 1.0)
     assert {status for _, status, *_ in warm} == {200}, warm[:3]

@@ -15,6 +15,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from articles.store import services
+from articles.types import NewPost
+from tests.actors import staff_actor
 from tests.reliability.hostile import db_state, snapshot, without_volatile
 
 log = logging.getLogger("reliability")
@@ -27,9 +29,9 @@ PASSWORD = "pw-Secret-123"
 def world(make_user):  # type: ignore[no-untyped-def]
     poster = make_user("poster")
     staff = make_user("staff", staff=True)
-    services.group_create(name="red", description="reds")
+    services.group_create(name="red", description="reds", actor=staff_actor())
     article = services.article_post(
-        user_id=poster.pk, poster_name="poster", title="A", text="x", groups=["red"]
+        NewPost(user_id=poster.pk, poster_name="poster", title="A", text="x", groups=["red"])
     )
     return {"poster": poster, "staff": staff, "a": article.id}
 

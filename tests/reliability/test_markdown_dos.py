@@ -15,6 +15,7 @@ from django.contrib.syndication.views import Feed
 
 from articles import conf, markdown
 from articles.store import services
+from articles.types import NewPost
 from articles.validation import TEXT_MAX
 from articles.web import feeds
 
@@ -86,7 +87,7 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def _thread_with_long_texts(make_user):  # type: ignore[no-untyped-def]
     ann, bob = make_user("ann"), make_user("bob")
     article = services.article_post(
-        user_id=ann.pk, poster_name="ann", title="Slow?", link="", text="[<" * 10_000
+        NewPost(user_id=ann.pk, poster_name="ann", title="Slow?", link="", text="[<" * 10_000)
     )
     for i, user in enumerate([ann, bob] * 3):
         services.comment_post(

@@ -12,13 +12,14 @@ from rest_framework.test import APIClient
 
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
+from articles.types import NewPost
 from tests.harness import redis_refusing_writes
 
 
 @pytest.fixture
 def full_redis(own_redis: EmbeddedRedis) -> Iterator[EmbeddedRedis]:
     """The test's own Redis, with one article, then made full."""
-    services.article_post(user_id=1, poster_name="a", title="Kept", link="https://e.org/1")
+    services.article_post(NewPost(user_id=1, poster_name="a", title="Kept", link="https://e.org/1"))
     with redis_refusing_writes(own_redis):
         yield own_redis
 

@@ -22,7 +22,8 @@ from articles.errors import ArticleNotFound, NotAllowed, VotingClosed
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Order, Vote
+from articles.types import Actor, NewPost, Order, Vote
+from tests.actors import member_actor, staff_actor
 
 log = logging.getLogger("reliability")
 pytestmark = pytest.mark.slow
@@ -58,7 +59,7 @@ class StoreVersusModel(RuleBasedStateMachine):
         super().__init__()
         get_connection().flushdb()
         for name in GROUPS:
-            services.group_create(name=name)
+            services.group_create(name=name, actor=staff_actor())
         self.now = START
         self.articles: dict[int, ModelArticle] = {}
         self.deleted: set[int] = set()
@@ -70,7 +71,14 @@ class StoreVersusModel(RuleBasedStateMachine):
     @rule(user=st.integers(1, 6), groups=st.sets(st.sampled_from(GROUPS), max_size=2))
     def post(self, user: int, groups: set[str]) -> None:
         article = services.article_post(
-            user_id=user, poster_name=f"u{user}", title="t", text="x", groups=groups, now=self.now
+            NewPost(
+                user_id=user,
+                poster_name=f"u{user}",
+                title="t",
+                text="x",
+                groups=groups,
+                now=self.now,
+            )
         )
         assert article.id not in self.articles
         self.articles[article.id] = ModelArticle(user, self.now, {user}, set(), set(groups))
@@ -113,7 +121,9 @@ class StoreVersusModel(RuleBasedStateMachine):
     def move(self, data: st.DataObject, add: set[str], drop: str) -> None:
         article_id = data.draw(st.sampled_from(sorted(self.articles)))
         add.discard(drop)
-        now = services.article_groups_update(article_id=article_id, add=add, remove=[drop])
+        now = services.article_groups_update(
+            article_id=article_id, add=add, remove=[drop], actor=staff_actor()
+        )
         model = self.articles[article_id]
         model.groups = (model.groups | add) - {drop}
         assert set(now) == model.groups
@@ -127,16 +137,14 @@ class StoreVersusModel(RuleBasedStateMachine):
         if not allowed:
             with pytest.raises(NotAllowed):
                 services.article_delete(
-                    article_id=article_id, actor_id=actor, actor="", is_staff=False, now=self.now
+                    article_id=article_id, now=self.now, actor=member_actor(actor, "")
                 )
             return
         services.article_delete(
             article_id=article_id,
-            actor_id=actor,
-            actor="",
-            is_staff=staff,
             reason="rule",
             now=self.now,
+            actor=Actor(pk=actor, name="", is_staff=staff),
         )
         del self.articles[article_id]
         self.deleted.add(article_id)

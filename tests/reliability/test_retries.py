@@ -18,6 +18,7 @@ from articles.operations.embedded import EmbeddedRedis
 from articles.store import breaker, scripts, services
 from articles.types import Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.harness import store_on
 
 LATE = 1.5  # seconds a reply is held back: longer than the 1 s socket timeout
@@ -113,7 +114,7 @@ def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exis
     outcome = late_call(
         proxy,
         scripts.GROUP_SAVE,
-        lambda: services.group_create(name="late", description="d", actor="mod"),
+        lambda: services.group_create(name="late", description="d", actor=staff_actor("mod")),
     )
     # Before: the retry ran the script again and raised GroupExists for the group it made.
     assert isinstance(outcome, redis.TimeoutError), outcome
@@ -127,20 +128,25 @@ def test_a_group_create_whose_reply_is_late_is_sent_once_not_answered_group_exis
         (
             scripts.DELETE,
             lambda: services.article_delete(
-                article_id=1, actor_id=9, actor="mod", is_staff=True, reason="spam"
+                article_id=1, reason="spam", actor=staff_actor("mod", pk=9)
             ),
         ),
-        (scripts.GROUP_DELETE, lambda: services.group_delete(name="g", actor="mod")),
-        (scripts.GROUP_SAVE, lambda: services.group_update(name="g", description="x", actor="mod")),
+        (scripts.GROUP_DELETE, lambda: services.group_delete(name="g", actor=staff_actor("mod"))),
+        (
+            scripts.GROUP_SAVE,
+            lambda: services.group_update(name="g", description="x", actor=staff_actor("mod")),
+        ),
         (
             scripts.EDIT,
             lambda: services.article_edit(
-                article_id=1, title="New", link="https://e.org/new", actor="mod"
+                article_id=1, title="New", link="https://e.org/new", actor=staff_actor("mod")
             ),
         ),
         (
             scripts.GROUPS_UPDATE,
-            lambda: services.article_groups_update(article_id=1, remove=["g"], actor="mod"),
+            lambda: services.article_groups_update(
+                article_id=1, remove=["g"], actor=staff_actor("mod")
+            ),
         ),
     ],
     ids=["delete", "group_delete", "group_update", "edit", "groups_update"],
@@ -149,7 +155,7 @@ def test_a_write_not_safe_to_repeat_is_sent_once(proxy, script, write):
     """Ensure a late reply is a timeout (a 503: read and retry), never a false 404 nor a
     second moderation-log entry from the same request."""
     direct = redis.Redis(unix_socket_path=str(proxy.target))
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     post(groups=["g"])
     outcome = late_call(proxy, script, write)
     assert isinstance(outcome, redis.TimeoutError), outcome

@@ -25,8 +25,9 @@ from articles.operations import audit
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
-from articles.types import Vote
+from articles.types import NewPost, Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.harness import free_port, redis_hung, store_on
 from votesite.settings import sentinel_cache
 
@@ -137,7 +138,9 @@ def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_ackn
         CACHES=caches, ARTICLES_WAIT_REPLICAS=1, ARTICLES_WAIT_TIMEOUT_MS=10_000
     ):
         ids = [
-            services.article_post(user_id=1, poster_name="p", title=f"a{i}", text="t", now=NOW).id
+            services.article_post(
+                NewPost(user_id=1, poster_name="p", title=f"a{i}", text="t", now=NOW)
+            ).id
             for i in range(5)
         ]
         acked: list[tuple[int, int, Vote]] = []
@@ -214,7 +217,9 @@ def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
             override_settings(ARTICLES_WAIT_REPLICAS=1, ARTICLES_WAIT_TIMEOUT_MS=10_000),
         ):
             _wait_for(lambda: _replicas_online(primary, 1), 20, "the replica's first sync")
-            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            article = services.article_post(
+                NewPost(user_id=1, poster_name="p", title="a", text="t")
+            )
             with (
                 redis_hung(replica),
                 override_settings(ARTICLES_WAIT_TIMEOUT_MS=300),
@@ -271,12 +276,14 @@ def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_
     try:
         with store_on(f"{primary.url}?db=0"):
             with pytest.raises(StoreUnavailable, match="replicas"):
-                services.article_post(user_id=1, poster_name="p", title="a", text="t")
+                services.article_post(NewPost(user_id=1, poster_name="p", title="a", text="t"))
             with pytest.raises(StoreUnavailable, match="replicas"):
-                services.group_create(name="books")
+                services.group_create(name="books", actor=staff_actor())
             assert get_connection().dbsize() <= 1  # at most the id counter (INCR ran first)
             primary.client().config_set("min-replicas-to-write", 0)
-            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            article = services.article_post(
+                NewPost(user_id=1, poster_name="p", title="a", text="t")
+            )
             primary.client().config_set("min-replicas-to-write", 1)
             with pytest.raises(StoreUnavailable):
                 services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
@@ -290,11 +297,13 @@ def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
     primary, replica = _primary_and_replica(tmp_short)
     try:
         with store_on(f"{primary.url}?db=0"):
-            article = services.article_post(user_id=1, poster_name="p", title="a", text="t")
+            article = services.article_post(
+                NewPost(user_id=1, poster_name="p", title="a", text="t")
+            )
         _wait_for(lambda: replica.client().exists(keys.article(article.id)), 10, "replication")
         with store_on(f"{replica.url}?db=0"):
             with pytest.raises(StoreUnavailable, match="read-only"):
-                services.group_create(name="books")
+                services.group_create(name="books", actor=staff_actor())
             with pytest.raises(StoreUnavailable, match="read-only"):
                 services.article_vote(article_id=article.id, user_id=2, direction=Vote.UP)
             assert selectors.article_get(article_id=article.id).votes == 1
@@ -317,7 +326,7 @@ def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_sh
             override_settings(ARTICLES_WAIT_REPLICAS=1, ARTICLES_WAIT_TIMEOUT_MS=300),
         ):
             with pytest.raises(StoreUnavailable):
-                services.group_create(name="books")
+                services.group_create(name="books", actor=staff_actor())
             user = factories.user("ann", password="x")
             api = APIClient()
             api.force_authenticate(user)

@@ -17,7 +17,8 @@ from django.utils.html import escape
 
 from articles.operations import audit
 from articles.store import keys, services
-from articles.types import Period, Vote
+from articles.types import NewPost, Period, Vote
+from tests.actors import staff_actor
 from tests.reliability.hostile import LINKS, PAYLOADS, html_problems, url_is_safe
 
 log = logging.getLogger("reliability")
@@ -52,13 +53,19 @@ def site(make_user, conn, settings):  # type: ignore[no-untyped-def]
     staff = make_user(PAYLOADS[0], staff=True)
     users = [make_user(p[:150]) for p in PAYLOADS[1:5]]
     plain = make_user("plain")
-    services.group_create(name="red", description="x", actor=staff.username)
+    services.group_create(name="red", description="x", actor=staff_actor(staff.username))
     conn.hset(keys.GROUPS, "red", PAYLOADS[2])  # a description no form would refuse anyway
     ids = []
     for i, payload in enumerate(PAYLOADS):
         poster = [plain, *users][i % 5]
         article = services.article_post(
-            user_id=poster.pk, poster_name=poster.username, title=f"t{i}", text="x", groups=["red"]
+            NewPost(
+                user_id=poster.pk,
+                poster_name=poster.username,
+                title=f"t{i}",
+                text="x",
+                groups=["red"],
+            )
         )
         fields = {"title": payload, "text": payload, "poster_name": payload, "link": LINKS[i]}
         conn.hset(keys.article(article.id), mapping=fields)
@@ -73,16 +80,14 @@ def site(make_user, conn, settings):  # type: ignore[no-untyped-def]
         for voter in range(1000, 1200):
             services.article_vote(article_id=article_id, user_id=voter, direction=Vote.UP)
     # The moderation log: through the services with hostile reasons, and written raw.
-    extra = services.article_post(user_id=plain.pk, poster_name="plain", title="gone", text="x")
+    extra = services.article_post(
+        NewPost(user_id=plain.pk, poster_name="plain", title="gone", text="x")
+    )
     services.article_groups_update(
-        article_id=ids[3], remove=["red"], actor=staff.username, reason=PAYLOADS[4]
+        article_id=ids[3], remove=["red"], reason=PAYLOADS[4], actor=staff_actor(staff.username)
     )
     services.article_delete(
-        article_id=extra.id,
-        actor_id=staff.pk,
-        actor=staff.username,
-        is_staff=True,
-        reason=PAYLOADS[1],
+        article_id=extra.id, reason=PAYLOADS[1], actor=staff_actor(staff.username, pk=staff.pk)
     )
     entry = {
         "time": time.time(),

@@ -17,6 +17,7 @@ from articles.errors import ArticleNotFound
 from articles.operations import audit
 from articles.store import keys, scripts, selectors, services
 from articles.types import NewPost, Status, Vote
+from tests.actors import member_actor, staff_actor
 
 COMMENTS = 20_000
 AUTHORS = 10
@@ -75,10 +76,14 @@ def big(conn) -> Iterator[tuple[int, list[int], set[str]]]:
     """An article with COMMENTS comments beside a small one with three, and the keys
     the store held before the big one got any comments."""
     now = int(time.time())
-    small = services.article_post(user_id=1, poster_name="p", title="Small", link="https://e.org/s")
+    small = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="Small", link="https://e.org/s")
+    )
     services.comment_post(article_id=small.id, user_id=2, author_name="u2", text="kept")
     services.comment_post(article_id=small.id, user_id=3, author_name="u3", text="kept too")
-    a = services.article_post(user_id=1, poster_name="p", title="Big", link="https://e.org/b")
+    a = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="Big", link="https://e.org/b")
+    )
     before = every_key(conn)
     ids = post_comments(conn, a.id, COMMENTS, now)
     assert int(conn.hget(keys.article(a.id), "comments")) == COMMENTS
@@ -113,7 +118,7 @@ def test_an_article_with_20000_comments_is_deleted_in_short_steps(conn, big, slo
     margin is for a busy machine pausing the server mid-call."""
     article_id, _, before = big
     conn.slowlog_reset()
-    services.article_delete(article_id=article_id, actor_id=1, actor="", is_staff=False)
+    services.article_delete(article_id=article_id, actor=member_actor(1, ""))
     worst, command = slowest_command_us(conn)
     assert worst < 50_000, f"{command} took {worst} µs"
     with pytest.raises(ArticleNotFound):
@@ -133,7 +138,7 @@ def test_a_delete_stopped_between_batches_is_finished_by_the_repair(conn, big, m
         "articles.store.services.articles.article_purge",
         lambda **kw: services.article_purge_step(**kw),
     )
-    services.article_delete(article_id=article_id, actor_id=1, actor="", is_staff=False)
+    services.article_delete(article_id=article_id, actor=member_actor(1, ""))
     with pytest.raises(ArticleNotFound):
         selectors.article_get(article_id=article_id)
     for index in (keys.SCORE, keys.TIME, keys.VOTES, keys.submitted(1)):
@@ -152,8 +157,12 @@ def test_a_delete_stopped_between_batches_is_finished_by_the_repair(conn, big, m
 
 def test_a_purge_leaves_a_comment_of_another_article_and_a_live_article_alone(conn):
     now = int(time.time())
-    a = services.article_post(user_id=1, poster_name="p", title="A", link="https://e.org/1")
-    b = services.article_post(user_id=1, poster_name="p", title="B", link="https://e.org/2")
+    a = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="A", link="https://e.org/1")
+    )
+    b = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="B", link="https://e.org/2")
+    )
     (mine,) = post_comments(conn, a.id, 1, now)
     (theirs,) = post_comments(conn, b.id, 1, now)
     conn.zadd(keys.article_comments_all(a.id), {keys.comment(theirs): now})  # corrupt
@@ -161,7 +170,7 @@ def test_a_purge_leaves_a_comment_of_another_article_and_a_live_article_alone(co
     conn.sadd(keys.PURGE, keys.article(a.id))
     assert services.article_purge_step(article_id=a.id) == 0
     assert conn.exists(keys.comment(mine)) and not conn.exists(keys.PURGE)
-    services.article_delete(article_id=a.id, actor_id=1, actor="", is_staff=False)
+    services.article_delete(article_id=a.id, actor=member_actor(1, ""))
     assert not conn.exists(keys.comment(mine), keys.article_comments_all(a.id))
     assert conn.hget(keys.comment(theirs), "article") == keys.article(b.id).encode()
     assert conn.zscore(keys.article_comments(b.id), keys.comment(theirs)) is not None
@@ -171,15 +180,15 @@ def test_a_group_of_20000_articles_is_deleted_in_short_steps(conn, slowlog):
     """Ensure the group goes, its name leaves every member's `groups` field, and no single
     Redis command ran 50 ms (before: one script over every member, 380 ms here)."""
     n = 20_000
-    services.group_create(name="big")
-    services.group_create(name="other")
+    services.group_create(name="big", actor=staff_actor())
+    services.group_create(name="other", actor=staff_actor())
     posts = [
         NewPost(user_id=1, poster_name="p", title=f"T{i}", link=f"https://e.org/{i}", groups=g)
         for i, g in enumerate([("big", "other")] + [("big",)] * (n - 1))
     ]
     ids = services.article_post_many(posts=posts)
     conn.slowlog_reset()
-    services.group_delete(name="big", actor="mod", reason="spam")
+    services.group_delete(name="big", reason="spam", actor=staff_actor("mod"))
     worst, command = slowest_command_us(conn)
     assert worst < 50_000, f"{command} took {worst} µs"
     assert not conn.exists(keys.group("big"), keys.group_purge("big"), keys.PURGE)
@@ -192,20 +201,24 @@ def test_a_group_of_20000_articles_is_deleted_in_short_steps(conn, slowlog):
 
 
 def test_a_group_delete_stopped_after_its_first_step_is_finished_by_the_repair(conn, monkeypatch):
-    services.group_create(name="g")
-    a = services.article_post(user_id=1, poster_name="p", title="A", link="https://e.org/a")
-    services.article_groups_update(article_id=a.id, add=["g"])
+    services.group_create(name="g", actor=staff_actor())
+    a = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="A", link="https://e.org/a")
+    )
+    services.article_groups_update(article_id=a.id, add=["g"], actor=staff_actor())
     monkeypatch.setattr(
         "articles.store.services.groups.group_purge", lambda **kw: None
     )  # a crash, an outage
-    services.group_delete(name="g")
+    services.group_delete(name="g", actor=staff_actor())
     assert "g" not in [g.name for g in selectors.group_list()]
     assert selectors.article_get(article_id=a.id).groups == ("g",)
     monkeypatch.undo()
     # Made again before the repair: its new member keeps the name.
-    services.group_create(name="g")
-    b = services.article_post(user_id=1, poster_name="p", title="B", link="https://e.org/b")
-    services.article_groups_update(article_id=b.id, add=["g"])
+    services.group_create(name="g", actor=staff_actor())
+    b = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="B", link="https://e.org/b")
+    )
+    services.article_groups_update(article_id=b.id, add=["g"], actor=staff_actor())
     call_command("check_votes", "--repair", stdout=io.StringIO())
     assert selectors.article_get(article_id=a.id).groups == ()
     assert selectors.article_get(article_id=b.id).groups == ("g",)

@@ -13,7 +13,7 @@ import pytest
 from articles.errors import VotingClosed
 from articles.operations import audit
 from articles.store import keys, selectors, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
 
 WEEK = 604_800
 
@@ -27,7 +27,7 @@ def post_closing_in(conn, seconds: float) -> int:
     """An article whose window closes `seconds` from now by Redis' clock."""
     posted = redis_now(conn) - WEEK + seconds
     return services.article_post(
-        user_id=1, poster_name="a", title="Closing", link="https://e.org/c", now=posted
+        NewPost(user_id=1, poster_name="a", title="Closing", link="https://e.org/c", now=posted)
     ).id
 
 
@@ -62,7 +62,7 @@ def test_with_the_web_clock_ahead_of_redis_a_vote_before_the_close_counts(conn, 
 def test_a_post_takes_its_time_from_redis(conn, settings):
     settings.ARTICLES_CLOCK_OFFSET = -3600
     before = redis_now(conn)
-    article = services.article_post(user_id=1, poster_name="a", title="T", text="x")
+    article = services.article_post(NewPost(user_id=1, poster_name="a", title="T", text="x"))
     assert int(before) <= article.time <= redis_now(conn)
     assert float(conn.hget(keys.article(article.id), "time")) == article.time
 

@@ -13,6 +13,7 @@ from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import Vote
 from tests import factories
+from tests.actors import member_actor
 from tests.harness import run_together
 
 WORKERS = 4
@@ -48,7 +49,7 @@ def _worker(seed: int) -> None:
             elif op < 0.8:
                 services.comment_vote(comment_id=target, user_id=user, vote=rng.choice(list(Vote)))
             else:
-                services.comment_delete(comment_id=target, user_id=user)
+                services.comment_delete(comment_id=target, actor=member_actor(user))
         except (CommentNotFound, NotAllowed, InvalidInput):
             pass  # deleted meanwhile, not the author, or a reply to a deleted comment
 

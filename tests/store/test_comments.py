@@ -22,8 +22,9 @@ from articles.errors import (
     VotingClosed,
 )
 from articles.store import keys, selectors, services
-from articles.types import CommentOrder, Vote, comment_best
+from articles.types import CommentOrder, NewPost, Vote, comment_best
 from tests import factories
+from tests.actors import member_actor, staff_actor
 from tests.store.test_selectors import counting  # noqa: F401 - a fixture
 
 WEEK = 604_800
@@ -87,7 +88,7 @@ def test_bad_comments_are_refused_naming_the_field_and_change_nothing(conn, arti
 
 def test_a_parent_must_belong_to_the_same_article(conn, article, now):
     other = services.article_post(
-        user_id=1, poster_name="p", title="Other", link="https://example.org/b", now=now
+        NewPost(user_id=1, poster_name="p", title="Other", link="https://example.org/b", now=now)
     ).id
     theirs = say(other)
     with pytest.raises(CommentNotFound):
@@ -143,7 +144,7 @@ def test_an_idempotency_key_returns_the_first_comment(conn, article):
         is None
     )
     # a repeat gets the comment as it was created, even once deleted
-    services.comment_delete(comment_id=first.id, user_id=2)
+    services.comment_delete(comment_id=first.id, actor=member_actor(2))
     assert say(article, text="once", idempotency_key="k1") == first
     top = say(article, text="top")
     reply = say(article, text="r", parent=top.id, idempotency_key="k3")
@@ -208,15 +209,17 @@ def test_a_thread_page_carries_the_viewers_votes(conn, article):
 
 def test_the_author_edits_within_the_window(conn, article, now, settings):
     c = say(article, now=now)
-    edited = services.comment_edit(comment_id=c.id, user_id=2, text=" new ", now=now + 10)
+    edited = services.comment_edit(
+        comment_id=c.id, text=" new ", now=now + 10, actor=member_actor(2)
+    )
     assert edited.text == "new" and edited.edited == now + 10
     with pytest.raises(NotAllowed):
-        services.comment_edit(comment_id=c.id, user_id=3, text="x", now=now + 10)
+        services.comment_edit(comment_id=c.id, text="x", now=now + 10, actor=member_actor(3))
     with pytest.raises(EditWindowClosed) as caught:
-        services.comment_edit(comment_id=c.id, user_id=2, text="x", now=now + 3600)
+        services.comment_edit(comment_id=c.id, text="x", now=now + 3600, actor=member_actor(2))
     assert caught.value.status_code == 403
     with pytest.raises(InvalidInput):
-        services.comment_edit(comment_id=c.id, user_id=2, text="  ", now=now + 10)
+        services.comment_edit(comment_id=c.id, text="  ", now=now + 10, actor=member_actor(2))
     assert conn.hget("comment:1", "text") == b"new"
 
 
@@ -228,14 +231,17 @@ def test_editable_by_offers_the_edit_exactly_when_the_script_allows_it(
     c = say(article, now=now)
     last, closed = now + 900 - 1, now + 900
     assert c.editable_by(2, last)
-    assert services.comment_edit(comment_id=c.id, user_id=2, text="ok", now=last).text == "ok"
+    assert (
+        services.comment_edit(comment_id=c.id, text="ok", now=last, actor=member_actor(2)).text
+        == "ok"
+    )
     assert not c.editable_by(2, closed)
     with pytest.raises(EditWindowClosed):
-        services.comment_edit(comment_id=c.id, user_id=2, text="x", now=closed)
+        services.comment_edit(comment_id=c.id, text="x", now=closed, actor=member_actor(2))
     assert not c.editable_by(3, now) and not c.editable_by(None, now)
     with pytest.raises(NotAllowed):
-        services.comment_edit(comment_id=c.id, user_id=3, text="x", now=now)
-    services.comment_delete(comment_id=c.id, user_id=2)
+        services.comment_edit(comment_id=c.id, text="x", now=now, actor=member_actor(3))
+    services.comment_delete(comment_id=c.id, actor=member_actor(2))
     assert not replace(c, state="deleted").editable_by(2, now)
 
 
@@ -244,8 +250,8 @@ def test_deleting_a_comment_without_replies_removes_it_entirely(conn, article):
     c = say(article, parent=keep.id)
     services.comment_vote(comment_id=c.id, user_id=9, vote=Vote.UP)
     with pytest.raises(NotAllowed):
-        services.comment_delete(comment_id=c.id, user_id=3)
-    services.comment_delete(comment_id=c.id, user_id=2)
+        services.comment_delete(comment_id=c.id, actor=member_actor(3))
+    services.comment_delete(comment_id=c.id, actor=member_actor(2))
     assert not conn.exists("comment:2", "comment_voted:2", "replies:1", "replies_new:1")
     assert conn.zscore("comments:", "comment:2") is None
     assert conn.zscore("user_comments:2", "comment:2") is None
@@ -257,7 +263,7 @@ def test_deleting_a_comment_without_replies_removes_it_entirely(conn, article):
 def test_deleting_a_comment_with_replies_leaves_a_tombstone(conn, article):
     top = say(article, text="secret")
     reply = say(article, user_id=3, parent=top.id)
-    services.comment_delete(comment_id=top.id, user_id=2)
+    services.comment_delete(comment_id=top.id, actor=member_actor(2))
     raw = conn.hgetall("comment:1")
     assert raw[b"state"] == b"deleted" and raw[b"text"] == b"" and raw[b"author_name"] == b""
     assert comments_field(conn, article) == 1
@@ -271,7 +277,7 @@ def test_deleting_a_comment_with_replies_leaves_a_tombstone(conn, article):
         say(article, parent=top.id)
     assert caught.value.field == "parent"
     # its last reply gone, the tombstone goes too
-    services.comment_delete(comment_id=reply.id, user_id=3)
+    services.comment_delete(comment_id=reply.id, actor=member_actor(3))
     assert not conn.exists("comment:1", "comment:2")
     assert conn.zcard("comments:1") == 0 and conn.zcard("comments_new:1") == 0
     assert comments_field(conn, article) == 0
@@ -280,7 +286,7 @@ def test_deleting_a_comment_with_replies_leaves_a_tombstone(conn, article):
 def test_staff_removal_keeps_the_reason_and_logs_it(conn, article):
     top = say(article)
     say(article, parent=top.id)
-    services.comment_remove(comment_id=top.id, actor="mod", reason="spam")
+    services.comment_remove(comment_id=top.id, reason="spam", actor=staff_actor("mod"))
     raw = conn.hgetall("comment:1")
     assert raw[b"state"] == b"removed" and raw[b"reason"] == b"spam" and raw[b"text"] == b""
     entry = json.loads(conn.lindex("modlog:", 0))
@@ -289,9 +295,9 @@ def test_staff_removal_keeps_the_reason_and_logs_it(conn, article):
     assert entry["details"]["article"] == "article:1" and entry["details"]["author"] == "user:2"
     assert comments_field(conn, article) == 1
     with pytest.raises(NotAllowed):
-        services.comment_remove(comment_id=top.id, actor="mod", reason="again")
+        services.comment_remove(comment_id=top.id, reason="again", actor=staff_actor("mod"))
     lone = say(article)
-    services.comment_remove(comment_id=lone.id, actor="mod", reason="off topic")
+    services.comment_remove(comment_id=lone.id, reason="off topic", actor=staff_actor("mod"))
     assert not conn.exists(keys.comment(lone.id)) and conn.llen("modlog:") == 2
 
 
@@ -307,7 +313,7 @@ def test_recent_user_and_feed_listings(conn, article, now):
     assert recent.items[0].article_title == "A title"
     mine = selectors.user_comments(user_id=2)
     assert [c.text for c in mine.items] == ["c", "a"] and mine.count == 2
-    services.comment_delete(comment_id=a.id, user_id=2)  # tombstone: has a reply
+    services.comment_delete(comment_id=a.id, actor=member_actor(2))  # tombstone: has a reply
     feed = selectors.article_comments_feed(article_id=article)
     assert [c.text for c in feed] == ["c", "b"]
     got = selectors.comment_get(comment_id=3, user_id=2)
@@ -401,18 +407,18 @@ def test_a_2000_comment_thread_page_is_one_round_trip(counting, conn, article, s
 def test_deleting_an_article_deletes_its_comments_and_every_key_of_them(conn, now, settings):
     settings.ARTICLES_COMMENT_MAX_DEPTH = 1000
     keep = services.article_post(
-        user_id=1, poster_name="p", title="Kept", link="https://example.org/k", now=now
+        NewPost(user_id=1, poster_name="p", title="Kept", link="https://example.org/k", now=now)
     ).id
     kept = say(keep, text="stays")
     before = set(conn.keys("*"))
     doomed = services.article_post(
-        user_id=1, poster_name="p", title="Doomed", link="https://example.org/d", now=now
+        NewPost(user_id=1, poster_name="p", title="Doomed", link="https://example.org/d", now=now)
     ).id
     ids = [say(doomed).id]
     for n in range(30):
         ids.append(say(doomed, parent=ids[n // 2], user_id=2 + n % 3).id)
         services.comment_vote(comment_id=ids[-1], user_id=50, vote=Vote.UP)
-    services.article_delete(article_id=doomed, actor_id=1, actor="", is_staff=False)
+    services.article_delete(article_id=doomed, actor=member_actor(1, ""))
     left = set(conn.keys("*")) - before
     assert left <= {b"article:", b"comment:", b"stats:posts", b"stats:votes"}, left
     assert conn.zrange("comments:", 0, -1) == [keys.comment(kept.id).encode()]

@@ -9,8 +9,9 @@ import pytest
 
 from articles.operations import audit
 from articles.store import selectors, services
-from articles.types import Order, Vote
+from articles.types import NewPost, Order, Vote
 from bench import book
+from tests.actors import staff_actor
 
 # --- book writes, store reads ----------------------------------------------------------
 
@@ -87,18 +88,20 @@ def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
 
 
 def test_the_books_code_reads_and_votes_on_what_the_store_wrote(conn):
-    services.group_create(name="programming")
+    services.group_create(name="programming", actor=staff_actor())
     now = time.time()
     a = services.article_post(
-        user_id=1,
-        poster_name="ann",
-        title="Ours",
-        link="https://e.org/a",
-        groups=["programming"],
-        now=now,
+        NewPost(
+            user_id=1,
+            poster_name="ann",
+            title="Ours",
+            link="https://e.org/a",
+            groups=["programming"],
+            now=now,
+        )
     )
     b = services.article_post(
-        user_id=2, poster_name="bob", title="Ours too", link="https://e.org/b", now=now - 5
+        NewPost(user_id=2, poster_name="bob", title="Ours too", link="https://e.org/b", now=now - 5)
     )
     services.article_vote(article_id=b.id, user_id=3, direction=Vote.UP)
     listed = book.get_articles(conn, 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from datetime import UTC, datetime
 
 import pytest
@@ -12,6 +14,7 @@ from articles.errors import ArticleNotFound, GroupNotFound, InvalidInput
 from articles.store import scripts, selectors, services
 from articles.types import Group, Order, Period, Vote
 from tests import factories
+from tests.actors import member_actor, staff_actor
 from tests.store_modules import store_modules
 
 DAY = 86_400
@@ -75,7 +78,7 @@ def test_unknown_article_raises_article_not_found():
 
 
 def test_group_listing_is_cached_and_a_membership_change_shows_at_once(conn, now):
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     a, b = post(now - 10, 1, groups=("g",)), post(now, 2, groups=("g",))
     assert ids(selectors.group_article_list(name="g")) == [b, a]
     assert 55 <= conn.ttl("score:g") <= 60
@@ -86,7 +89,7 @@ def test_group_listing_is_cached_and_a_membership_change_shows_at_once(conn, now
     assert cached.items[1].score == now - 10 + 2 * 432  # the article itself is live
     # A moderator's change is visible at once: it clears the group's cache.
     c = post(now, 3)
-    services.article_groups_update(article_id=c, add=["g"])
+    services.article_groups_update(article_id=c, add=["g"], actor=staff_actor())
     assert conn.exists("score:g") == 0
     assert ids(selectors.group_article_list(name="g")) == [a, c, b]
     conn.delete("score:g")
@@ -102,14 +105,14 @@ def test_group_listing_of_unknown_or_bad_group(now):
 
 
 def test_an_empty_registered_group_lists_nothing():
-    services.group_create(name="empty")
+    services.group_create(name="empty", actor=staff_actor())
     page = selectors.group_article_list(name="empty")
     assert (page.items, page.count) == ([], 0)
     assert page.group == Group("empty", "", 0)
 
 
 def test_a_group_page_carries_the_groups_description_and_size(now):
-    services.group_create(name="g", description="Gee")
+    services.group_create(name="g", description="Gee", actor=staff_actor())
     for n in range(3):
         post(now - n, n, groups=("g",))
     page = selectors.group_article_list(name="g", page=2)
@@ -117,8 +120,8 @@ def test_a_group_page_carries_the_groups_description_and_size(now):
 
 
 def test_group_list_gives_descriptions_and_sizes(now):
-    services.group_create(name="b", description="Bee")
-    services.group_create(name="a", description="Ay")
+    services.group_create(name="b", description="Bee", actor=staff_actor())
+    services.group_create(name="a", description="Ay", actor=staff_actor())
     post(now, 1, groups=("a", "b"))
     post(now, 2, groups=("a",))
     assert [(g.name, g.description, g.size) for g in selectors.group_list()] == [
@@ -189,7 +192,7 @@ def test_the_net_vote_index_follows_every_post_vote_and_delete(conn, now):
     assert conn.zscore("votes:", f"article:{a}") == -1
     services.article_vote(article_id=a, user_id=1, direction=Vote.NONE, now=now)
     assert conn.zscore("votes:", f"article:{a}") == 0
-    services.article_delete(article_id=a, actor_id=1, actor="u1", is_staff=False)
+    services.article_delete(article_id=a, actor=member_actor(1, "u1"))
     assert conn.zcard("votes:") == 0
 
 
@@ -221,6 +224,19 @@ class CountingConnection(redis.UnixDomainSocketConnection):
         return super().send_packed_command(command, check_health)
 
 
+def connect_all(monkeypatch, client, *modules) -> None:
+    """Point every get_connection of `modules` and their submodules (the services and
+    selectors are packages, each submodule importing its own) at `client`."""
+    for module in modules:
+        found = [module] + [
+            importlib.import_module(info.name)
+            for info in pkgutil.iter_modules(getattr(module, "__path__", []), module.__name__ + ".")
+        ]
+        for each in found:
+            if hasattr(each, "get_connection"):
+                monkeypatch.setattr(each, "get_connection", lambda **_: client)
+
+
 @pytest.fixture
 def counting(redis_server, monkeypatch):
     client = redis.Redis(
@@ -246,13 +262,13 @@ def counting(redis_server, monkeypatch):
 
 
 def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
-    services.group_create(name="g")
+    services.group_create(name="g", actor=staff_actor())
     for n in range(60):
         post(now - n * 60, n, groups=("g",))
     for n in range(3):  # the log's comment targets are checked with the rest
         c = services.comment_post(article_id=1, user_id=2, author_name="u2", text=f"c{n}")
-        services.comment_remove(comment_id=c.id, actor="mod", reason="spam")
-    services.article_delete(article_id=2, actor_id=0, actor="mod", is_staff=True, reason="x")
+        services.comment_remove(comment_id=c.id, reason="spam", actor=staff_actor("mod"))
+    services.article_delete(article_id=2, reason="x", actor=staff_actor("mod", pk=0))
     per_page = {
         "score": lambda: selectors.article_list(order=Order.SCORE, page=2, user_id=3),
         "time": lambda: selectors.article_list(order=Order.TIME, user_id=3),
@@ -273,7 +289,7 @@ def test_every_page_takes_at_most_two_round_trips_and_a_vote_one(counting, now):
 
 
 def test_a_moderation_log_entry_that_is_not_ours_is_skipped_not_a_500(conn):
-    services.group_create(name="g", actor="mod")
+    services.group_create(name="g", actor=staff_actor("mod"))
     conn.lpush("modlog:", "not json", "[1, 2]")
     page = selectors.modlog_page()
     assert [e.action for e in page.items] == ["group_create"]

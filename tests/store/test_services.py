@@ -17,14 +17,18 @@ from articles.errors import (
     VotingClosed,
 )
 from articles.store import keys, ratelimits, selectors, services
-from articles.types import Vote
+from articles.types import NewPost, Vote
+from tests.actors import member_actor, staff_actor
 
 WEEK = 604_800
 
 
 def post(now: float, user_id: int = 1, **fields) -> int:
     data = {"title": "A title", "link": "https://example.org/a"} | fields
-    return services.article_post(user_id=user_id, poster_name=f"u{user_id}", now=now, **data).id
+    key = data.pop("idempotency_key", None)
+    return services.article_post(
+        NewPost(user_id=user_id, poster_name=f"u{user_id}", now=now, **data), idempotency_key=key
+    ).id
 
 
 def score_of(conn, article_id: int) -> float:
@@ -36,7 +40,9 @@ def score_of(conn, article_id: int) -> float:
 
 def test_post_writes_the_books_hash_both_zsets_and_the_posters_vote(conn, now):
     article = services.article_post(
-        user_id=7, poster_name="ann", title="  Hello  ", link="https://example.org/", now=now
+        NewPost(
+            user_id=7, poster_name="ann", title="  Hello  ", link="https://example.org/", now=now
+        )
     )
     assert article.id == 1 and int(conn.get("article:")) == 1
     raw = conn.hgetall("article:1")
@@ -101,7 +107,7 @@ def test_post_into_unknown_group_is_refused_and_changes_nothing(conn, now):
 
 
 def test_post_into_groups_adds_membership_and_clears_their_cache(conn, now):
-    services.group_create(name="programming")
+    services.group_create(name="programming", actor=staff_actor())
     conn.zadd("score:programming", {"stale": 1})
     article_id = post(now, groups=["programming"])
     assert conn.smembers("group:programming") == {b"article:1"}
@@ -125,10 +131,12 @@ def test_a_link_may_be_posted_again_after_the_first_articles_window_closed(now):
 
 def test_idempotency_key_returns_the_first_article(conn, now):
     first = services.article_post(
-        user_id=1, poster_name="a", title="T", link="https://e.org/", now=now, idempotency_key="k1"
+        NewPost(user_id=1, poster_name="a", title="T", link="https://e.org/", now=now),
+        idempotency_key="k1",
     )
     again = services.article_post(
-        user_id=1, poster_name="a", title="T", link="https://e.org/", now=now, idempotency_key="k1"
+        NewPost(user_id=1, poster_name="a", title="T", link="https://e.org/", now=now),
+        idempotency_key="k1",
     )
     assert again.id == first.id
     assert conn.zcard("time:") == 1
@@ -257,54 +265,60 @@ def test_votes_are_counted_per_day_for_the_dashboard(conn, now):
 
 def test_groups_are_added_and_removed_in_one_step(conn, now):
     for name in ("a", "b", "c"):
-        services.group_create(name=name, description=f"group {name}")
+        services.group_create(name=name, description=f"group {name}", actor=staff_actor())
     article_id = post(now, groups=["a", "b"])
-    groups = services.article_groups_update(article_id=article_id, add=["c"], remove=["a"])
+    groups = services.article_groups_update(
+        article_id=article_id, add=["c"], remove=["a"], actor=staff_actor()
+    )
     assert groups == ("b", "c")
     assert conn.sismember("group:a", "article:1") == 0
     assert conn.sismember("group:c", "article:1") == 1
 
 
 def test_group_update_with_unknown_group_changes_nothing(conn, now):
-    services.group_create(name="a")
+    services.group_create(name="a", actor=staff_actor())
     article_id = post(now, groups=["a"])
     with pytest.raises(GroupNotFound):
-        services.article_groups_update(article_id=article_id, add=["nope"], remove=["a"])
+        services.article_groups_update(
+            article_id=article_id, add=["nope"], remove=["a"], actor=staff_actor()
+        )
     assert conn.smembers("group:a") == {b"article:1"}
 
 
 def test_group_update_of_unknown_article_raises_article_not_found(now):
-    services.group_create(name="a")
+    services.group_create(name="a", actor=staff_actor())
     with pytest.raises(ArticleNotFound):
-        services.article_groups_update(article_id=5, add=["a"])
+        services.article_groups_update(article_id=5, add=["a"], actor=staff_actor())
 
 
 def test_a_group_cannot_be_added_and_removed_at_once(now):
-    services.group_create(name="a")
+    services.group_create(name="a", actor=staff_actor())
     with pytest.raises(InvalidInput):
-        services.article_groups_update(article_id=post(now), add=["a"], remove=["a"])
+        services.article_groups_update(
+            article_id=post(now), add=["a"], remove=["a"], actor=staff_actor()
+        )
 
 
 def test_group_names_are_slugs(conn):
     for bad in ["", ":", "*", "../x", "Upper", "x" * 65, "spa ce", "ü"]:
         with pytest.raises(InvalidInput):
-            services.group_create(name=bad)
+            services.group_create(name=bad, actor=staff_actor())
     assert conn.keys("*") == []
 
 
 def test_group_create_twice_raises_group_exists():
-    services.group_create(name="a", description="first")
+    services.group_create(name="a", description="first", actor=staff_actor())
     with pytest.raises(GroupExists):
-        services.group_create(name="a", description="second")
+        services.group_create(name="a", description="second", actor=staff_actor())
     assert selectors.group_get(name="a").description == "first"
 
 
 def test_group_delete_takes_the_group_off_its_articles(conn, now):
-    services.group_create(name="a")
-    services.group_create(name="b")
+    services.group_create(name="a", actor=staff_actor())
+    services.group_create(name="b", actor=staff_actor())
     article_id = post(now, groups=["a", "b"])
     selectors.group_article_list(name="a")  # warm the cache
-    services.group_delete(name="a", actor="mod", reason="spam")
+    services.group_delete(name="a", reason="spam", actor=staff_actor("mod"))
     assert conn.exists("group:a", "score:a") == 0
     assert selectors.article_get(article_id=article_id).groups == ("b",)
     with pytest.raises(GroupNotFound):
@@ -317,13 +331,11 @@ def test_group_delete_takes_the_group_off_its_articles(conn, now):
 
 
 def test_delete_removes_the_article_from_every_index_group_and_voter_set(conn, now):
-    services.group_create(name="a")
+    services.group_create(name="a", actor=staff_actor())
     article_id = post(now, groups=["a"])
     services.article_vote(article_id=article_id, user_id=2, direction=Vote.DOWN, now=now)
     selectors.group_article_list(name="a")
-    services.article_delete(
-        article_id=article_id, actor_id=99, actor="mod", is_staff=True, reason="spam"
-    )
+    services.article_delete(article_id=article_id, reason="spam", actor=staff_actor("mod", pk=99))
     left = {k.decode() for k in conn.keys("*")}
     assert left <= {"article:", "groups:", "modlog:", "stats:posts", "stats:votes"}
     assert conn.zcard("score:") == conn.zcard("time:") == 0
@@ -333,29 +345,31 @@ def test_a_poster_may_delete_their_own_article_only_while_voting_is_open(now):
     open_id = post(now, user_id=5, link="https://e.org/open")
     closed_id = post(now - WEEK - 10, user_id=5, link="https://e.org/closed")
     with pytest.raises(NotAllowed):
-        services.article_delete(article_id=open_id, actor_id=6, actor="other", is_staff=False)
+        services.article_delete(article_id=open_id, actor=member_actor(6, "other"))
     with pytest.raises(NotAllowed):
-        services.article_delete(article_id=closed_id, actor_id=5, actor="poster", is_staff=False)
-    services.article_delete(article_id=open_id, actor_id=5, actor="poster", is_staff=False)
+        services.article_delete(article_id=closed_id, actor=member_actor(5, "poster"))
+    services.article_delete(article_id=open_id, actor=member_actor(5, "poster"))
     with pytest.raises(ArticleNotFound):
         selectors.article_get(article_id=open_id)
 
 
 def test_deleting_an_article_frees_its_link_for_a_new_post(now):
     first = post(now)
-    services.article_delete(article_id=first, actor_id=1, actor="u1", is_staff=False)
+    services.article_delete(article_id=first, actor=member_actor(1, "u1"))
     assert post(now) != first
 
 
 def test_edit_changes_title_and_link_and_moves_the_link_index(conn, now):
     article_id = post(now)
     article = services.article_edit(
-        article_id=article_id, title="New", link="https://new.example/", actor="mod"
+        article_id=article_id, title="New", link="https://new.example/", actor=staff_actor("mod")
     )
     assert (article.title, article.link) == ("New", "https://new.example/")
     assert conn.hgetall("links:") == {b"http://new.example": b"article:1"}
     with pytest.raises(InvalidInput):
-        services.article_edit(article_id=article_id, title="x", link="javascript:x", actor="mod")
+        services.article_edit(
+            article_id=article_id, title="x", link="javascript:x", actor=staff_actor("mod")
+        )
 
 
 def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(conn, now):
@@ -364,11 +378,13 @@ def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(c
     y = post(now, user_id=2, link="https://example.org/y")
     with pytest.raises(DuplicateLink) as info:
         services.article_edit(
-            article_id=y, title="Y", link="https://www.example.org/x/", actor="mod"
+            article_id=y, title="Y", link="https://www.example.org/x/", actor=staff_actor("mod")
         )
     assert info.value.article_id == x
     assert selectors.article_get(article_id=y).link == "https://example.org/y"
-    services.article_edit(article_id=y, title="Y", link="https://example.org/z", actor="mod")
+    services.article_edit(
+        article_id=y, title="Y", link="https://example.org/z", actor=staff_actor("mod")
+    )
     assert conn.hgetall("links:") == {
         b"http://example.org/x": b"article:1",
         b"http://example.org/z": b"article:2",
@@ -380,9 +396,13 @@ def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(c
 def test_a_staff_edit_may_take_the_link_of_a_closed_article(conn, now):
     old = post(now - WEEK - 1, link="https://example.org/x")
     y = post(now, user_id=2, link="https://example.org/y")
-    services.article_edit(article_id=y, title="Y", link="https://example.org/x", actor="mod")
+    services.article_edit(
+        article_id=y, title="Y", link="https://example.org/x", actor=staff_actor("mod")
+    )
     assert conn.hget("links:", "http://example.org/x") == b"article:2"
-    services.article_edit(article_id=y, title="Y", link="https://example.org/y", actor="mod")
+    services.article_edit(
+        article_id=y, title="Y", link="https://example.org/y", actor=staff_actor("mod")
+    )
     assert conn.hget("links:", "http://example.org/x") is None
     assert old != y
 
@@ -390,7 +410,7 @@ def test_a_staff_edit_may_take_the_link_of_a_closed_article(conn, now):
 def test_a_staff_edit_keeping_its_own_link_is_no_duplicate(conn, now):
     x = post(now, link="https://example.org/x")
     article = services.article_edit(
-        article_id=x, title="New", link="https://example.org/x/", actor="mod"
+        article_id=x, title="New", link="https://example.org/x/", actor=staff_actor("mod")
     )
     assert article.title == "New" and conn.hget("links:", "http://example.org/x") == b"article:1"
 

@@ -12,6 +12,7 @@ from articles.errors import StoreCorrupt
 from articles.store import services
 from articles.types import Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.harness import snapshot
 
 
@@ -73,14 +74,16 @@ def test_a_post_into_an_index_of_the_wrong_type_writes_nothing(conn, now, key):
 
 
 def test_a_move_between_groups_on_a_bad_group_set_writes_nothing(conn, now):
-    services.group_create(name="a")
-    services.group_create(name="b")
+    services.group_create(name="a", actor=staff_actor())
+    services.group_create(name="b", actor=staff_actor())
     article_id = posted(now, groups=["a"])
     conn.delete("group:b")
     conn.zadd("group:b", {"article:7": 1})
     before = snapshot(conn)
     with pytest.raises(StoreCorrupt):
-        services.article_groups_update(article_id=article_id, add=["b"], remove=["a"], actor="mod")
+        services.article_groups_update(
+            article_id=article_id, add=["b"], remove=["a"], actor=staff_actor("mod")
+        )
     assert snapshot(conn) == before
 
 
@@ -92,7 +95,7 @@ def test_a_delete_with_a_bad_index_writes_nothing(conn, now, key):
     before = snapshot(conn)
     with pytest.raises(StoreCorrupt):
         services.article_delete(
-            article_id=article_id, actor_id=9, actor="mod", is_staff=True, reason="spam"
+            article_id=article_id, reason="spam", actor=staff_actor("mod", pk=9)
         )
     assert snapshot(conn) == before
 
@@ -103,5 +106,7 @@ def test_an_edit_with_a_bad_link_index_writes_nothing(conn, now):
     conn.sadd("links:", "x")
     before = snapshot(conn)
     with pytest.raises(StoreCorrupt):
-        services.article_edit(article_id=article_id, title="New", link="https://e.org/b", actor="m")
+        services.article_edit(
+            article_id=article_id, title="New", link="https://e.org/b", actor=staff_actor("m")
+        )
     assert snapshot(conn) == before

@@ -11,6 +11,8 @@ import pytest
 from django.test import Client
 
 from articles.store import services
+from articles.types import NewPost
+from tests.actors import staff_actor
 
 # Every read that lists articles, on each surface: page, API and feed.
 LISTINGS = [
@@ -37,10 +39,12 @@ OTHERS = ["/groups/", "/api/groups/", "/modlog/", "/api/modlog/", "/healthz"]
 def store(conn) -> None:
     """Two good articles in group g1: article 1 ("Spoilt") is the one the tests damage."""
     now = int(time.time())
-    services.group_create(name="g1")
+    services.group_create(name="g1", actor=staff_actor())
     for n, title in ((1, "Spoilt"), (2, "Intact")):
         services.article_post(
-            user_id=1, poster_name="a", title=title, link=f"https://e.org/{n}", groups=["g1"]
+            NewPost(
+                user_id=1, poster_name="a", title=title, link=f"https://e.org/{n}", groups=["g1"]
+            )
         )
         conn.hset(f"article:{n}", "votes", 300)
         conn.zadd("good:", {f"article:{n}": now - n})
@@ -156,7 +160,7 @@ def test_a_bad_index_is_a_503_naming_it_and_the_rest_keeps_working(
 
 
 def test_malformed_moderation_log_entries_are_left_out(conn, store, db):
-    services.group_update(name="g1", description="kept", actor="mod")
+    services.group_update(name="g1", description="kept", actor=staff_actor("mod"))
     for entry in (
         '{"time": "x", "action": "a"}',
         '{"time": 1e300, "action": "a"}',

@@ -10,6 +10,7 @@ from django.urls import get_script_prefix, reverse, set_script_prefix
 from rest_framework.test import APIClient
 
 from articles.store import services, tokens
+from articles.types import NewPost
 from articles.urlcache import url_for
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +18,9 @@ pytestmark = pytest.mark.django_db
 
 def post(title: str, user_id: int = 999) -> int:
     return services.article_post(
-        user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
+        NewPost(
+            user_id=user_id, poster_name=f"u{user_id}", title=title, link=f"https://e.org/{title}"
+        )
     ).id
 
 

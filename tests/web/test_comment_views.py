@@ -15,6 +15,7 @@ from articles import conf
 from articles.store import selectors, services
 from articles.types import Vote
 from articles.web import pagecache, rows
+from tests.actors import member_actor, staff_actor
 from tests.factories import article, comment
 from tests.web.forms import login, post, text_of
 
@@ -129,8 +130,8 @@ def test_deleted_and_removed_comments_with_replies_leave_tombstones(client, make
     comment(bob, a.id, "reply one", parent_id=gone.id)
     removed = comment(bob, a.id, "will be removed")
     comment(ann, a.id, "reply two", parent_id=removed.id)
-    services.comment_delete(comment_id=gone.id, user_id=ann.pk)
-    services.comment_remove(comment_id=removed.id, actor="mod", reason="spam")
+    services.comment_delete(comment_id=gone.id, actor=member_actor(ann.pk))
+    services.comment_remove(comment_id=removed.id, reason="spam", actor=staff_actor("mod"))
     page = text_of(client.get(f"/a/{a.id}/"))
     assert "[deleted]" in page and "[removed]" in page
     assert "will be deleted" not in page and "will be removed" not in page
@@ -518,7 +519,9 @@ def test_the_comments_feed_is_valid_atom_linked_from_the_article(client, make_us
     a = article(ann, title="Feed <me>")
     first = comment(ann, a.id, "Older *one*")
     comment(ann, a.id, "Newer <script>x</script>", parent_id=first.id)
-    services.comment_edit(comment_id=first.id, user_id=ann.pk, text="Older *one*, edited")
+    services.comment_edit(
+        comment_id=first.id, text="Older *one*, edited", actor=member_actor(ann.pk)
+    )
     response = client.get(f"/feeds/a/{a.id}/comments/")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("application/atom+xml")

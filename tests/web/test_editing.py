@@ -11,6 +11,7 @@ from django.test import Client
 
 from articles.errors import ArticleNotFound, InvalidInput, NotAllowed
 from articles.store import clock, keys, selectors, services
+from tests.actors import member_actor, staff_actor
 from tests.factories import article
 from tests.web.forms import login, post, text_of
 
@@ -47,9 +48,7 @@ def test_a_poster_edits_title_and_text_in_one_step_and_search_follows(conn, make
         article_id=a.id,
         title="Hyperloglog counts",
         text="Cardinality estimates",
-        actor="ann",
-        actor_id=ann.pk,
-        is_staff=False,
+        actor=member_actor(ann.pk, "ann"),
     )
     assert (edited.title, edited.text) == ("Hyperloglog counts", "Cardinality estimates")
     assert edited.edited is not None and abs(edited.edited - time.time()) < 5
@@ -64,12 +63,12 @@ def test_a_poster_may_not_edit_after_voting_closes_nor_others_nor_the_link(make_
     ann, bob = make_user("ann"), make_user("bob")
     closed = text_post(ann, now=time.time() - WEEK - 5)
     open_ = article(ann)
-    mine = {"actor": "ann", "actor_id": ann.pk, "is_staff": False}
+    mine = {"actor": member_actor(ann.pk, "ann")}
     with pytest.raises(NotAllowed, match="closed"):
         services.article_edit(article_id=closed.id, title="Late", **mine)
     with pytest.raises(NotAllowed):
         services.article_edit(
-            article_id=open_.id, title="Theirs", actor="bob", actor_id=bob.pk, is_staff=False
+            article_id=open_.id, title="Theirs", actor=member_actor(bob.pk, "bob")
         )
     with pytest.raises(NotAllowed, match="link"):
         services.article_edit(article_id=open_.id, title="X", link="https://e.org/new", **mine)
@@ -83,7 +82,11 @@ def test_a_poster_may_not_edit_after_voting_closes_nor_others_nor_the_link(make_
 def test_staff_edit_a_texts_body_at_any_time_and_it_is_logged(conn, make_user):
     closed = text_post(make_user("ann"), now=time.time() - WEEK - 5)
     services.article_edit(
-        article_id=closed.id, title="Sorted sets", text="Cleaned up.", actor="mod", reason="spam"
+        article_id=closed.id,
+        title="Sorted sets",
+        text="Cleaned up.",
+        reason="spam",
+        actor=staff_actor("mod"),
     )
     assert selectors.article_get(article_id=closed.id).text == "Cleaned up."
     entry = selectors.modlog_page().items[0]
@@ -95,12 +98,12 @@ def test_an_article_left_with_neither_link_nor_text_is_refused_and_unchanged(mak
     a = text_post(ann)
     with pytest.raises(InvalidInput) as info:
         services.article_edit(
-            article_id=a.id, title="T", text="", actor="ann", actor_id=ann.pk, is_staff=False
+            article_id=a.id, title="T", text="", actor=member_actor(ann.pk, "ann")
         )
     assert info.value.field == "text"
     assert selectors.article_get(article_id=a.id).text == "About zsets."
     with pytest.raises(ArticleNotFound):
-        services.article_edit(article_id=999, title="T", actor="mod")
+        services.article_edit(article_id=999, title="T", actor=staff_actor("mod"))
 
 
 # --- the poster's pages ------------------------------------------------------------------
@@ -213,16 +216,16 @@ def test_staff_edit_a_text_posts_body_on_the_staff_page(csrf_client, make_user):
 
 def test_the_log_shows_deleted_articles_and_groups_as_tombstones(client, make_user):
     ann = make_user("ann")
-    services.group_create(name="redis", actor="mod")
-    services.group_create(name="gone", actor="mod")
+    services.group_create(name="redis", actor=staff_actor("mod"))
+    services.group_create(name="gone", actor=staff_actor("mod"))
     kept = article(ann, title="Kept one", groups=["redis", "gone"])
     dropped = article(ann, title="Dropped one", link="https://example.org/b")
-    services.article_edit(article_id=kept.id, title="Kept one", actor="mod", reason="r")
-    services.article_groups_update(article_id=kept.id, remove=["redis"], actor="mod")
-    services.article_delete(
-        article_id=dropped.id, actor_id=0, actor="mod", is_staff=True, reason="spam"
+    services.article_edit(
+        article_id=kept.id, title="Kept one", reason="r", actor=staff_actor("mod")
     )
-    services.group_delete(name="gone", actor="mod", reason="unused")
+    services.article_groups_update(article_id=kept.id, remove=["redis"], actor=staff_actor("mod"))
+    services.article_delete(article_id=dropped.id, reason="spam", actor=staff_actor("mod", pk=0))
+    services.group_delete(name="gone", reason="unused", actor=staff_actor("mod"))
     log = text_of(client.get("/modlog/"))
     assert f'<a href="/a/{kept.id}/">article {kept.id}</a>' in log
     assert f'href="/a/{dropped.id}/"' not in log
@@ -236,12 +239,10 @@ def test_the_log_shows_deleted_articles_and_groups_as_tombstones(client, make_us
 
 def test_the_log_page_knows_which_of_its_targets_still_exist(make_user, conn):
     ann = make_user("ann")
-    services.group_create(name="redis", actor="mod")
+    services.group_create(name="redis", actor=staff_actor("mod"))
     for n in range(5):
         a = article(ann, title=f"A{n}", link=f"https://example.org/{n}", groups=["redis"])
-        services.article_delete(
-            article_id=a.id, actor_id=0, actor="mod", is_staff=True, reason="spam"
-        )
+        services.article_delete(article_id=a.id, reason="spam", actor=staff_actor("mod", pk=0))
     page = selectors.modlog_page()
     assert len(page.items) == 6 and page.articles == frozenset()
     assert page.groups == frozenset({"redis"})

@@ -11,6 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from articles.store import services
+from articles.types import NewPost
+from tests.actors import staff_actor
 
 pytestmark = pytest.mark.django_db
 
@@ -29,20 +31,26 @@ def described(client: Client, url: str) -> tuple[str, list[str]]:
 
 def test_each_page_has_a_description_of_its_own(client, make_user) -> None:
     carol = make_user("carol")
-    services.group_create(name="redis", description="The data structure server.")
+    services.group_create(
+        name="redis", description="The data structure server.", actor=staff_actor()
+    )
     text = services.article_post(
-        user_id=carol.pk,
-        poster_name="carol",
-        title="Votes & scores",
-        link="",
-        text="Sorted sets <em>rank</em>\n\nthe articles. " + "More words here. " * 20,
+        NewPost(
+            user_id=carol.pk,
+            poster_name="carol",
+            title="Votes & scores",
+            link="",
+            text="Sorted sets <em>rank</em>\n\nthe articles. " + "More words here. " * 20,
+        )
     )
     link = services.article_post(
-        user_id=carol.pk,
-        poster_name="carol",
-        title='A "quoted" <title>',
-        link="https://example.org/a",
-        text="",
+        NewPost(
+            user_id=carol.pk,
+            poster_name="carol",
+            title='A "quoted" <title>',
+            link="https://example.org/a",
+            text="",
+        )
     )
     pages = {
         "home": reverse("articles:home"),

@@ -11,6 +11,7 @@ from django.urls import reverse
 from articles.store import people, services
 from articles.web import pagecache
 from tests import factories
+from tests.actors import member_actor, staff_actor
 from tests.factories import article, comment
 from tests.harness import redis_down
 from tests.web.forms import login, text_of
@@ -83,8 +84,8 @@ def test_deleted_and_removed_comments_are_left_out(client, make_user):
     a = article(bob)
     kept, deleted, removed = comments_of(ann, 3, a.id)
     comment(bob, a.id, "a reply keeps the tombstone", parent_id=deleted)
-    services.comment_delete(comment_id=deleted, user_id=ann.pk)
-    services.comment_remove(comment_id=removed, actor="mod", reason="Spam")
+    services.comment_delete(comment_id=deleted, actor=member_actor(ann.pk))
+    services.comment_remove(comment_id=removed, reason="Spam", actor=staff_actor("mod"))
     page = text_of(client.get("/u/ann/comments/"))
     assert cards(page) == [kept] and "1 comment, newest first." in page
 

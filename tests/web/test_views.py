@@ -13,6 +13,7 @@ from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.templatetags.articles_tags import safe_url
 from articles.types import Vote
+from tests.actors import staff_actor
 from tests.factories import article
 from tests.web.forms import login, post, text_of, token
 
@@ -26,7 +27,7 @@ WEEK = 604_800
 
 def test_every_listing_shows_title_domain_poster_counts_score_and_groups(client, make_user):
     ann = make_user("ann")
-    services.group_create(name="redis", description="Data structures.")
+    services.group_create(name="redis", description="Data structures.", actor=staff_actor())
     a = article(ann, title="Sorted sets", link="https://www.example.org/x", groups=["redis"])
     services.article_vote(article_id=a.id, user_id=99, direction=Vote.DOWN)
     day = datetime.fromtimestamp(a.time, tz=UTC).date().isoformat()
@@ -85,7 +86,7 @@ def test_the_front_page_shows_a_users_own_new_post_before_any_article_is_good(cl
 
 @pytest.mark.parametrize("url", ["/", "/new/", "/top/", "/top/?period=week", "/g/redis/"])
 def test_a_page_past_the_end_says_so_with_a_404_and_links_to_the_last(client, make_user, url):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     ann = make_user("ann")
     for n in range(30):
         article(ann, title=f"Article {n}", link="", text="t", groups=["redis"])
@@ -136,7 +137,7 @@ def test_listings_page_25_articles_with_next_and_previous(client, make_user):
     ],
 )
 def test_bad_query_values_answer_400_naming_the_field(client, url, field):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     response = client.get(url)
     assert response.status_code == 400
     assert f"<strong>{field}</strong>" in text_of(response)
@@ -320,7 +321,7 @@ def test_submit_needs_a_login_and_comes_back_after_it(client):
 
 
 def test_submit_posts_an_article_with_groups(csrf_client, make_user):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     ann = make_user("ann")
     login(csrf_client, ann)
     response = post(
@@ -489,7 +490,7 @@ STAFF_URLS = ["/staff/", "/staff/groups/", "/staff/groups/redis/", "/staff/a/1/"
 
 
 def test_staff_pages_send_visitors_to_log_in_and_refuse_non_staff(client, make_user):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     article(make_user("ann"))
     for url in STAFF_URLS:
         assert client.get(url)["Location"] == f"/accounts/login/?next={url}"
@@ -519,7 +520,7 @@ def test_staff_create_describe_and_delete_groups(csrf_client, make_user):
 
 
 def test_staff_move_edit_and_delete_an_article_and_the_log_shows_it(csrf_client, make_user):
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     a = article(make_user("ann"))
     login(csrf_client, make_user("mod", staff=True))
     page = f"/staff/a/{a.id}/"
@@ -550,24 +551,22 @@ def test_the_modlog_page_says_in_words_what_was_done_and_links_who_and_to_what(c
     services.comment_post(  # a reply: the removed comment stays, as "[removed]"
         article_id=kept.id, user_id=mod.pk, author_name="mod", text="No.", parent_id=note.id
     )
-    services.group_create(name="redis", actor="mod")
-    services.group_update(name="redis", description="Sorted sets.", actor="mod")
-    services.group_create(name="old", actor="ghost")  # an actor with no account
-    services.group_delete(name="old", actor="mod", reason="unused")
-    services.article_groups_update(article_id=kept.id, add=["redis"], actor="mod", reason="topic")
+    services.group_create(name="redis", actor=staff_actor("mod"))
+    services.group_update(name="redis", description="Sorted sets.", actor=staff_actor("mod"))
+    services.group_create(name="old", actor=staff_actor("ghost"))  # an actor with no account
+    services.group_delete(name="old", reason="unused", actor=staff_actor("mod"))
+    services.article_groups_update(
+        article_id=kept.id, add=["redis"], reason="topic", actor=staff_actor("mod")
+    )
     services.article_edit(
         article_id=kept.id,
         title="Hello, world",
         link="https://example.org/a",
-        actor_id=mod.pk,
-        actor="mod",
-        is_staff=True,
         reason="typo",
+        actor=staff_actor("mod", pk=mod.pk),
     )
-    services.comment_remove(comment_id=note.id, actor="mod", reason="spam")
-    services.article_delete(
-        article_id=gone.id, actor_id=mod.pk, actor="mod", is_staff=True, reason="spam"
-    )
+    services.comment_remove(comment_id=note.id, reason="spam", actor=staff_actor("mod"))
+    services.article_delete(article_id=gone.id, reason="spam", actor=staff_actor("mod", pk=mod.pk))
     log = text_of(client.get("/modlog/"))
     for words in (
         "created a group",
@@ -618,7 +617,7 @@ def test_staff_dashboard_draws_posts_and_votes_as_svg(client, make_user):
 
 def test_feeds_are_atom_and_linked_from_the_pages(client, make_user, settings):
     settings.ARTICLES_GOOD_ARTICLE_VOTES = 1
-    services.group_create(name="redis")
+    services.group_create(name="redis", actor=staff_actor())
     article(make_user("ann"), title="Feed me", groups=["redis"])
     for url in ("/feeds/top/", "/feeds/new/", "/feeds/good/", "/feeds/g/redis/"):
         response = client.get(url)
@@ -657,7 +656,7 @@ def test_each_top_period_has_its_own_feed_and_entries_carry_updated_and_a_link(c
 
 
 def test_group_list_shows_descriptions_and_sizes(client, make_user):
-    services.group_create(name="redis", description="Data structures.")
+    services.group_create(name="redis", description="Data structures.", actor=staff_actor())
     article(make_user("ann"), groups=["redis"])
     page = text_of(client.get("/groups/"))
     assert "Data structures." in page and "1 article" in page

@@ -16,7 +16,7 @@ from articles.management import demo_comments
 from articles.management.progress import Timer, bar
 from articles.store import clock, selectors, services
 from articles.store.people import bulk_profiles
-from articles.types import NewPost, Order, Vote
+from articles.types import Actor, NewPost, Order, Vote
 
 GROUPS = {
     "programming": "Code, languages and the craft of software.",
@@ -124,9 +124,11 @@ class Command(BaseCommand):
             return
         rng = random.Random(seed)
         people, readers = self._users()
+        # The command is the operator's: it acts as staff, in the moderator's name.
+        moderator = Actor(pk=people[-1].pk, name=people[-1].username, is_staff=True)
         for name, description in GROUPS.items():
             with contextlib.suppress(GroupExists):
-                services.group_create(name=name, description=description, actor="moderator")
+                services.group_create(name=name, description=description, actor=moderator)
         now = clock.now()
         posted_articles = {}
         for i, (title, link, groups) in enumerate(ARTICLES):
@@ -136,13 +138,15 @@ class Command(BaseCommand):
             posted = now - rng.uniform(0.2, 6) * 86_400
             text = "" if link else "Tell us below, and vote for the answers you like."
             article = services.article_post(
-                user_id=poster.pk,
-                poster_name=poster.username,
-                title=title,
-                link=link,
-                text=text,
-                groups=groups.split(),
-                now=posted,
+                NewPost(
+                    user_id=poster.pk,
+                    poster_name=poster.username,
+                    title=title,
+                    link=link,
+                    text=text,
+                    groups=tuple(groups.split()),
+                    now=posted,
+                )
             )
             posted_articles[title] = article
             # A few articles gather enough votes to be good articles (>= 200 up-votes).

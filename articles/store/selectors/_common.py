@@ -24,7 +24,7 @@ from articles.types import (
     valid_time,
 )
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def _days(newest: list[tuple[bytes, float]]) -> tuple[date, ...]:
@@ -155,11 +155,3 @@ def _read_error(key: str, error: redis.ResponseError) -> Exception:
 
 def _s(value: bytes | str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-
-
-def _is_group_name(name: str) -> bool:
-    try:
-        keys.group_name(name)
-    except ValueError:
-        return False
-    return True

@@ -4,65 +4,44 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
 
-from articles import conf, validation
+from articles import validation
 from articles.errors import (
     ArticleNotFound,
     IdempotencyKeyReused,
-    InvalidInput,
 )
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.selectors._common import _bounds, _execute, _fetch, _page
 from articles.types import (
     Article,
+    NewPost,
     Order,
     Page,
 )
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
-def article_post_replay(
-    *,
-    user_id: int,
-    poster_name: str,
-    idempotency_key: str,
-    title: str,
-    link: str,
-    text: str,
-    groups: Iterable[str],
-) -> Article | None:
+def article_post_replay(post: NewPost, *, idempotency_key: str) -> Article | None:
     """What an earlier post with this Idempotency-Key got (the article as it was created,
     even if deleted since), or None when there was none; one GET. Lets a retry be answered
     before the posting limit counts it. Raises InvalidInput, IdempotencyKeyReused (the key
     was used for a different request)."""
-    title, link, text = validation.clean_post(title, link, text)
-    names = validation.clean_group_names(list(groups))
-    try:
-        key = keys.idempotency(user_id, idempotency_key)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None
+    post = validation.clean_new_post(post)
+    key = validation.idempotency_key(keys.idempotency, post.user_id, idempotency_key)
     raw = get_connection().get(key)
     match = _IDEMPOTENT.fullmatch(raw) if isinstance(raw, bytes) else None
     if match is None:
         return None  # none, or kept before fingerprints: article_post answers it
     article_id, posted, fingerprint = match.groups()
-    if fingerprint.decode() != validation.post_fingerprint(title, link, text, names):
+    if fingerprint.decode() != _fingerprint(post):
         raise IdempotencyKeyReused(int(article_id))
-    return Article.new_post(
-        article_id=int(article_id),
-        user_id=user_id,
-        poster_name=poster_name,
-        title=title,
-        link=link,
-        text=text,
-        groups=tuple(names),
-        posted=int(posted),
-        window=conf.window(),
-        vote_score=conf.vote_score(),
-    )
+    return Article.new_post(post, article_id=int(article_id), posted=int(posted))
+
+
+def _fingerprint(post: NewPost) -> str:
+    return validation.post_fingerprint(post.title, post.link, post.text, list(post.groups))
 
 
 # idempotency:<pk>:<key> as post.lua writes it: <article id>:<post time>:<fingerprint>

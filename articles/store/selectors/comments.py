@@ -11,7 +11,6 @@ from articles.errors import (
     ArticleNotFound,
     CommentIdempotencyKeyReused,
     CommentNotFound,
-    InvalidInput,
     StoreCorrupt,
 )
 from articles.store import clock, keys, scripts
@@ -29,7 +28,7 @@ from articles.types import (
     Vote,
 )
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def comment_thread(
@@ -165,10 +164,7 @@ def comment_post_replay(
     `author_name` the comment is read as it is now instead (CommentNotFound if deleted
     since)."""
     text = validation.clean_comment_text(text)
-    try:
-        key = keys.comment_idempotency(user_id, idempotency_key)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None
+    key = validation.idempotency_key(keys.comment_idempotency, user_id, idempotency_key)
     raw = get_connection().get(key)
     match = _COMMENT_IDEMPOTENT.fullmatch(raw) if isinstance(raw, bytes) else None
     if match is None:
@@ -195,19 +191,23 @@ _COMMENT_IDEMPOTENT = re.compile(rb"([1-9][0-9]*):([0-9]+):([0-9]+):([0-9a-f]+)"
 
 
 def recent_comments(
-    *, page: int | str = 1, per_page: int = 25, user_id: int | None = None
+    *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
 ) -> Page[Comment]:
-    """The site's newest visible comments, with their articles' titles (one round trip).
-    Raises InvalidInput (page)."""
+    """The site's newest visible comments, with their articles' titles (one round trip),
+    ARTICLES_COMMENT_LIST_PER_PAGE a page. Raises InvalidInput (page)."""
+    per_page = per_page or conf.comment_list_per_page()
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
     found = _comment_rows(keys.COMMENTS, "list", start, start + per_page - 1, user_id)
     return Page(found.items, number, found.count, per_page)
 
 
-def user_comments(*, user_id: int, page: int | str = 1, per_page: int = 25) -> Page[Comment]:
+def user_comments(
+    *, user_id: int, page: int | str = 1, per_page: int | None = None
+) -> Page[Comment]:
     """A user's visible comments, newest first, with their articles' titles (one round
-    trip). Raises InvalidInput (page)."""
+    trip), ARTICLES_COMMENT_LIST_PER_PAGE a page. Raises InvalidInput (page)."""
+    per_page = per_page or conf.comment_list_per_page()
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
     found = _comment_rows(keys.user_comments(user_id), "list", start, start + per_page - 1, None)

@@ -18,7 +18,7 @@ from articles.types import (
     Order,
 )
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def group_article_list(
@@ -48,7 +48,7 @@ def group_list() -> list[Group]:
     pipe.hgetall(keys.GROUPS)
     (registry,) = _execute(pipe)
     registry = {_s(k): _s(v) for k, v in registry.items()}
-    names = sorted(n for n in registry if keys.GROUP_NAME.fullmatch(n))
+    names = sorted(n for n in registry if validation.is_group_name(n))
     pipe = conn.pipeline(transaction=False)
     for name in names:
         pipe.scard(keys.group(name))

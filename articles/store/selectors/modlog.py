@@ -8,20 +8,21 @@ import logging
 from articles import conf, validation
 from articles.store import keys
 from articles.store.connection import get_connection
-from articles.store.selectors._common import _execute, _is_group_name
+from articles.store.selectors._common import _execute
 from articles.types import (
     ModlogEntry,
     ModlogPage,
     valid_time,
 )
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
-def modlog_page(*, page: int | str = 1, per_page: int = 50) -> ModlogPage:
-    """Staff actions, newest first, 50 a page, with which of their articles, groups and
-    comments still exist. Two round trips (the entries, then their targets). Raises
-    InvalidInput."""
+def modlog_page(*, page: int | str = 1, per_page: int | None = None) -> ModlogPage:
+    """Staff actions, newest first, ARTICLES_MODLOG_PER_PAGE a page, with which of their
+    articles, groups and comments still exist. Two round trips (the entries, then their
+    targets). Raises InvalidInput."""
+    per_page = per_page or conf.modlog_per_page()
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
     pipe = get_connection().pipeline(transaction=False)
@@ -83,7 +84,7 @@ def _modlog_targets(
             listed = entry.details.get(side)
             for name in listed if isinstance(listed, list) else ():
                 names[name] = None
-    valid = [n for n in names if isinstance(n, str) and _is_group_name(n)]
+    valid = [n for n in names if validation.is_group_name(n)]
     return list(members), comments, valid
 
 

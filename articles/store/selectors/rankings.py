@@ -18,7 +18,7 @@ from articles.types import (
     Period,
 )
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def top_article_list(

@@ -11,7 +11,7 @@ from articles.store import clock, keys
 from articles.store.connection import get_connection, store_unavailable
 from articles.store.selectors._common import _count, _execute
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
 def stats_daily(*, days: int = 30, now: float | None = None) -> list[tuple[date, int, int]]:
@@ -42,6 +42,11 @@ def store_status() -> dict[str, object]:
         "maxmemory": info.get("maxmemory"),
         "articles": _article_count(conn),
     }
+
+
+def _whole(figure: object) -> int:
+    """A figure of INFO (an int, as redis-py parses it); 0 when absent."""
+    return int(figure) if isinstance(figure, int | float | str) and figure else 0
 
 
 def _article_count(conn: redis.Redis) -> int | None:
@@ -87,7 +92,7 @@ def store_health() -> dict[str, object]:
     )
     role = {"master": "primary", "slave": "replica"}.get(str(info.get("role")), "unknown")
     # At maxmemory (with noeviction, the store's policy) Redis refuses writes, reads work.
-    limit, used = int(status["maxmemory"] or 0), int(status["used_memory"] or 0)  # type: ignore[call-overload]
+    limit, used = _whole(status["maxmemory"]), _whole(status["used_memory"])
     return {
         "reachable": True,
         "role": role,

@@ -13,8 +13,6 @@ from articles.store.services.articles import (
     article_delete,
     article_edit,
     article_groups_update,
-    article_post,
-    article_post_many,
     article_purge,
     article_purge_step,
 )
@@ -32,6 +30,12 @@ from articles.store.services.indexing import (
     search_index_rebuild,
     search_reindex_batch,
 )
+from articles.store.services.posting import (
+    article_post,
+    article_post_many,
+    article_submit,
+    comment_submit,
+)
 from articles.store.services.votes import article_vote, article_vote_many, vote_intent_cast
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "article_purge",
     "article_purge_step",
     "article_reindex",
+    "article_submit",
     "article_vote",
     "article_vote_many",
     "cleanups_resume",
@@ -51,6 +56,7 @@ __all__ = [
     "comment_edit",
     "comment_post",
     "comment_remove",
+    "comment_submit",
     "comment_vote",
     "group_create",
     "group_delete",

@@ -13,12 +13,14 @@ from articles.errors import (
     ArticleNotFound,
     ArticlesError,
     InvalidInput,
+    NotAllowed,
     StoreCorrupt,
 )
 from articles.store import clock, keys
 from articles.store.connection import get_connection
+from articles.types import Actor
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 # A script that finds its inputs changed since the caller read them answers "retry";
@@ -110,13 +112,11 @@ def _group_keys(name: str) -> tuple[str, str, str]:
     return keys.group(name), keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name)
 
 
-def _idempotency_key(user_id: int, token: str | None) -> str | None:
-    if token is None:
-        return None
-    try:
-        return keys.idempotency(user_id, token)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None
+def _idempotency_key(
+    key_of: Callable[[int, str], str], user_id: int, token: str | None
+) -> str | None:
+    """The key of an Idempotency-Key sent along, or None without one."""
+    return None if token is None else validation.idempotency_key(key_of, user_id, token)
 
 
 def _normalized_or_empty(link: str) -> str:
@@ -124,6 +124,12 @@ def _normalized_or_empty(link: str) -> str:
         return validation.normalize_link(link) if link else ""
     except InvalidInput:
         return ""
+
+
+def _staff_only(actor: Actor, what: str) -> None:
+    """The rule of every moderation write: staff only (NotAllowed, a 403, for anyone else)."""
+    if not actor.is_staff:
+        raise NotAllowed(f"Only staff may {what}.")
 
 
 def _log(

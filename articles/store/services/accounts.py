@@ -9,7 +9,7 @@ from typing import cast
 
 import redis
 
-from articles import conf
+from articles import conf, validation
 from articles.operations.replication import replicated
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
@@ -19,7 +19,7 @@ from articles.store.services.articles import article_purge
 from articles.store.services.groups import group_purge
 from articles.types import DELETED_NAME
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 # What user_forget renames, per index of a user's items: (index key, "<owner> <name>").
@@ -189,7 +189,7 @@ def cleanups_resume() -> int:
         group = member.removeprefix("group:") if member.startswith("group:") else ""
         if article_id is not None:
             article_purge(article_id=article_id)
-        elif group and keys.GROUP_NAME.fullmatch(group):
+        elif validation.is_group_name(group):
             group_purge(name=group)
         else:
             conn.srem(keys.PURGE, raw)

@@ -1,9 +1,10 @@
-"""Article writes: post, edit, delete and the bounded purge after it, groups of an article."""
+"""Article writes after the post (posting.py): edit, delete and the bounded purge after it,
+an article's groups. Who may do each is decided here, from the Actor."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from articles import conf, validation
 from articles.errors import (
@@ -11,213 +12,55 @@ from articles.errors import (
     InvalidInput,
     NotAllowed,
 )
-from articles.operations import metrics
 from articles.operations.replication import replicated
 from articles.store import keys, scripts, search, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
     _ATTEMPTS,
-    _BATCH,
     CLEANUP_BATCH,
     _article_member,
     _decode,
     _finish_or_leave,
     _given,
     _group_keys,
-    _idempotency_key,
     _indexed_words,
     _link_owner,
     _log,
     _member_key,
     _normalized_or_empty,
+    _staff_only,
 )
-from articles.types import Article, NewPost, Status
-
-logger = logging.getLogger(__package__)
+from articles.types import Actor, Article, Status
 
 
-@replicated
-def article_post(
-    *,
-    user_id: int,
-    poster_name: str,
-    title: str,
-    link: str = "",
-    text: str = "",
-    groups: Iterable[str] = (),
-    now: float | None = None,
-    idempotency_key: str | None = None,
-) -> Article:
-    """Post an article with its poster's own up-vote (1 vote, score time + 432).
-
-    Raises InvalidInput, GroupNotFound, DuplicateLink (the link is already posted and
-    still open for voting). With `idempotency_key`, a repeat of the same request gets what
-    the first one got: the article as it was created, even if it was deleted since;
-    the key with a different request raises IdempotencyKeyReused.
-    The post time is Redis' clock (see _given); `now` fixes it, for tests and tools.
-    """
-    title, link, text = validation.clean_post(title, link, text)
-    names = validation.clean_group_names(list(groups))
-    idem_key = _idempotency_key(user_id, idempotency_key)
-    norm = validation.normalize_link(link) if link else ""
-    conn = get_connection()
-    # The id comes first (the book's INCR). A retried INCR only skips an id; the script
-    # itself refuses to overwrite an existing article, so a retried script is harmless.
-    article_id = int(conn.incr(keys.ARTICLE_IDS))
-    for _ in range(_ATTEMPTS):
-        seen = _link_owner(conn, norm)
-        result = scripts.POST(
-            *_post_call(
-                article_id,
-                user_id,
-                poster_name,
-                title,
-                link,
-                text,
-                names,
-                norm,
-                now,
-                seen=seen,
-                idem_key=idem_key,
-            ),
-            client=conn,
-        )
-        status = raise_for_status(result, allow=(Status.RETRY, Status.ID_TAKEN))
-        if status is Status.OK or (status is Status.REPEATED and len(result) > 2):
-            if status is Status.OK:
-                metrics.POSTS.inc()
-            first = article_id if status is Status.OK else int(result[1])
-            posted = int(result[2] if status is Status.REPEATED else result[1])
-            return Article.new_post(
-                article_id=first,
-                user_id=user_id,
-                poster_name=poster_name,
-                title=title,
-                link=link,
-                text=text,
-                groups=tuple(names),
-                posted=posted,
-                window=conf.window(),
-                vote_score=conf.vote_score(),
-            )
-        if status is Status.REPEATED:  # a key kept before fingerprints: the article now
-            return selectors.article_get(article_id=int(result[1]), user_id=user_id)
-        if status is Status.ID_TAKEN:
-            if _decode(result[1]) == keys.user(user_id):
-                # our own request, re-sent after a stall, already ran
-                return selectors.article_get(article_id=article_id, user_id=user_id)
-            raise Conflict()
-    raise Conflict()
+def _owner_or_staff(actor: Actor, article: Article, refused: NotAllowed) -> bool:
+    """The rule of an article's edit and delete: staff, or its poster (whom the scripts
+    also hold to the voting window). Raises `refused` for anyone else; answers whether
+    the actor is its poster."""
+    own = article.poster_id is not None and article.poster_id == actor.pk
+    if not (actor.is_staff or own):
+        raise refused
+    return own
 
 
-def _post_call(
-    article_id: int,
-    user_id: int,
-    poster_name: str,
-    title: str,
-    link: str,
-    text: str,
-    names: list[str],
-    norm: str,
-    now: float | None,
-    *,
-    seen: str,
-    idem_key: str | None,
-) -> tuple[list[str], list[str | int | float]]:
-    """KEYS and ARGV of post.lua for one article. The search words go in the same script
-    as the article: no moment, crash or not, when the article exists unfound or the index
-    names an article not yet written."""
-    member = keys.article(article_id)
-    group_keys = [key for name in names for key in _group_keys(name)]
-    words = search.article_words(title, text, link)
-    script_keys = [
-        member,
-        keys.voted(article_id),
-        keys.SCORE,
-        keys.TIME,
-        keys.GOOD,
-        keys.submitted(user_id),
-        keys.LINKS,
-        keys.GROUPS,
-        keys.STATS_POSTS,
-        _member_key(seen) or member,
-        idem_key or member,
-        keys.VOTES,
-        *group_keys,
-        *map(keys.idx, words),
-    ]
-    args: list[str | int | float] = [
-        member,
-        keys.user(user_id),
-        title,
-        link,
-        text,
-        poster_name,
-        _given(now, whole=True),
-        conf.vote_score(),
-        conf.window(),
-        conf.good_votes(),
-        norm,
-        conf.idempotency_seconds() if idem_key else 0,
-        ",".join(names),
-        article_id,
-        seen,
-        validation.post_fingerprint(title, link, text, names),
-        " ".join(words),
-    ]
-    return script_keys, args
-
-
-@replicated
-def article_post_many(*, posts: Sequence[NewPost]) -> list[int]:
-    """Post many articles with article_post's script and checks, in pipelined batches: one
-    round trip per batch instead of two per article (load_demo --articles). Returns the new
-    ids in order. Raises what article_post raises; links must be new and distinct (a link
-    posted twice in one batch raises Conflict)."""
-    conn = get_connection()
-    last = int(conn.incrby(keys.ARTICLE_IDS, len(posts)))  # one INCR for every id
-    ids = list(range(last - len(posts) + 1, last + 1))
-    for start in range(0, len(posts), _BATCH):
-        pipe = conn.pipeline(transaction=False)
-        for article_id, post in zip(
-            ids[start : start + _BATCH], posts[start : start + _BATCH], strict=True
-        ):
-            title, link, text = validation.clean_post(post.title, post.link, post.text)
-            names = validation.clean_group_names(list(post.groups))
-            norm = validation.normalize_link(link) if link else ""
-            call = _post_call(
-                article_id,
-                post.user_id,
-                post.poster_name,
-                title,
-                link,
-                text,
-                names,
-                norm,
-                post.now,
-                seen="",
-                idem_key=None,
-            )
-            scripts.POST(*call, client=pipe)
-        for reply in pipe.execute():
-            raise_for_status(reply)
-    metrics.POSTS.inc(len(posts))
-    return ids
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 @replicated
 def article_groups_update(
     *,
     article_id: int,
+    actor: Actor,
     add: Iterable[str] = (),
     remove: Iterable[str] = (),
-    actor: str = "",
     reason: str = "",
     now: float | None = None,
 ) -> tuple[str, ...]:
-    """Add the article to `add` and remove it from `remove` in one step (the book's
-    add_remove_groups); returns its groups. Raises ArticleNotFound, GroupNotFound."""
+    """Staff add the article to `add` and remove it from `remove` in one step (the book's
+    add_remove_groups); returns its groups. Raises NotAllowed, ArticleNotFound,
+    GroupNotFound."""
+    _staff_only(actor, "move an article between groups")
     member = _article_member(article_id)
     added = validation.clean_group_names(list(add), "add")
     removed = validation.clean_group_names(list(remove), "remove")
@@ -225,7 +68,7 @@ def article_groups_update(
         raise InvalidInput("remove", "A group cannot be both added and removed.")
     if not added and not removed:
         return selectors.article_get(article_id=article_id).groups
-    entry = _log(actor, "groups", member, reason, now, add=added, remove=removed)
+    entry = _log(actor.name, "groups", member, reason, now, add=added, remove=removed)
     result = scripts.GROUPS_UPDATE(
         keys=[
             member,
@@ -244,9 +87,7 @@ def article_groups_update(
 def article_delete(
     *,
     article_id: int,
-    actor_id: int,
-    actor: str,
-    is_staff: bool,
+    actor: Actor,
     reason: str = "",
     now: float | None = None,
 ) -> None:
@@ -259,11 +100,10 @@ def article_delete(
     member = _article_member(article_id)
     reason = validation.clean_reason(reason)
     refused = NotAllowed("Only staff, or the poster while voting is open, may delete an article.")
+    is_staff = actor.is_staff
     for _ in range(_ATTEMPTS):
         article = selectors.article_get(article_id=article_id)
-        own = article.poster_id is not None and article.poster_id == actor_id
-        if not (is_staff or own):
-            raise refused
+        own = _owner_or_staff(actor, article, refused)
         if is_staff and not own and not reason:
             raise InvalidInput(
                 "reason",
@@ -273,7 +113,9 @@ def article_delete(
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
         words = _indexed_words(article_id)
-        entry = _log(actor, "delete", member, reason, now, title=article.title) if is_staff else ""
+        entry = (
+            _log(actor.name, "delete", member, reason, now, title=article.title) if is_staff else ""
+        )
         result = scripts.DELETE(
             keys=[
                 member,
@@ -342,20 +184,19 @@ def article_purge(*, article_id: int) -> None:
 def article_edit(
     *,
     article_id: int,
+    actor: Actor,
     title: str | None = None,
     link: str | None = None,
     text: str | None = None,
-    actor: str = "",
     reason: str = "",
-    actor_id: int | None = None,
-    is_staff: bool = True,
     now: float | None = None,
 ) -> Article:
     """Change an article's title, link and text in one step (None keeps one as it is).
 
     Staff may edit any article, and the edit goes to the moderation log with `reason`; a
-    poster (is_staff=False, actor_id theirs) their own title and text while voting is open,
-    unlogged. The search words follow the new title, text and link host; `edited` is set.
+    poster (an actor not staff: Actor.as_poster() on the poster's own page) their own
+    title and text while voting is open, unlogged. The search words follow the new title,
+    text and link host; `edited` is set.
     Raises ArticleNotFound, InvalidInput, NotAllowed, DuplicateLink (the new link belongs to
     another article still open for voting: one open article per link, as when posting).
     """
@@ -366,13 +207,12 @@ def article_edit(
     reason = validation.clean_reason(reason)
     refused = NotAllowed("Only staff, or the poster while voting is open, may edit an article.")
     conn = get_connection()
+    is_staff = actor.is_staff
     for _ in range(_ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
-        if not is_staff:
-            if before.poster_id is None or before.poster_id != actor_id:
-                raise refused
-            if link is not None and link != before.link:
-                raise NotAllowed("Only staff may change an article's link.")
+        _owner_or_staff(actor, before, refused)
+        if not is_staff and link is not None and link != before.link:
+            raise NotAllowed("Only staff may change an article's link.")
         new_title = before.title if title is None else title
         new_link = before.link if link is None else link
         new_text = before.text if text is None else text
@@ -382,7 +222,7 @@ def article_edit(
         norm = validation.normalize_link(new_link) if new_link else ""
         seen = _link_owner(conn, norm)
         entry = (
-            _log(actor, "edit", member, reason, now, title=new_title, link=new_link)
+            _log(actor.name, "edit", member, reason, now, title=new_title, link=new_link)
             if is_staff
             else ""
         )

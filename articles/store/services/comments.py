@@ -16,10 +16,17 @@ from articles.operations.replication import replicated
 from articles.store import keys, scripts, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.services._common import _article_member, _decode, _given, _log
-from articles.types import Comment, Status, Vote
+from articles.store.services._common import (
+    _article_member,
+    _decode,
+    _given,
+    _idempotency_key,
+    _log,
+    _staff_only,
+)
+from articles.types import Actor, Comment, Status, Vote
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 @replicated
@@ -45,7 +52,7 @@ def comment_post(
     text = validation.clean_comment_text(text)
     article = _article_member(article_id)
     parent = _parent_member(parent_id)
-    idem_key = _comment_idempotency_key(user_id, idempotency_key)
+    idem_key = _idempotency_key(keys.comment_idempotency, user_id, idempotency_key)
     conn = get_connection()
     comment_id = int(conn.incr(keys.COMMENT_IDS))
     member = keys.comment(comment_id)
@@ -126,15 +133,16 @@ def comment_vote(*, comment_id: int, user_id: int, vote: Vote, now: float | None
 
 
 @replicated
-def comment_edit(*, comment_id: int, user_id: int, text: str, now: float | None = None) -> Comment:
-    """Its author changes a comment's text within ARTICLES_COMMENT_EDIT_SECONDS of posting
-    it; the comment is marked `edited` (the time). Raises InvalidInput (text),
-    CommentNotFound, NotAllowed (not the author, or deleted), EditWindowClosed."""
+def comment_edit(*, comment_id: int, actor: Actor, text: str, now: float | None = None) -> Comment:
+    """Its author (only: staff remove instead) changes a comment's text within
+    ARTICLES_COMMENT_EDIT_SECONDS of posting it; the comment is marked `edited` (the
+    time). Raises InvalidInput (text), CommentNotFound, NotAllowed (not the author, or
+    deleted), EditWindowClosed."""
     text = validation.clean_comment_text(text)
     member = _comment_member(comment_id)
     result = scripts.COMMENT_EDIT(
         keys=[member],
-        args=[keys.user(user_id), text, _given(now), conf.comment_edit_seconds()],
+        args=[keys.user(actor.pk), text, _given(now), conf.comment_edit_seconds()],
         client=get_connection(),
     )
     raise_for_status(result)
@@ -142,30 +150,32 @@ def comment_edit(*, comment_id: int, user_id: int, text: str, now: float | None 
 
 
 @replicated
-def comment_delete(*, comment_id: int, user_id: int, now: float | None = None) -> None:
-    """Its author deletes a comment: one with replies stays as "[deleted]" (text and
-    author cleared), one without is removed entirely (and so is a "[deleted]" parent
-    left with no replies). Raises CommentNotFound, NotAllowed (not the author, or
-    already deleted)."""
+def comment_delete(*, comment_id: int, actor: Actor, now: float | None = None) -> None:
+    """Its author (only: staff remove instead) deletes a comment: one with replies stays
+    as "[deleted]" (text and author cleared), one without is removed entirely (and so is
+    a "[deleted]" parent left with no replies). Raises CommentNotFound, NotAllowed (not
+    the author, or already deleted)."""
     member = _comment_member(comment_id)
     result = scripts.COMMENT_DELETE(
         keys=[member, keys.COMMENTS, keys.MODLOG],
-        args=["author", keys.user(user_id), "", "", conf.modlog_length()],
+        args=["author", keys.user(actor.pk), "", "", conf.modlog_length()],
         client=get_connection(retry=False),  # sent once: a repeat would answer "deleted"
     )
     raise_for_status(result)
 
 
 @replicated
-def comment_remove(*, comment_id: int, actor: str, reason: str, now: float | None = None) -> None:
+def comment_remove(*, comment_id: int, actor: Actor, reason: str, now: float | None = None) -> None:
     """Staff remove a comment, with a reason kept on it and in the moderation log: one
     with replies stays as "[removed]", one without is removed entirely, as comment_delete.
-    Raises CommentNotFound, NotAllowed (already removed), InvalidInput (reason)."""
+    Raises NotAllowed (not staff, or already removed), CommentNotFound, InvalidInput
+    (reason)."""
+    _staff_only(actor, "remove a comment")
     member = _comment_member(comment_id)
     reason = validation.clean_reason(reason)
     before = selectors.comment_get(comment_id=comment_id)
     entry = _log(
-        actor or "staff",
+        actor.name or "staff",
         "comment_remove",
         member,
         reason,
@@ -196,12 +206,3 @@ def _parent_member(parent_id: int | None) -> str:
         return keys.comment(parent_id)
     except ValueError:
         raise InvalidInput("parent", "A parent is a comment id, a whole number from 1.") from None
-
-
-def _comment_idempotency_key(user_id: int, token: str | None) -> str | None:
-    if token is None:
-        return None
-    try:
-        return keys.comment_idempotency(user_id, token)
-    except ValueError as exc:
-        raise InvalidInput("idempotency_key", str(exc)) from None

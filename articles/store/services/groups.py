@@ -12,28 +12,36 @@ from articles.operations.replication import replicated
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.services._common import _ATTEMPTS, CLEANUP_BATCH, _finish_or_leave, _log
-from articles.types import Status
+from articles.store.services._common import (
+    _ATTEMPTS,
+    CLEANUP_BATCH,
+    _finish_or_leave,
+    _log,
+    _staff_only,
+)
+from articles.types import Actor, Status
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 @replicated
-def group_create(*, name: str, description: str = "", actor: str = "") -> None:
-    """Register a new group. Raises InvalidInput, GroupExists."""
+def group_create(*, name: str, actor: Actor, description: str = "") -> None:
+    """Staff register a new group. Raises NotAllowed, InvalidInput, GroupExists."""
+    _staff_only(actor, "create a group")
     _group_save(name=name, description=description, actor=actor, mode="create")
 
 
 @replicated
-def group_update(*, name: str, description: str, actor: str = "") -> None:
-    """Change a group's description. Raises InvalidInput, GroupNotFound."""
+def group_update(*, name: str, description: str, actor: Actor) -> None:
+    """Staff change a group's description. Raises NotAllowed, InvalidInput, GroupNotFound."""
+    _staff_only(actor, "change a group")
     _group_save(name=name, description=description, actor=actor, mode="update")
 
 
-def _group_save(*, name: str, description: str, actor: str, mode: str) -> None:
+def _group_save(*, name: str, description: str, actor: Actor, mode: str) -> None:
     name = validation.clean_group_name(name, "name")
     description = validation.clean_description(description)
-    entry = _log(actor, f"group_{mode}", keys.group(name), "", None, description=description)
+    entry = _log(actor.name, f"group_{mode}", keys.group(name), "", None, description=description)
     result = scripts.GROUP_SAVE(
         keys=[keys.GROUPS, keys.MODLOG],
         args=[name, description, mode, entry, conf.modlog_length()],
@@ -44,13 +52,14 @@ def _group_save(*, name: str, description: str, actor: str, mode: str) -> None:
 
 
 @replicated
-def group_delete(*, name: str, actor: str = "", reason: str = "") -> None:
-    """Delete a group and take it off its articles. The group goes in one small step
+def group_delete(*, name: str, actor: Actor, reason: str = "") -> None:
+    """Staff delete a group and take it off its articles. The group goes in one small step
     (its page and listings at once), its name off the members' `groups` fields in
-    bounded batches after it (group_purge). Raises GroupNotFound."""
+    bounded batches after it (group_purge). Raises NotAllowed, GroupNotFound."""
+    _staff_only(actor, "delete a group")
     name = validation.clean_group_name(name, "name")
     reason = validation.clean_reason(reason)
-    entry = _log(actor, "group_delete", keys.group(name), reason, None)
+    entry = _log(actor.name, "group_delete", keys.group(name), reason, None)
     for _ in range(_ATTEMPTS):
         result = scripts.GROUP_DELETE(
             keys=[

@@ -18,7 +18,7 @@ from articles.store.selectors._common import _ids
 from articles.store.services._common import _ATTEMPTS, _article_member, _decode, _word_key
 from articles.types import Status
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 def article_reindex(*, article_id: int) -> bool:

@@ -14,7 +14,7 @@ from articles.store.scripts import raise_for_status
 from articles.store.services._common import _BATCH, _article_member, _given
 from articles.types import Article, Vote
 
-logger = logging.getLogger(__package__)
+logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 @replicated

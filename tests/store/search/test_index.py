@@ -17,6 +17,7 @@ from articles.operations import audit
 from articles.store import keys, scripts, selectors, services
 from articles.store.connection import get_connection
 from tests import factories
+from tests.actors import member_actor, staff_actor
 from tests.harness import run_together
 
 WEEK = 604_800
@@ -43,7 +44,9 @@ def test_posting_indexes_title_text_and_link_host_and_records_the_words(conn, no
 
 def test_editing_moves_the_article_between_word_sets(conn, now):
     post(now, "Redis Streams", "https://antirez.com/x")
-    services.article_edit(article_id=1, title="Valkey streams", link="https://e.org/", actor="s")
+    services.article_edit(
+        article_id=1, title="Valkey streams", link="https://e.org/", actor=staff_actor("s")
+    )
     assert members(conn, "redis") == set() and members(conn, "antirez") == set()
     assert members(conn, "valkey") == {b"article:1"} and members(conn, "streams") == {b"article:1"}
     assert not conn.exists("idx:redis")  # an emptied set is gone, not left behind
@@ -53,7 +56,7 @@ def test_editing_moves_the_article_between_word_sets(conn, now):
 def test_deleting_removes_every_entry(conn, now):
     post(now, "Redis Streams", "https://antirez.com/x")
     post(now, "Redis lists", "https://e.org/2")
-    services.article_delete(article_id=1, actor_id=1, actor="", is_staff=False, now=now)
+    services.article_delete(article_id=1, now=now, actor=member_actor(1, ""))
     assert members(conn, "redis") == {b"article:2"}
     assert conn.keys("idx:*") and not conn.exists("idx:streams", "idx:antirez")
     assert search_problems() == []
@@ -64,8 +67,10 @@ def test_each_write_sends_one_script_so_no_crash_can_split_article_and_index(con
     commands the app sends, both are written or neither (MONITOR shows what ran where)."""
     # Load the scripts first, so the calls watched are not NOSCRIPT retries.
     post(now, "Warm up", "https://e.org/warm")
-    services.article_edit(article_id=1, title="Warm", link="https://e.org/w", actor="s")
-    services.article_delete(article_id=1, actor_id=1, actor="s", is_staff=True)
+    services.article_edit(
+        article_id=1, title="Warm", link="https://e.org/w", actor=staff_actor("s")
+    )
+    services.article_delete(article_id=1, actor=staff_actor("s", pk=1))
     seen: list[dict] = []
     ready = threading.Event()
 
@@ -82,8 +87,10 @@ def test_each_write_sends_one_script_so_no_crash_can_split_article_and_index(con
     ready.wait(5)
     time.sleep(0.1)
     post(now, "Redis streams", "https://antirez.com/x")
-    services.article_edit(article_id=2, title="Valkey streams", link="https://e.org/", actor="s")
-    services.article_delete(article_id=2, actor_id=1, actor="s", is_staff=True)
+    services.article_edit(
+        article_id=2, title="Valkey streams", link="https://e.org/", actor=staff_actor("s")
+    )
+    services.article_delete(article_id=2, actor=staff_actor("s", pk=1))
     conn.echo("done")
     watcher.join(10)
     index_writes = [c for c in seen if c["command"].split()[0] in ("SADD", "SREM")]
@@ -185,12 +192,14 @@ def _worker(seed: int) -> None:
             target = rng.randint(1, max(mine))
             # gone meanwhile, or changed by another writer at once
             with contextlib.suppress(ArticleNotFound, Conflict):
-                services.article_edit(article_id=target, title=title, link="", actor="s")
+                services.article_edit(
+                    article_id=target, title=title, link="", actor=staff_actor("s")
+                )
         else:
             target = rng.randint(1, max(mine))
             with contextlib.suppress(ArticleNotFound, Conflict):  # gone meanwhile
                 services.article_delete(
-                    article_id=target, actor_id=0, actor="s", is_staff=True, reason="churn"
+                    article_id=target, reason="churn", actor=staff_actor("s", pk=0)
                 )
 
 

@@ -10,6 +10,7 @@ from articles.errors import EmptySearch, InvalidInput
 from articles.store import keys, selectors, services
 from articles.types import Period, SearchOrder, Vote
 from tests import factories
+from tests.actors import staff_actor
 from tests.harness import threads_together
 
 DAY = 86_400
@@ -49,7 +50,7 @@ def test_orders_score_newest_and_net_votes(now):
 
 
 def test_group_and_period_restrict_the_results(now):
-    services.group_create(name="db")
+    services.group_create(name="db", actor=staff_actor())
     a = post(now - 10 * DAY, "redis a", groups=["db"])
     b = post(now - 2 * DAY, "redis b")
     c = post(now, "redis c", groups=["db"])
@@ -117,7 +118,7 @@ def test_a_deleted_article_leaves_the_results_at_once_after_the_cache(now, setti
     settings.ARTICLES_SEARCH_CACHE_SECONDS = 1
     a = post(now, "redis gone")
     assert ids(q="gone") == [a]
-    services.article_delete(article_id=a, actor_id=1, actor="s", is_staff=True)
+    services.article_delete(article_id=a, actor=staff_actor("s", pk=1))
     assert ids(q="gone") == []  # the cached member has no hash: left out
 
 
@@ -200,7 +201,7 @@ def test_every_page_has_the_search_box(client):
 
 
 def test_the_api_searches_with_order_group_period_and_paging(now):
-    services.group_create(name="db")
+    services.group_create(name="db", actor=staff_actor())
     a = post(now - DAY, "redis one", groups=["db"])
     b = post(now, "redis two")
     api = APIClient()

@@ -144,6 +144,7 @@ def _post_call(
         _member_key(seen) or member,
         idem_key or member,
         keys.VOTES,
+        *keys.PERIOD_KEYS,
         *group_keys,
         *map(keys.idx, words),
     ]
@@ -290,6 +291,7 @@ def article_delete(
                 keys.article_comments_all(article_id),
                 keys.article_comments(article_id),
                 keys.article_comments_new(article_id),
+                *keys.PERIOD_KEYS,
                 *[key for name in article.groups for key in _group_keys(name)],
                 *map(keys.idx, words),
             ],

@@ -202,3 +202,15 @@ def test_the_audit_finds_and_repairs_a_wrong_period_zset(conn, now):
     assert top_repair() == 4
     assert_every_period_right(conn, now)
     assert conn.zscore(week, keys.article(c)) == 1
+
+
+def test_a_forgotten_accounts_votes_leave_every_period(conn):
+    at = time.time()
+    a, b = post(at, 1), post(at - 2 * DAY, 2)
+    for article in (a, b):
+        vote(article, 5, Vote.UP, at)
+    vote(a, 6, Vote.DOWN, at)
+    services.user_forget(user_id=5, name="five")
+    assert conn.zscore(keys.period_votes("week"), keys.article(b)) == 1
+    assert conn.zscore(keys.period_votes("day"), keys.article(a)) == 0
+    assert_every_period_right(conn, time.time())

@@ -115,7 +115,8 @@ def run(articles: int, repeat: int) -> dict[str, Any]:
 
     global _RAW
     conn = get_connection()
-    _RAW = redis.Redis(connection_pool=redis.ConnectionPool.from_url(os.environ["REDIS_URL"]))
+    socket = os.environ["REDIS_URL"].removeprefix("unix://").partition("?")[0]
+    _RAW = redis.Redis(unix_socket_path=socket, socket_timeout=600)
     conn.flushall()
     now = int(time.time())
     began = time.perf_counter()

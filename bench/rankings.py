@@ -162,7 +162,10 @@ def run(articles: int, repeat: int) -> dict[str, Any]:
         "copied": copied,
         "calls": len(fill),
         "redis_ms": round(sum(fill) / 1000, 1),
+        "p50_call_us": sorted(fill)[len(fill) // 2],
+        "p99_call_us": sorted(fill)[len(fill) * 99 // 100],
         "max_call_us": max(fill),
+        "calls_over_5ms": sum(us > 5_000 for us in fill),
         "per_s_of_redis": round(copied / (sum(fill) / 1e6)),
         "wall_s": round(time.perf_counter() - began, 1),
     }
@@ -207,16 +210,52 @@ def run(articles: int, repeat: int) -> dict[str, Any]:
     return out
 
 
+def writes(articles: int, samples: int) -> dict[str, Any]:
+    """Redis µs of post.lua and vote.lua (median, p90 of `samples` each) on a store of
+    `articles`, kept (backfilled) when this code keeps periods. Needs only the services,
+    so the same function measures the code before the change (copied into its checkout)."""
+    from articles.store import services
+    from articles.store.connection import get_connection
+    from articles.types import Vote
+
+    conn = get_connection()
+    conn.flushall()
+    now = int(time.time())
+    _load(conn, articles, now)
+    try:
+        from articles.operations.top_audit import top_backfill
+
+        top_backfill()
+        kept = True
+    except ImportError:
+        kept = False
+    log = Slowlog(conn)
+    posts, votes = [], []
+    for n in range(samples):
+        log.take()
+        article = services.article_post(user_id=1, poster_name="b", title=f"w{n}", text="x").id
+        posts += log.scripts()
+        services.article_vote(article_id=article, user_id=2, direction=Vote.UP)
+        votes += log.scripts()
+
+    def shown(values: list[int]) -> dict[str, int]:
+        ordered = sorted(values)
+        return {"p50": ordered[len(ordered) // 2], "p90": ordered[len(ordered) * 9 // 10]}
+
+    return {"articles": articles, "kept": kept, "post_us": shown(posts), "vote_us": shown(votes)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--articles", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--writes", type=int, default=0, help="only time N posts and votes")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vs-rank-", dir="/tmp") as tmp:
         server = _setup(Path(tmp))
         try:
             for n in opts.articles:
-                print(run(n, opts.repeat), flush=True)
+                print(writes(n, opts.writes) if opts.writes else run(n, opts.repeat), flush=True)
         finally:
             server.stop()
 

@@ -24,7 +24,7 @@ from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 
-FILL_STEP = 500  # articles a backfill step copies (~1-3 ms of Redis: bench/rankings.py)
+FILL_STEP = 250  # articles a backfill step copies (~1 ms of Redis: bench/rankings.py)
 FIX_BATCH = 200  # articles top_fix.lua puts right a call
 
 

@@ -214,3 +214,29 @@ def test_a_forgotten_accounts_votes_leave_every_period(conn):
     assert conn.zscore(keys.period_votes("week"), keys.article(b)) == 1
     assert conn.zscore(keys.period_votes("day"), keys.article(a)) == 0
     assert_every_period_right(conn, time.time())
+
+
+def test_a_backup_restored_into_a_store_only_read_so_far_is_ranked(conn, now):
+    from articles.operations.backup import store_export, store_restore
+
+    made = [post(now - n * DAY // 3, n) for n in range(9)]
+    vote(made[2], 4, Vote.UP, now)
+    records = list(store_export())
+    conn.flushall()
+    assert kept(Period.WEEK, now) == []  # a read of the empty store starts nothing
+    store_restore(records=enumerate(records, 1), replace=False)
+    assert_every_period_right(conn, now)
+    assert len(kept(Period.WEEK, now)) == 9
+
+
+def test_the_period_keys_are_named_here_once():
+    assert keys.PERIOD_KEYS == (
+        "votes:day",
+        "votes:week",
+        "votes:month",
+        "votes:year",
+        "votes:periods",
+    )
+    assert tuple(p.value for p in PERIODS) == keys.PERIODS
+    with pytest.raises(ValueError):
+        keys.period_votes("all")

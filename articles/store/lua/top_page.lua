@@ -5,7 +5,9 @@
 -- caller calls again (each call takes the next ARGV[6] away), so no call grows with the
 -- backlog and no answer ever counts an article out of its period.
 -- Not kept yet (a store written before the periods were kept, or by the book's code,
--- until top_repair() backfills it): the former rebuild, cached ARGV[2] s in top:<p>
+-- until top_repair() backfills it; an empty store until its first post: a read never
+-- starts keeping, so a backup restored into a store only read so far is not left
+-- unranked): the former rebuild, cached ARGV[2] s in top:<p>
 -- (ZRANGESTORE of time: from the period's start, ZINTERSTORE with votes:, O(period)).
 -- The same rebuild, uncached, answers a read of a moment the frontier has passed (a
 -- fixed `now` in the past: tests and tools; Redis' own clock allows ARGV[2] s of slack).
@@ -39,9 +41,6 @@ local function rebuild(into)
   if into ~= KEYS[4] then redis.call('DEL', KEYS[4]) end
 end
 
-if redis.call('ZCARD', KEYS[2]) == 0 and not redis.call('HGET', KEYS[6], name) then
-  redis.call('HSET', KEYS[6], name, exact(cutoff)) -- no article yet: kept from now on
-end
 local kept = not redis.call('HGET', KEYS[6], name .. ':fill')
 local trimmed = kept and period_trim(KEYS[2], KEYS[5], KEYS[6], name, cutoff,
   tonumber(ARGV[6]), ARGV[5] == '' and ttl or 0)

@@ -16,7 +16,7 @@ day and the week sees scores change after posting: nothing else needs maintainin
 A read is then O(log n + page) whatever the period holds. A store written before this
 (or only by the book's code) has no frontier: its reads rebuild as before (ZRANGESTORE
 and ZINTERSTORE, cached 60 s) until operations.top_audit.top_repair() has backfilled it
-in bounded steps; a store with no article yet is kept from its first post or read on.
+in bounded steps; a store with no article yet is kept from its first post on.
 """
 
 from __future__ import annotations

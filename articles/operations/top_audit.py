@@ -8,8 +8,8 @@ itself (members that should not be there); each suspect is then read again in on
 MULTI/EXEC and reported only if still wrong, so writes racing the walk raise no alarm.
 top_repair() backfills every period not kept yet (top_fill.lua, a bounded step a call)
 and puts the reported members right (top_fix.lua, the writes' own rule, in one script a
-batch). Problems have the shape of operations.audit.Problem; check_votes --repair calls
-top_repair() after its own repairs (which may rewrite votes: scores).
+batch). Problems have the shape of operations.audit.Problem; check_votes --repair is to
+call top_repair() after its own repairs (which may rewrite votes: scores).
 """
 
 from __future__ import annotations

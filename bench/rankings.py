@@ -238,11 +238,40 @@ def writes(articles: int, samples: int) -> dict[str, Any]:
         services.article_vote(article_id=article, user_id=2, direction=Vote.UP)
         votes += log.scripts()
 
+    def commands(write: Any) -> dict[str, int]:
+        """The commands one write ran inside Redis (INFO commandstats): the work itself,
+        which the machine's load does not change."""
+        before = conn.info("commandstats")
+        write()
+        after = conn.info("commandstats")
+        return {
+            name.removeprefix("cmdstat_"): after[name]["calls"]
+            - before.get(name, {}).get("calls", 0)
+            for name in after
+            if after[name]["calls"] != before.get(name, {}).get("calls", 0)
+            and name not in ("cmdstat_info", "cmdstat_evalsha", "cmdstat_eval")
+        }
+
+    last = services.article_post(user_id=1, poster_name="b", title="last", text="x").id
+    post_commands = commands(
+        lambda: services.article_post(user_id=1, poster_name="b", title="one", text="x")
+    )
+    vote_commands = commands(
+        lambda: services.article_vote(article_id=last, user_id=3, direction=Vote.UP)
+    )
+
     def shown(values: list[int]) -> dict[str, int]:
         ordered = sorted(values)
         return {"p50": ordered[len(ordered) // 2], "p90": ordered[len(ordered) * 9 // 10]}
 
-    return {"articles": articles, "kept": kept, "post_us": shown(posts), "vote_us": shown(votes)}
+    return {
+        "articles": articles,
+        "kept": kept,
+        "post_us": shown(posts),
+        "vote_us": shown(votes),
+        "post_commands": post_commands,
+        "vote_commands": vote_commands,
+    }
 
 
 def main() -> None:

@@ -107,7 +107,7 @@ def _read(period: str, now: float | None, page: int = 1) -> None:
         pass
 
 
-def run(articles: int, repeat: int) -> dict[str, Any]:
+def run(articles: int, repeat: int, fill_step: int | None = None) -> dict[str, Any]:
     from articles.operations.top_audit import top_backfill
     from articles.store import keys, services
     from articles.store.connection import get_connection
@@ -156,7 +156,7 @@ def run(articles: int, repeat: int) -> dict[str, Any]:
 
     began = time.perf_counter()
     log.take()
-    copied = top_backfill()
+    copied = top_backfill() if fill_step is None else top_backfill(step=fill_step)
     fill = log.scripts()
     out["backfill"] = {
         "copied": copied,
@@ -279,12 +279,16 @@ def main() -> None:
     parser.add_argument("--articles", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--writes", type=int, default=0, help="only time N posts and votes")
+    parser.add_argument("--fill-step", type=int, default=None, help="articles a backfill step")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vs-rank-", dir="/tmp") as tmp:
         server = _setup(Path(tmp))
         try:
             for n in opts.articles:
-                print(writes(n, opts.writes) if opts.writes else run(n, opts.repeat), flush=True)
+                print(
+                    writes(n, opts.writes) if opts.writes else run(n, opts.repeat, opts.fill_step),
+                    flush=True,
+                )
         finally:
             server.stop()
 

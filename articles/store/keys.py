@@ -286,3 +286,22 @@ def _positive(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"not a positive id: {value!r}")
     return value
+
+
+# --- The top of each period, kept by the writes (selectors/rankings.py: the design) ------
+PERIODS = ("day", "week", "month", "year")  # the kept periods; types.Period gives seconds
+PERIOD_STATE = "votes:periods"  # hash: <period> -> frontier "T" or "T article:<id>";
+#   <period>:fill -> backfill cursor (present while the period's zset is being built)
+
+
+def period_votes(period: str) -> str:
+    """zset: article:<id> -> net votes (as votes:), of the articles after the period's
+    frontier in time: (posted in the period, plus those aged out and not yet trimmed)."""
+    if period not in PERIODS:
+        raise ValueError(f"not a period: {period!r}")
+    return f"votes:{period}"
+
+
+# What every write that changes votes: passes, in this order (the scripts' PERIODS table
+# follows keys.PERIODS): each period's zset, then the state hash.
+PERIOD_KEYS = (*(period_votes(p) for p in PERIODS), PERIOD_STATE)

@@ -37,14 +37,19 @@ from articles.errors import (
 )
 from articles.operations import metrics
 from articles.store import keys
-from articles.types import Status
+from articles.types import Period, Status
 
 # importlib.resources, not a path beside __file__: the scripts load from a wheel or zip too.
 _LUA = files("articles.store") / "lua"
 # The status enum, as the Lua table S every script answers with (S.OK, S.NOT_FOUND, ...):
 # one definition, in types.Status, so Lua and Python cannot drift apart.
 _STATUS = "local S = {" + ", ".join(f"{s.name} = {s.value}" for s in Status) + "}\n"
-_LIB = _STATUS.encode() + (_LUA / "_lib.lua").read_bytes()
+# The kept periods, as the Lua table PERIODS ({name, seconds} in keys.PERIODS' order, the
+# order of keys.PERIOD_KEYS): their lengths are types.Period's, not a second copy.
+_PERIODS = (
+    "local PERIODS = {" + ", ".join(f"{{'{p}', {Period(p).seconds}}}" for p in keys.PERIODS) + "}\n"
+)
+_LIB = _STATUS.encode() + _PERIODS.encode() + (_LUA / "_lib.lua").read_bytes()
 
 
 # Sent after each run of a script that writes content; sender: the script's name, reply:
@@ -113,6 +118,9 @@ GROUP_PURGE = _load("group_purge")
 USER_KARMA = _load("user_karma", writes=False)
 LOGIN_ATTEMPT = _load("login_attempt", writes=False)  # rate-limit counters only
 LOGIN_REFUND = _load("login_refund", writes=False)
+TOP_PAGE = _load("top_page", writes=False)  # its trims keep the ranking exact, change no page
+TOP_FILL = _load("top_fill", writes=False)  # a backfill: the same ranking, kept from now on
+TOP_FIX = _load("top_fix")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -7,7 +7,8 @@ mends it only from what is still known elsewhere (the voter sets, the time: inde
 
 One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
-comments (their rules), comment_lists (their lists and voter sets); confirm re-reads
+comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
+top of each period, its backfill and repair); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -18,6 +19,7 @@ from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.indexes import INDEX_KINDS
+from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
 from articles.operations.audit.repairs import (
     Repaired,
     article_groups_set,
@@ -36,6 +38,7 @@ __all__ = [
     "INDEX_TYPES",
     "REPORT_ONLY_KINDS",
     "SEARCH_KINDS",
+    "TOP_KINDS",
     "Problem",
     "Repaired",
     "article_groups_set",
@@ -49,4 +52,7 @@ __all__ = [
     "invariant_audit",
     "search_index_audit",
     "search_index_repair",
+    "top_audit",
+    "top_backfill",
+    "top_repair",
 ]

@@ -187,3 +187,118 @@ local function comment_orderings(article, parent)
   local aid = article_id_of(article)
   return 'comments:' .. aid, 'comments_new:' .. aid
 end
+
+-- --- the top of each period, kept by the writes ---------------------------------------
+-- selectors/rankings.py gives the design. scripts.py puts PERIODS ({name, seconds}, in
+-- keys.PERIODS' order) before this file. A write passes keys.PERIOD_KEYS as a block:
+-- KEYS[first + i - 1] is votes:<PERIODS[i]>, KEYS[first + #PERIODS] is votes:periods.
+-- A period's frontier is a position in time:'s order (score, then member): "T" (every
+-- article posted before T is out of votes:<p>) or "T article:<id>" (and those at T up to
+-- that member, in time:'s order). votes:<p> holds exactly the members of votes: that come
+-- after the frontier in time:, with their votes: scores. No frontier: not kept yet.
+
+-- A number as Redis writes a score: %.17g round-trips a double (Lua's own %.14g does not).
+local function exact(x)
+  return string.format('%.17g', x)
+end
+
+-- The frontier "T" / "T member" as T (string), member ('' for none).
+local function frontier_of(value)
+  local t, m = string.match(value, '^(%S+) ?(.*)$')
+  return t, m
+end
+
+-- Whether an article posted at t is after the frontier. One posted at exactly T of a
+-- frontier inside a tie (T member) is taken as trimmed: such a frontier lies a whole
+-- period in the trimming call's past, where no article is still to be ranked.
+local function after_frontier(t, ft, fm)
+  local T = tonumber(ft)
+  if t ~= T then return t > T end
+  return fm == ''
+end
+
+-- The index in `time_key` of the first article after the frontier.
+local function frontier_index(time_key, ft, fm)
+  if fm ~= '' then
+    local s = redis.call('ZSCORE', time_key, fm)
+    if s and tonumber(s) == tonumber(ft) then return redis.call('ZRANK', time_key, fm) + 1 end
+  end
+  return redis.call('ZCOUNT', time_key, '-inf', '(' .. ft)
+end
+
+-- Type specs of the period block at KEYS[first..], appended to `specs` for bad_types.
+local function period_specs(specs, first)
+  for i = 1, #PERIODS do
+    specs[#specs + 1] = KEYS[first + i - 1]; specs[#specs + 1] = 'zset'
+  end
+  specs[#specs + 1] = KEYS[first + #PERIODS]; specs[#specs + 1] = 'hash'
+  return specs
+end
+
+-- The frontiers of every period, {value or false, ...}, from the block at KEYS[first..].
+local function period_frontiers(first)
+  local names = {}
+  for i = 1, #PERIODS do names[i] = PERIODS[i][1] end
+  return redis.call('HMGET', KEYS[first + #PERIODS], unpack(names))
+end
+
+-- Set `member` (posted at t) to `net` in every kept period it belongs to (post, vote,
+-- withdrawal): the same value votes: gets, so the order of two writers never matters.
+local function period_set(first, member, t, net)
+  local fronts = period_frontiers(first)
+  for i = 1, #PERIODS do
+    if fronts[i] then
+      local ft, fm = frontier_of(fronts[i])
+      if after_frontier(t, ft, fm) then redis.call('ZADD', KEYS[first + i - 1], net, member) end
+    end
+  end
+end
+
+-- Take out of `zset` at most `limit` articles posted before `cutoff`, walking time: from
+-- the period's frontier, and move the frontier past them. Returns 'done' (none left
+-- before cutoff), 'more' (the limit was reached first), 'ahead' (the frontier is already
+-- past cutoff + slack: this cutoff lies in the trimmed past) or nil (not kept).
+local function period_trim(time_key, zset, state, name, cutoff, limit, slack)
+  local f = redis.call('HGET', state, name)
+  if not f then return nil end
+  local ft, fm = frontier_of(f)
+  local T = tonumber(ft)
+  if T > cutoff + slack then return 'ahead' end
+  if T > cutoff or (T == cutoff and fm ~= '') then
+    if slack == 0 then return 'ahead' end
+    return 'done'
+  end
+  local start = frontier_index(time_key, ft, fm)
+  -- the articles before cutoff end at index `before` - 1: read no further
+  local before = redis.call('ZCOUNT', time_key, '-inf', '(' .. exact(cutoff))
+  if before <= start then return 'done' end
+  local done = before - start <= limit
+  local stop = math.min(before, start + limit) - 1
+  local batch = redis.call('ZRANGE', time_key, start, stop, 'WITHSCORES')
+  local gone = {}
+  for i = 1, #batch, 2 do gone[#gone + 1] = batch[i] end
+  redis.call('ZREM', zset, unpack(gone))
+  if done then
+    redis.call('HSET', state, name, exact(cutoff))
+    return 'done'
+  end
+  redis.call('HSET', state, name, batch[#batch] .. ' ' .. batch[#batch - 1])
+  return 'more'
+end
+
+-- Remove `member` from every period's zset (delete).
+local function period_remove(first, member)
+  for i = 1, #PERIODS do redis.call('ZREM', KEYS[first + i - 1], member) end
+end
+
+-- A store with no article yet needs no backfill: its periods are kept from now on.
+local function period_start_empty(time_key, first, now)
+  local fronts = period_frontiers(first)
+  local empty = nil
+  for i = 1, #PERIODS do
+    if not fronts[i] and empty == nil then empty = redis.call('ZCARD', time_key) == 0 end
+    if not fronts[i] and empty then
+      redis.call('HSET', KEYS[first + #PERIODS], PERIODS[i][1], exact(now - PERIODS[i][2]))
+    end
+  end
+end

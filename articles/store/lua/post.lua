@@ -3,8 +3,8 @@
 -- KEYS[6] submitted:<pk>  KEYS[7] links:  KEYS[8] groups:  KEYS[9] stats:posts
 -- KEYS[10] the article the link already maps to (KEYS[1] when none)
 -- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
--- KEYS[12] votes:
--- KEYS[13..] per group: group:<g>, score:<g>, time:<g>
+-- KEYS[12] votes:  KEYS[13..17] keys.PERIOD_KEYS (votes:<period> each, votes:periods)
+-- KEYS[18..] per group: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
@@ -31,7 +31,8 @@ local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset'
   KEYS[6], 'zset', KEYS[7], 'hash', KEYS[8], 'hash', KEYS[9], 'hash', KEYS[10], 'hash',
   KEYS[11], 'string', KEYS[12], 'zset'}
 word_specs(specs, wk, #words)
-group_specs(specs, 13, wk)
+period_specs(specs, 13)
+group_specs(specs, 18, wk)
 local bad = bad_types(specs) or bad_counts(KEYS[9], {utc_day(now)})
 if bad then return bad end
 
@@ -69,14 +70,21 @@ redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'text', ARGV[5],
 redis.call('SADD', KEYS[2], user)
 redis.call('EXPIREAT', KEYS[2], math.ceil(now + window))
 redis.call('ZADD', KEYS[3], now + vote_score, member)
+period_start_empty(KEYS[4], 13, now)
 redis.call('ZADD', KEYS[4], now, member)
 redis.call('ZADD', KEYS[12], 1, member)
+-- Into each kept period, and a few articles aged out of it (as many a post as age out
+-- on average, with room to catch up): the reads find little or nothing left to trim.
+period_set(13, member, now, 1)
+for i = 1, #PERIODS do
+  period_trim(KEYS[4], KEYS[12 + i], KEYS[17], PERIODS[i][1], now - PERIODS[i][2], 4, math.huge)
+end
 redis.call('ZADD', KEYS[6], now, member)
 if norm ~= '' then redis.call('HSET', KEYS[7], norm, member) end
 redis.call('HINCRBY', KEYS[9], utc_day(now), 1)
 if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
 for i = 1, #groups do
-  local k = 13 + (i - 1) * 3
+  local k = 18 + (i - 1) * 3
   redis.call('SADD', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end

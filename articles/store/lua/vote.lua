@@ -3,6 +3,7 @@
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
 -- KEYS[5] good:  KEYS[6] stats:votes  KEYS[7] votes: (net votes, set from the counts, so
 --   an article the book's code posted or voted on is put right by its next vote here)
+-- KEYS[8..12] keys.PERIOD_KEYS: the net votes go to each kept period the article is in
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction
 -- ARGV[4] now (Unix s; "" for Redis' own clock: see clock() in _lib.lua)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes
@@ -11,8 +12,8 @@
 -- Returns {S.NOT_FOUND} | {S.VOTING_CLOSED}
 --   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
-local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
-  KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset'})
+local bad = bad_types(period_specs({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set',
+  KEYS[4], 'zset', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset'}, 8))
 if bad then return bad end
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {S.NOT_FOUND} end
@@ -38,7 +39,9 @@ if cur ~= dir then
   local votes = move_vote(KEYS[1], KEYS[2], KEYS[3], user, cur, dir, expire_at)
   redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
   local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
-  redis.call('ZADD', KEYS[7], (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0), member)
+  local net = (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0)
+  redis.call('ZADD', KEYS[7], net, member)
+  period_set(8, member, t, net)
   redis.call('HSET', KEYS[1], 'last_vote', now)
   if dir ~= 0 then redis.call('HINCRBY', KEYS[6], utc_day(now), 1) end
   if votes ~= nil then

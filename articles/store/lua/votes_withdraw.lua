@@ -1,8 +1,8 @@
 -- votes_withdraw.lua: withdraw a deleted account's votes from a bounded batch of
 -- articles and comments, as vote.lua and comment_vote.lua would set them to "none", so
 -- the counts stay equal to the voter sets and no voter set names the account.
--- KEYS[1] score:  KEYS[2] votes:  KEYS[3] good:
--- KEYS[4..] triples: article:<id>, voted:<id>, voted_down:<id>; or comment:<cid>,
+-- KEYS[1] score:  KEYS[2] votes:  KEYS[3] good:  KEYS[4..8] keys.PERIOD_KEYS
+-- KEYS[9..] triples: article:<id>, voted:<id>, voted_down:<id>; or comment:<cid>,
 --   comment_voted:<cid>, comment_voted_down:<cid> (a comment's article and ordering are
 --   named from its hash, as in every comment script)
 -- ARGV[1] user:<pk>  ARGV[2] vote score  ARGV[3] good-article votes  ARGV[4] window (s)
@@ -13,7 +13,7 @@
 -- Returns {S.OK, votes withdrawn}
 local user, now = ARGV[1], server_time()
 local window, vote_score = tonumber(ARGV[4]), tonumber(ARGV[2])
-local top = bad_types({KEYS[1], 'zset', KEYS[2], 'zset', KEYS[3], 'zset'})
+local top = bad_types(period_specs({KEYS[1], 'zset', KEYS[2], 'zset', KEYS[3], 'zset'}, 4))
 local withdrawn = 0
 
 -- The hash whose `time` opens the item's window, and its best ordering (comments), or
@@ -25,7 +25,7 @@ local function article_of(item)
   return c[1], (comment_orderings(c[1], c[2] or ''))
 end
 
-for k = 4, #KEYS, 3 do
+for k = 9, #KEYS, 3 do
   local item, up, down = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   if not bad_types({item, 'hash', up, 'set', down, 'set'}) then
     local cur = current_vote(up, down, user)
@@ -51,6 +51,7 @@ for k = 4, #KEYS, 3 do
       else
         redis.call('ZINCRBY', KEYS[1], -cur * vote_score, item)
         redis.call('ZADD', KEYS[2], up_n - down_n, item)
+        period_set(4, item, t, up_n - down_n)
         if votes ~= nil and votes < tonumber(ARGV[3]) then redis.call('ZREM', KEYS[3], item) end
       end
       withdrawn = withdrawn + 1

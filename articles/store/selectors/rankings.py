@@ -1,12 +1,32 @@
-"""Rankings of a period: top of the day, week, month, year; good articles; the front page."""
+"""Rankings of a period: top of the day, week, month, year; good articles; the front page.
+
+The top of a period is kept by the writes, not rebuilt by the reads. For each period p
+(keys.PERIODS), votes:<p> holds article:<id> -> net votes (the votes: score) of the
+articles after the period's frontier in time: (votes:periods, field p). post.lua adds the
+new article to each period, vote.lua and votes_withdraw.lua set its net votes there when
+it is after the frontier, delete.lua removes it: each in its own script, so each write
+stays one atomic step. Articles age out by trimming: a trim walks time: from the frontier
+(ZRANK or ZCOUNT, then ZRANGE of at most `limit` by index), removes those posted before
+now - period and moves the frontier past them. post.lua trims 4 a period (on average as
+many age out per post as are posted), a read up to TRIM_BATCH; a read that still finds
+aged-out articles after its trim answers "again", so each call is bounded and the page
+it finally gives is exact. Votes are cast only in the first week, so no period but the
+day and the week sees scores change after posting: nothing else needs maintaining.
+
+A read is then O(log n + page) whatever the period holds. A store written before this
+(or only by the book's code) has no frontier: its reads rebuild as before (ZRANGESTORE
+and ZINTERSTORE, cached 60 s) until operations.top_audit.top_repair() has backfilled it
+in bounded steps; a store with no article yet is kept from its first post on.
+"""
 
 from __future__ import annotations
 
 import logging
 from datetime import UTC, date, datetime
+from typing import Any
 
 from articles import conf, validation
-from articles.store import clock, keys, scripts
+from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _ids, _page
@@ -16,6 +36,7 @@ from articles.types import (
     GoodPage,
     Page,
     Period,
+    Status,
 )
 
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
@@ -38,20 +59,31 @@ def top_article_list(
         pipe.zrevrange(keys.VOTES, start, stop)
         count, members = _execute(pipe)
         return _page(members, number, count, user_id)
-    earliest = clock.now(now) - period.seconds
-    reply = scripts.RANKING_PAGE(
-        keys=[
-            keys.top(period.value),
-            keys.TIME,
-            keys.VOTES,
-            keys.top_scratch(period.value),
-            keys.GROUPS,
-        ],
-        args=["top", conf.group_cache_seconds(), start, stop, earliest, ""],
-        client=get_connection(),
-    )
-    raise_for_status(reply)
-    return _page(reply[4::2], number, int(reply[1]), user_id)
+    reply = top_page(period.value, start, stop, now=now)
+    return _page(reply[2::2], number, int(reply[1]), user_id)
+
+
+# Aged-out articles a read trims per call: ~1-2 ms of Redis at most (bench/rankings.py).
+TRIM_BATCH = 500
+
+
+def top_page(period: str, start: int, stop: int, *, now: float | None = None) -> list[Any]:
+    """top_page.lua's reply {OK, count, member, score, ...} for ranks start..stop of a
+    period, calling again while aged-out articles remain to trim (each call bounded)."""
+    conn = get_connection()
+    call_keys = [
+        keys.top(period),
+        keys.TIME,
+        keys.VOTES,
+        keys.top_scratch(period),
+        keys.period_votes(period),
+        keys.PERIOD_STATE,
+    ]
+    args = [period, conf.group_cache_seconds(), start, stop, "" if now is None else now, TRIM_BATCH]
+    while True:
+        reply = scripts.TOP_PAGE(keys=call_keys, args=args, client=conn)
+        if raise_for_status(reply, allow=[Status.RETRY]) is Status.OK:
+            return list(reply)
 
 
 def good_article_page(

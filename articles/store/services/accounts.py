@@ -150,7 +150,13 @@ def _votes_withdraw(conn: redis.Redis, user: str) -> int:
         ]
         if voted:
             reply = scripts.VOTES_WITHDRAW(
-                keys=[keys.SCORE, keys.VOTES, keys.GOOD, *[k for item in voted for k in item]],
+                keys=[
+                    keys.SCORE,
+                    keys.VOTES,
+                    keys.GOOD,
+                    *keys.PERIOD_KEYS,
+                    *[k for item in voted for k in item],
+                ],
                 args=[user, conf.vote_score(), conf.good_votes(), conf.window()],
                 client=conn,
             )

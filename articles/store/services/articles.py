@@ -132,6 +132,7 @@ def article_delete(
                 keys.article_comments_all(article_id),
                 keys.article_comments(article_id),
                 keys.article_comments_new(article_id),
+                *keys.PERIOD_KEYS,
                 *[key for name in article.groups for key in _group_keys(name)],
                 *map(keys.idx, words),
             ],

@@ -154,6 +154,7 @@ def _post_call(
         _member_key(seen) or member,
         idem_key or member,
         keys.VOTES,
+        *keys.PERIOD_KEYS,
         *group_keys,
         *map(keys.idx, words),
     ]

@@ -49,6 +49,7 @@ def _vote_call(
         keys.GOOD,
         keys.STATS_VOTES,
         keys.VOTES,
+        *keys.PERIOD_KEYS,
     ]
     args: list[str | int | float] = [
         member,

@@ -111,7 +111,7 @@ def run(articles: int, repeat: int, fill_step: int | None = None) -> dict[str, A
     from articles.operations.audit import top_backfill
     from articles.store import keys, services
     from articles.store.connection import get_connection
-    from articles.types import Vote
+    from articles.types import NewPost, Vote
 
     global _RAW
     conn = get_connection()
@@ -147,7 +147,9 @@ def run(articles: int, repeat: int, fill_step: int | None = None) -> dict[str, A
     log.take()
     for n in range(repeat * 10):
         posted.append(
-            services.article_post(user_id=1, poster_name="b", title=f"b{n}", link="", text="x").id
+            services.article_post(
+                NewPost(user_id=1, poster_name="b", title=f"b{n}", link="", text="x")
+            ).id
         )
     out["post_unkept_us"] = statistics.median(log.scripts())
     for n, article in enumerate(posted):
@@ -185,7 +187,9 @@ def run(articles: int, repeat: int, fill_step: int | None = None) -> dict[str, A
 
     log.take()
     posted = [
-        services.article_post(user_id=1, poster_name="b", title=f"c{n}", link="", text="x").id
+        services.article_post(
+            NewPost(user_id=1, poster_name="b", title=f"c{n}", link="", text="x")
+        ).id
         for n in range(repeat * 10)
     ]
     out["post_kept_us"] = statistics.median(log.scripts())
@@ -216,7 +220,7 @@ def writes(articles: int, samples: int) -> dict[str, Any]:
     so the same function measures the code before the change (copied into its checkout)."""
     from articles.store import services
     from articles.store.connection import get_connection
-    from articles.types import Vote
+    from articles.types import NewPost, Vote
 
     conn = get_connection()
     conn.flushall()
@@ -233,7 +237,9 @@ def writes(articles: int, samples: int) -> dict[str, Any]:
     posts, votes = [], []
     for n in range(samples):
         log.take()
-        article = services.article_post(user_id=1, poster_name="b", title=f"w{n}", text="x").id
+        article = services.article_post(
+            NewPost(user_id=1, poster_name="b", title=f"w{n}", text="x")
+        ).id
         posts += log.scripts()
         services.article_vote(article_id=article, user_id=2, direction=Vote.UP)
         votes += log.scripts()
@@ -252,9 +258,9 @@ def writes(articles: int, samples: int) -> dict[str, Any]:
             and name not in ("cmdstat_info", "cmdstat_evalsha", "cmdstat_eval")
         }
 
-    last = services.article_post(user_id=1, poster_name="b", title="last", text="x").id
+    last = services.article_post(NewPost(user_id=1, poster_name="b", title="last", text="x")).id
     post_commands = commands(
-        lambda: services.article_post(user_id=1, poster_name="b", title="one", text="x")
+        lambda: services.article_post(NewPost(user_id=1, poster_name="b", title="one", text="x"))
     )
     vote_commands = commands(
         lambda: services.article_vote(article_id=last, user_id=3, direction=Vote.UP)

@@ -76,6 +76,7 @@ def site(make_user, conn, settings):  # type: ignore[no-untyped-def]
     # `check_votes --repair` would, so the audit after each test holds as before.
     audit.index_entries_repair(audit.invariant_audit())
     audit.search_index_repair(audit.invariant_audit())
+    audit.top_repair()  # their votes: entries, into the kept top of each period
     for article_id in ids[:3]:  # good articles: the home page, the day page, the good feed
         for voter in range(1000, 1200):
             services.article_vote(article_id=article_id, user_id=voter, direction=Vote.UP)

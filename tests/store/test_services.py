@@ -337,7 +337,7 @@ def test_delete_removes_the_article_from_every_index_group_and_voter_set(conn, n
     selectors.group_article_list(name="a")
     services.article_delete(article_id=article_id, reason="spam", actor=staff_actor("mod", pk=99))
     left = {k.decode() for k in conn.keys("*")}
-    assert left <= {"article:", "groups:", "modlog:", "stats:posts", "stats:votes"}
+    assert left <= {"article:", "groups:", "modlog:", "stats:posts", "stats:votes", "votes:periods"}
     assert conn.zcard("score:") == conn.zcard("time:") == 0
 
 

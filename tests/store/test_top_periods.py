@@ -15,6 +15,8 @@ from articles.operations.audit import top_audit, top_backfill, top_repair
 from articles.store import keys, selectors, services
 from articles.store.selectors import rankings
 from articles.types import Period, Vote
+from tests import factories
+from tests.actors import staff_actor
 
 DAY = 86_400
 PERIODS = [p for p in Period if p.seconds]
@@ -26,13 +28,7 @@ def now() -> int:
 
 
 def post(at: float, n: int, user_id: int = 1) -> int:
-    return services.article_post(
-        user_id=user_id,
-        poster_name=f"u{user_id}",
-        title=f"Article {n}",
-        link=f"https://example.org/{n}",
-        now=at,
-    ).id
+    return factories.article(user_id, f"Article {n}", f"https://example.org/{n}", now=at).id
 
 
 def vote(article_id: int, user_id: int, direction: Vote, at: float) -> None:
@@ -76,7 +72,7 @@ def test_posts_votes_deletes_and_aging_keep_every_period_exact(conn, now):
     vote(recent[0], 2, Vote.DOWN, now)  # changed
     vote(recent[1], 2, Vote.NONE, now)  # withdrawn
     assert_every_period_right(conn, now)
-    actor = {"actor_id": 1, "actor": "u1", "is_staff": True, "reason": "test"}
+    actor = {"actor": staff_actor("u1"), "reason": "test"}
     for article in (recent[3], made[100], made[5]):
         services.article_delete(article_id=article, now=now, **actor)
     assert_every_period_right(conn, now)
@@ -154,9 +150,7 @@ def test_an_old_store_is_read_as_before_then_backfilled_in_steps(conn, now):
     assert conn.hget(keys.PERIOD_STATE, "year:fill") is not None  # still building
     new = post(now, 1000)
     vote(new, 7, Vote.UP, now)
-    services.article_delete(
-        article_id=399, actor_id=1, actor="u1", is_staff=True, reason="x", now=now
-    )
+    services.article_delete(article_id=399, actor=staff_actor("u1"), reason="x", now=now)
     assert top_backfill(now=now, step=17) > 0
     assert conn.hgetall(keys.PERIOD_STATE).keys() == {b"day", b"week", b"month", b"year"}
     assert_every_period_right(conn, now)

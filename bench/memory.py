@@ -105,7 +105,7 @@ def run(report, opts) -> None:
     per_vote = u_votes / (n * extra_votes)
     article_core = per_hash + per_index
     article_all = article_core + per_lookup + per_own
-    enc = ", ".join(f"{k} {_s(v)}" for k, v in encodings.items())
+    enc = ", ".join(f"{k} {keys.text(v)}" for k, v in encodings.items())
 
     def size(b: float) -> str:
         return f"{b / 2**20:,.1f} MiB" if b < 2**30 else f"{b / 2**30:,.2f} GiB"
@@ -159,7 +159,3 @@ def run(report, opts) -> None:
         at_most=True,
     )
     report.per_vote = per_vote  # type: ignore[attr-defined]
-
-
-def _s(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

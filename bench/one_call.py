@@ -11,7 +11,7 @@ from redis.commands.core import Script
 from articles import conf
 from articles.store import keys
 from articles.store.connection import get_connection
-from articles.store.selectors._common import _bounds, _s
+from articles.store.selectors._common import _bounds
 from articles.types import Article, Order, Page, Vote
 
 # The pipeline above costs 2 round trips and 2 x 25 commands that redis-py packs and
@@ -66,7 +66,7 @@ def article_list_one_call(
             my_vote = Vote.UP if row[3] else Vote.DOWN if row[4] else Vote.NONE
         items.append(
             Article.from_hash(
-                keys.article_id_of(_s(row[0])),
+                keys.article_id_of(keys.text(row[0])),
                 raw,
                 score=float(row[1]) if row[1] not in (b"", "") else None,
                 window=window,

@@ -7,14 +7,18 @@ import contextlib
 import multiprocessing
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any, TypeVar
 
 import redis
 from django.conf import settings
 from django.test import override_settings
 
+import articles.store.selectors
+import articles.store.services  # noqa: F401  (loads every submodule)
 from articles.operations.embedded import EmbeddedRedis
 from votesite.settings import pool_kwargs
 
@@ -156,3 +160,15 @@ def redis_refusing_writes(server: EmbeddedRedis, option: str = "maxmemory") -> I
         yield
     finally:
         server.client().config_set(option, 0)
+
+
+def store_modules(*also: ModuleType) -> list[ModuleType]:
+    """Every loaded module of the services and selectors packages that calls get_connection,
+    and `also`: what a test redirects to count or slow the store's round trips."""
+    found = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.startswith(("articles.store.services", "articles.store.selectors"))
+        and hasattr(module, "get_connection")
+    ]
+    return [*found, *also]

@@ -18,7 +18,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from articles import conf, validation
-from articles.api import tokens
 from articles.api.base import (
     _READ,
     _WRITE,
@@ -56,7 +55,7 @@ from articles.api.serializers import (
     TokenSerializer,
     paged,
 )
-from articles.store import logins, selectors, services
+from articles.store import logins, selectors, services, tokens
 
 # --- groups --------------------------------------------------------------------------------
 

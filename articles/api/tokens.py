@@ -22,9 +22,7 @@ from rest_framework.authentication import TokenAuthentication
 from articles import conf
 from articles.kept import KeptUsers
 from articles.models import ApiToken
-from articles.store.tokens import token_create, token_digest, user_tokens_revoke
-
-__all__ = ["CachedTokenAuthentication", "token_create", "user_tokens_revoke"]
+from articles.store.tokens import token_digest
 
 MAX_TOKENS = 10_000
 

@@ -8,7 +8,7 @@ Nothing here does I/O; tests/store/test_keys.py pins every name.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 # A group's name follows the one rule (validation); re-exported for the readers of keys.
 from articles.validation import GROUP_NAME as GROUP_NAME
@@ -305,3 +305,34 @@ def period_votes(period: str) -> str:
 # What every write that changes votes: passes, in this order (the scripts' PERIODS table
 # follows keys.PERIODS): each period's zset, then the state hash.
 PERIOD_KEYS = (*(period_votes(p) for p in PERIODS), PERIOD_STATE)
+
+
+# Reading members back: what a reply names, as the store's own code reads it.
+def text(value: bytes | str) -> str:
+    """A reply's bytes as text; bytes that are not UTF-8 (data written by others) replaced."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def article_ids(members: Iterable[bytes | str]) -> list[int]:
+    """The ids of the members that name an article; any other member is skipped, never
+    turned into a key (a foreign write)."""
+    found = []
+    for member in members:
+        try:
+            found.append(article_id_of(text(member)))
+        except ValueError:
+            continue
+    return found
+
+
+def member_key(member: str) -> str:
+    """`member` if it names an article hash, else "" (guards data written by others)."""
+    try:
+        return article(article_id_of(member))
+    except ValueError:
+        return ""
+
+
+def group_keys(name: str) -> tuple[str, str, str]:
+    """A group's set and its two cached rankings."""
+    return group(name), group_order(SCORE, name), group_order(TIME, name)

@@ -86,6 +86,11 @@ class TimedScript(Script):
             written.send(sender=self.name, reply=reply)
 
 
+# A script that finds its inputs changed since the caller read them answers "retry";
+# a few rounds always suffice unless something rewrites the same article in a loop.
+ATTEMPTS = 5
+
+
 def _load(name: str, *, writes: bool = True) -> TimedScript:
     return TimedScript(name, _LIB + (_LUA / f"{name}.lua").read_bytes(), writes=writes)
 

@@ -28,7 +28,7 @@ from articles.http.addresses import user_pk
 from articles.http.responses import wants_json
 from articles.store import clock, selectors, services
 from articles.types import Actor, Comment, CommentOrder, ThreadPage
-from articles.web import pagecache, rendering
+from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
 from articles.web.forms import CommentEditForm, CommentForm, CommentRemoveForm, VoteForm
 from articles.web.helpers import (
@@ -177,7 +177,6 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
             )
         else:
             if comment is not None:  # None: the limit refused it (rate_limit raises instead)
-                written(comment)
                 messages.success(request, "Your comment is posted.")
                 return redirect(_shown_at(comment))
     return _form_page(request, article_id, form)
@@ -203,7 +202,6 @@ def comment_vote(request: HttpRequest, comment_id: int) -> HttpResponse:
         raise InvalidInput("direction", "A vote is up, down or none.")
     rate_limit("vote", request)
     comment = services.comment_vote(comment_id=comment_id, user_id=user_pk(request), vote=form.vote)
-    written(comment, everywhere=False)
     if wants_json(request):
         return JsonResponse(
             {
@@ -235,7 +233,6 @@ def comment_edit(request: HttpRequest, comment_id: int) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc)
         else:
-            written(comment)
             messages.success(request, "Your comment is updated.")
             return redirect(_permalink(comment))
     context = {"comment": comment, "form": form, "action": "edit"}
@@ -254,7 +251,6 @@ def comment_delete(request: HttpRequest, comment_id: int) -> HttpResponse:
     _own(request, comment)
     if request.method == "POST":
         services.comment_delete(comment_id=comment.id, actor=Actor.of(request.user))
-        written(comment)
         messages.success(request, "Your comment is deleted.")
         return redirect(_context_of(comment))
     context = {"comment": comment, "action": "delete"}
@@ -273,7 +269,6 @@ def comment_remove(request: HttpRequest, comment_id: int) -> HttpResponse:
         services.comment_remove(
             comment_id=comment.id, actor=Actor.of(request.user), reason=form.cleaned_data["reason"]
         )
-        written(comment)
         messages.success(request, f"Comment {comment.id} removed.")
         return redirect(_context_of(comment))
     context = {"comment": comment, "form": form, "action": "remove"}
@@ -283,17 +278,6 @@ def comment_remove(request: HttpRequest, comment_id: int) -> HttpResponse:
 
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-def written(comment: Comment, *, everywhere: bool = True) -> None:
-    """A comment changed: this process's kept anonymous pages that show it go (the other
-    processes' expire within ARTICLES_ANONYMOUS_PAGE_SECONDS). A vote changes only the
-    article's thread; a post, edit or deletion also the counts of every listing, the
-    newest comments and the author's page, so all of them go."""
-    if everywhere:
-        pagecache.clear()
-    else:
-        pagecache.forget(reverse("articles:article-detail", args=[comment.article_id]))
 
 
 def _own(request: HttpRequest, comment: Comment) -> None:

@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from articles.models import ApiToken
 from articles.store import ratelimits, selectors
 from tests import factories
+from tests.harness import store_modules
 from tests.store.test_selectors import CountingConnection
-from tests.store_modules import store_modules
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from articles.store import scripts, selectors, services
 from articles.types import Group, Order, Period, Vote
 from tests import factories
 from tests.actors import member_actor, staff_actor
-from tests.store_modules import store_modules
+from tests.harness import store_modules
 
 DAY = 86_400
 

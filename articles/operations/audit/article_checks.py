@@ -27,7 +27,6 @@ from articles.operations.audit.common import (
 )
 from articles.operations.audit.confirm import Judge
 from articles.store import keys
-from articles.store.selectors import _s
 from articles.types import Article, article_score, valid_time
 
 # The kinds article_problems reports, re-read by article_read.
@@ -114,7 +113,7 @@ class _Found:
     def of(
         cls, article_id: int, replies: list[Any], in_sets: set[str], now: float, broken: set[str]
     ) -> _Found:
-        t1, t2, t3 = (_s(t) for t in replies[:3])
+        t1, t2, t3 = (keys.text(t) for t in replies[:3])
         raw, score, posted, good, net, n_up, n_down, both, ttl_up, ttl_down = replies[3:]
         # A broken index (its reply an error) was reported once, as wrong_type.
         return cls(
@@ -216,7 +215,7 @@ def _bad_time(found: _Found) -> list[Problem]:
 
 def _bad_count(found: _Found) -> list[Problem]:
     counts = {name: found.raw.get(name.encode(), b"0") for name in ("votes", "downvotes")}
-    bad = {name: v for name, v in counts.items() if not WHOLE.fullmatch(_s(v))}
+    bad = {name: v for name, v in counts.items() if not WHOLE.fullmatch(keys.text(v))}
     if not bad:
         return []
     listed = ", ".join(f"{name} is {shown(v)}" for name, v in bad.items())

@@ -29,7 +29,6 @@ from articles.operations.audit.comments import (
 from articles.operations.audit.common import Problem, cid, whole
 from articles.operations.audit.confirm import Judge, Unit
 from articles.store import keys, scripts
-from articles.store.selectors import _s
 from articles.types import Status
 
 # The re-read of an article's count by comment_tally.lua, in place of a Reads.
@@ -184,7 +183,7 @@ class _Got:
 
 
 def _members(reply: Any) -> list[str]:
-    return [] if isinstance(reply, redis.ResponseError) else [_s(m) for m in reply]
+    return [] if isinstance(reply, redis.ResponseError) else [keys.text(m) for m in reply]
 
 
 def comment_read(

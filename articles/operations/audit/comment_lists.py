@@ -19,7 +19,6 @@ from articles.operations.audit.common import (
     wrong_type,
 )
 from articles.store import keys
-from articles.store.selectors import _s
 
 _COMMENT_ZSETS = (
     "comments:*",
@@ -41,7 +40,11 @@ def comment_indexes_audit(
     """Every comment list against the entries the hashes give it (`expected`); members
     in `unknown` (their hash cannot be read) are left alone."""
     problems: list[Problem] = []
-    names = {_s(k) for pattern in _COMMENT_ZSETS for k in conn.scan_iter(match=pattern, count=1000)}
+    names = {
+        keys.text(k)
+        for pattern in _COMMENT_ZSETS
+        for k in conn.scan_iter(match=pattern, count=1000)
+    }
     for chunk in chunks(sorted(names | set(expected)), batch):
         pipe = conn.pipeline(transaction=False)
         for key in chunk:
@@ -49,13 +52,13 @@ def comment_indexes_audit(
             pipe.zrange(key, 0, _ZSET_PAGE - 1, withscores=True)
         replies = pipe.execute(raise_on_error=False)
         for i, key in enumerate(chunk):
-            kind, content = _s(replies[2 * i]), replies[2 * i + 1]
+            kind, content = keys.text(replies[2 * i]), replies[2 * i + 1]
             if kind not in ("zset", "none") or isinstance(content, redis.ResponseError):
                 problems.append(wrong_type(key, kind, "zset"))
                 continue
             if len(content) == _ZSET_PAGE:  # a long list (comments:): read in pages
                 content = conn.zscan_iter(key, count=_ZSET_PAGE)
-            actual = {_s(m): score for m, score in content}
+            actual = {keys.text(m): score for m, score in content}
             problems += compare_comment_index(key, actual, expected.get(key, {}), unknown)
     return problems
 
@@ -98,7 +101,7 @@ def comment_voters_audit(
 
 def _stale_voter_sets(conn: redis.Redis, rows: dict[int, CommentRow]) -> list[Problem]:
     voter_keys = [
-        _s(k)
+        keys.text(k)
         for pattern in ("comment_voted:*", "comment_voted_down:*")
         for k in conn.scan_iter(match=pattern, count=1000)
     ]
@@ -143,7 +146,7 @@ def _open_voters(conn: redis.Redis, chunk: Sequence[CommentRow]) -> list[Problem
 def _voter_set_types(conn: redis.Redis, comment_id: int) -> list[Problem]:
     problems: list[Problem] = []
     for key in (keys.comment_voted(comment_id), keys.comment_voted_down(comment_id)):
-        kind = _s(conn.type(key))
+        kind = keys.text(conn.type(key))
         if kind not in ("set", "none"):
             problems.append(wrong_type(key, kind, "set"))
     return problems

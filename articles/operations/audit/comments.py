@@ -25,7 +25,6 @@ from articles.operations.audit.common import (
     whole,
 )
 from articles.store import keys
-from articles.store.selectors import _s
 from articles.types import comment_best
 
 COMMENT_KINDS = frozenset(
@@ -68,10 +67,10 @@ class CommentRow:
 def comment_row(comment_id: int, raw: dict[bytes, bytes]) -> CommentRow | str:
     """The fields the audit needs, or what is wrong with the hash."""
     try:
-        article_id = keys.article_id_of(_s(raw.get(b"article", b"")))
+        article_id = keys.article_id_of(keys.text(raw.get(b"article", b"")))
     except ValueError:
         return f"article is {shown(raw.get(b'article'))}, not an article"
-    parent = _s(raw.get(b"parent", b""))
+    parent = keys.text(raw.get(b"parent", b""))
     if parent and keys.comment_id_or_none(parent) is None:
         return f"parent is {parent!r}, not a comment"
     posted = time_or_none(raw.get(b"time"))
@@ -80,10 +79,10 @@ def comment_row(comment_id: int, raw: dict[bytes, bytes]) -> CommentRow | str:
     counts = {}
     for name in ("votes", "downvotes", "depth", "replies"):
         value = raw.get(name.encode(), b"0")
-        if not WHOLE.fullmatch(_s(value)):
+        if not WHOLE.fullmatch(keys.text(value)):
             return f"{name} is {shown(value)}, not a whole number"
         counts[name] = int(value)
-    author, state = _s(raw.get(b"author", b"")), _s(raw.get(b"state", b""))
+    author, state = keys.text(raw.get(b"author", b"")), keys.text(raw.get(b"state", b""))
     return CommentRow(comment_id, article_id, parent, author, state, posted, **counts)
 
 

@@ -15,7 +15,6 @@ import redis
 from articles import validation
 from articles.errors import InvalidInput
 from articles.store import keys
-from articles.store.selectors import _ids, _s
 from articles.types import valid_time
 
 
@@ -59,8 +58,8 @@ def index_types(conn: redis.Redis) -> tuple[list[Problem], set[str]]:
         pipe.type(key)
     problems, broken = [], set()
     for (key, expected), kind in zip(INDEX_TYPES.items(), pipe.execute(), strict=True):
-        if _s(kind) not in ("none", expected):
-            problems.append(wrong_type(key, _s(kind), expected))
+        if keys.text(kind) not in ("none", expected):
+            problems.append(wrong_type(key, keys.text(kind), expected))
             broken.add(key)
     return problems, broken
 
@@ -70,10 +69,10 @@ def indexed_article_ids(
 ) -> set[int]:
     """Every article id with a hash or an entry in score:, time:, good: or votes: (SCAN,
     no KEYS)."""
-    ids = set(_ids(conn.scan_iter(match=keys.ARTICLE_SCAN, count=1000)))
+    ids = set(keys.article_ids(conn.scan_iter(match=keys.ARTICLE_SCAN, count=1000)))
     for key in INDEXES:
         if key not in broken:
-            ids.update(_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
+            ids.update(keys.article_ids(m for m, _ in conn.zscan_iter(key, count=1000)))
     return ids
 
 
@@ -87,17 +86,17 @@ def scan_groups(
     bad: list[str] = []
     wrong: list[tuple[str, str]] = []
     for key in conn.scan_iter(match=keys.GROUP_SCAN, count=1000):
-        name = _s(key).removeprefix("group:")
+        name = keys.text(key).removeprefix("group:")
         if not keys.GROUP_NAME.fullmatch(name):
-            bad.append(_s(key))
+            bad.append(keys.text(key))
             continue
-        kind = _s(conn.type(key))
+        kind = keys.text(conn.type(key))
         if kind != "set":
             if kind != "none":  # "none": deleted since the SCAN saw it
-                wrong.append((_s(key), kind))
+                wrong.append((keys.text(key), kind))
             continue
         names.add(name)
-        for article_id in _ids(conn.sscan_iter(key, count=1000)):
+        for article_id in keys.article_ids(conn.sscan_iter(key, count=1000)):
             memberships[article_id].add(name)
     return memberships, names, bad, wrong
 
@@ -114,7 +113,7 @@ def queue_voter_reads(pipe: redis.client.Pipeline, up: str, down: str) -> None:
 
 def grouped(raw: dict[Any, Any]) -> set[str]:
     """The groups an article hash's `groups` field names."""
-    return {g for g in _s(raw.get(b"groups", b"")).split(",") if g}
+    return {g for g in keys.text(raw.get(b"groups", b"")).split(",") if g}
 
 
 def voter_faults(
@@ -133,7 +132,7 @@ def voter_faults(
 
 
 def cid(key: bytes | str) -> int | None:
-    return keys.comment_id_or_none(_s(key))
+    return keys.comment_id_or_none(keys.text(key))
 
 
 def normalized(link: str) -> str:
@@ -174,7 +173,7 @@ def to_float(value: bytes | str | float | None) -> float | None:
 
 
 def shown(value: bytes | None) -> str:
-    return "missing" if value is None else repr(_s(value))
+    return "missing" if value is None else repr(keys.text(value))
 
 
 def redis_now(conn: redis.Redis) -> float:

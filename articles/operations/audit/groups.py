@@ -10,7 +10,6 @@ from articles.operations.audit.common import Problem, scan_groups, wrong_type
 from articles.operations.audit.confirm import Judge
 from articles.store import keys
 from articles.store.connection import get_connection
-from articles.store.selectors import _s
 
 
 def group_memberships() -> dict[int, set[str]]:
@@ -21,7 +20,7 @@ def group_memberships() -> dict[int, set[str]]:
 def groups_audit(conn: redis.Redis, broken: set[str]) -> tuple[list[Problem], dict[int, set[str]]]:
     """The problems of the registry and the group sets, and the memberships those sets
     hold (article id -> the groups)."""
-    registry = set() if keys.GROUPS in broken else {_s(k) for k in conn.hkeys(keys.GROUPS)}
+    registry = set() if keys.GROUPS in broken else {keys.text(k) for k in conn.hkeys(keys.GROUPS)}
     problems = _registered_bad_names(registry)
     memberships, names, bad, wrong = scan_groups(conn)
     problems += [Problem("bad_group_name", f"group key {key!r}") for key in bad]
@@ -55,7 +54,7 @@ def group_read(pipe: redis.client.Pipeline, name: str) -> Judge:
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
         kind, registered = replies
-        if _s(kind) != "set" or registered:
+        if keys.text(kind) != "set" or registered:
             return None, []
         return None, _unregistered({name})
 

@@ -22,7 +22,6 @@ from articles.operations.audit.common import (
 )
 from articles.operations.audit.confirm import Judge
 from articles.store import keys
-from articles.store.selectors import _s
 
 INDEX_KINDS = frozenset(
     {"link_stale", "link_unindexed", "link_shared", "submitted_stale", "unsubmitted"}
@@ -47,7 +46,7 @@ def link_and_poster_audit(
     seen = _indexed_fields(conn, ordered, now, batch)
     problems: list[Problem] = []
     if keys.LINKS not in broken:
-        links = {_s(k): _s(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
+        links = {keys.text(k): keys.text(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
         problems += _stale_links(links, seen) + _unindexed_links(links, seen)
     stale = _stale_submissions(conn, seen)
     wrong = {p.entry for p in stale if p.kind == "wrong_type"}
@@ -72,8 +71,8 @@ def _indexed_fields(
                 link, poster, posted = fields
                 closes = (time_or_none(posted) or 0) + window  # a bad time: bad_time says so
                 seen[article_id] = _Indexed(
-                    norm=normalized(_s(link or b"")),
-                    poster_id=user_id_or_none(_s(poster or b"")),
+                    norm=normalized(keys.text(link or b"")),
+                    poster_id=user_id_or_none(keys.text(poster or b"")),
                     open=now < closes,
                 )
     return seen
@@ -122,16 +121,16 @@ def _stale_submissions(conn: redis.Redis, seen: dict[int, _Indexed]) -> list[Pro
     not zsets."""
     problems: list[Problem] = []
     for raw_key in conn.scan_iter(match="submitted:*", count=1000):
-        key = _s(raw_key)
-        kind = _s(conn.type(key))
+        key = keys.text(raw_key)
+        kind = keys.text(conn.type(key))
         if kind not in ("zset", "none"):
             problems.append(wrong_type(key, kind, "zset"))
             continue
         user_id = user_id_or_none("user:" + key.removeprefix("submitted:"))
         for raw, _ in conn.zscan_iter(key, count=1000):
-            named = _named(seen, _s(raw))
+            named = _named(seen, keys.text(raw))
             if named is not None and (named[1] is None or named[1].poster_id != user_id):
-                detail = f"{key} holds {_s(raw)}, which that user did not post"
+                detail = f"{key} holds {keys.text(raw)}, which that user did not post"
                 problems.append(Problem("submitted_stale", detail, named[0], entry=key))
     return problems
 
@@ -173,7 +172,7 @@ def link_read(pipe: redis.client.Pipeline, norm: str, holder: str) -> Judge:
         pipe.exists(holder)
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
-        now_holder = _s(replies[0] or b"")
+        now_holder = keys.text(replies[0] or b"")
         if now_holder != holder:
             return now_holder, []
         if not holder or (article_id is not None and _links_there(norm, *replies[1:3])):
@@ -189,7 +188,7 @@ def _links_there(norm: str, link: Any, exists: Any) -> bool:
     is not a hash counts as linking there: it is reported as wrong_type."""
     if isinstance(link, redis.ResponseError):
         return True
-    return bool(exists) and normalized(_s(link or b"")) == norm
+    return bool(exists) and normalized(keys.text(link or b"")) == norm
 
 
 def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, str]) -> Judge:
@@ -206,13 +205,13 @@ def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, s
         fields = replies[0]
         if isinstance(fields, redis.ResponseError) or fields[1] is None:
             return None, []
-        now_seen = (normalized(_s(fields[0] or b"")), _s(replies[1] or b""))
+        now_seen = (normalized(keys.text(fields[0] or b"")), keys.text(replies[1] or b""))
         if now_seen != seen:
             return now_seen, []
         if not norm or holder == member or not _open(fields[1], at):
             return None, []
         other = replies[2] if rival is not None else [None, None]
-        shared = isinstance(other, list) and normalized(_s(other[0] or b"")) == norm
+        shared = isinstance(other, list) and normalized(keys.text(other[0] or b"")) == norm
         if shared and _open(other[1], at):
             detail = f"open for voting with the same link as article {rival}"
             return None, [Problem("link_shared", detail, article_id, entry=norm)]
@@ -238,7 +237,7 @@ def submitted_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> Ju
         if isinstance(score, redis.ResponseError) or isinstance(fields, redis.ResponseError):
             return None, []  # a key of the wrong type: reported as such
         exists = fields != [None, None, None]
-        poster = user_id_or_none(_s(fields[1] or b"")) if exists else None
+        poster = user_id_or_none(keys.text(fields[1] or b"")) if exists else None
         posted_here = poster is not None and keys.submitted(poster) == key
         if score is not None and not posted_here:
             detail = f"{key} holds {member}, which that user did not post"

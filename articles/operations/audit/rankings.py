@@ -29,20 +29,16 @@ FILL_STEP = 100  # articles a backfill step copies (p50 0.4 ms at 1M articles: b
 FIX_BATCH = 200  # articles top_fix.lua puts right a call
 
 
-def _s(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 def _scored(conn: redis.Redis, key: str, start: int, size: int) -> list[tuple[str, float]]:
     """Members start .. start + size - 1 of a zset (by index) with their scores."""
     rows = cast(
         list[tuple[bytes, float]], conn.zrange(key, start, start + size - 1, withscores=True)
     )
-    return [(_s(m), float(score)) for m, score in rows]
+    return [(keys.text(m), float(score)) for m, score in rows]
 
 
 def _frontier(value: bytes | str) -> tuple[float, str]:
-    text = _s(value)
+    text = keys.text(value)
     t, _, member = text.partition(" ")
     return float(t), member
 
@@ -90,9 +86,9 @@ def _period_audit(conn: redis.Redis, period: str, batch: int) -> list[Problem]:
     *kinds, (front, fill) = pipe.execute()
     wanted = {zset: "zset", keys.PERIOD_STATE: "hash", keys.TIME: "zset", keys.VOTES: "zset"}
     wrong = [
-        (key, _s(kind), want)
+        (key, keys.text(kind), want)
         for (key, want), kind in zip(wanted.items(), kinds, strict=True)
-        if _s(kind) not in ("none", want)
+        if keys.text(kind) not in ("none", want)
     ]
     if wrong:  # the main audit reports time: and votes:; this one its own keys
         return [

@@ -21,10 +21,8 @@ from articles.operations.audit.common import (
     time_or_none,
     whole,
 )
-from articles.store import keys, services
+from articles.store import keys, scripts, services
 from articles.store.connection import get_connection
-from articles.store.selectors import _s
-from articles.store.services import _ATTEMPTS, _group_keys
 from articles.types import article_score
 
 Repaired = Literal["repaired", "removed", "left"]
@@ -51,7 +49,7 @@ def article_repair(
     if writable is None:
         return "left"
     with conn.pipeline(transaction=True) as pipe:
-        for _ in range(_ATTEMPTS):
+        for _ in range(scripts.ATTEMPTS):
             try:
                 return _article_repair_once(pipe, article_id, groups, now, writable)
             except redis.WatchError:
@@ -67,7 +65,7 @@ def _writable_indexes(conn: redis.Redis, article_id: int) -> set[str] | None:
         types.type(key)
     for key in INDEXES:
         types.type(key)
-    member_type, up_type, down_type, *index_types = (_s(t) for t in types.execute())
+    member_type, up_type, down_type, *index_types = (keys.text(t) for t in types.execute())
     if member_type not in ("hash", "none") or {up_type, down_type} - {"set", "none"}:
         return None
     return {key for key, kind in zip(INDEXES, index_types, strict=True) if kind in ("zset", "none")}
@@ -126,7 +124,7 @@ def _removal(
             pipe.zrem(key, member)
     for name in groups:
         pipe.srem(keys.group(name), member)
-        pipe.delete(*_group_keys(name)[1:])
+        pipe.delete(*keys.group_keys(name)[1:])
     pipe.delete(keys.voted(article_id), keys.voted_down(article_id))
     pipe.execute()
 
@@ -173,7 +171,7 @@ def article_groups_set(*, article_id: int, groups: Iterable[str]) -> None:
     groups change writes the field too), so a concurrent change is never undone."""
     member = keys.article(article_id)
     with get_connection().pipeline(transaction=True) as pipe:
-        for _ in range(_ATTEMPTS):
+        for _ in range(scripts.ATTEMPTS):
             try:
                 pipe.watch(member)
                 raw = pipe.hgetall(member)
@@ -217,7 +215,7 @@ def _with_retries(
     pipe: redis.client.Pipeline, repair: _Step, entry: str, article_id: int | None
 ) -> None:
     """Run one repair, again while a write it watched lands meanwhile."""
-    for _ in range(_ATTEMPTS):
+    for _ in range(scripts.ATTEMPTS):
         try:
             repair(pipe, entry, article_id)
             return
@@ -233,12 +231,12 @@ def _with_retries(
 
 def _link_of(pipe: redis.client.Pipeline, member: str) -> str:
     pipe.watch(member)
-    return normalized(_s(pipe.hget(member, "link") or b""))
+    return normalized(keys.text(pipe.hget(member, "link") or b""))
 
 
 def _link_stale_repair(pipe: redis.client.Pipeline, norm: str, _: int | None) -> None:
     pipe.watch(keys.LINKS)
-    holder = _s(pipe.hget(keys.LINKS, norm) or b"")
+    holder = keys.text(pipe.hget(keys.LINKS, norm) or b"")
     article_id = keys.article_id_or_none(holder)
     if not holder or (article_id is not None and _link_of(pipe, holder) == norm):
         pipe.reset()
@@ -251,7 +249,7 @@ def _link_stale_repair(pipe: redis.client.Pipeline, norm: str, _: int | None) ->
 def _link_unindexed_repair(pipe: redis.client.Pipeline, norm: str, article_id: int | None) -> None:
     member = keys.article(article_id or 0)
     pipe.watch(keys.LINKS)
-    if _link_of(pipe, member) != norm or _s(pipe.hget(keys.LINKS, norm) or b"") == member:
+    if _link_of(pipe, member) != norm or keys.text(pipe.hget(keys.LINKS, norm) or b"") == member:
         pipe.reset()
         return
     pipe.multi()
@@ -265,8 +263,11 @@ def _submitted_stale_repair(pipe: redis.client.Pipeline, key: str, _: int | None
     pipe.watch(key)
     stale = []
     for raw, _score in pipe.zscan_iter(key, count=1000):
-        article_id = keys.article_id_or_none(_s(raw))
-        if article_id is None or _s(pipe.hget(keys.article(article_id), "poster") or b"") != poster:
+        article_id = keys.article_id_or_none(keys.text(raw))
+        if (
+            article_id is None
+            or keys.text(pipe.hget(keys.article(article_id), "poster") or b"") != poster
+        ):
             stale.append(raw)
     if not stale:
         pipe.reset()
@@ -281,7 +282,7 @@ def _unsubmitted_repair(pipe: redis.client.Pipeline, key: str, article_id: int |
     pipe.watch(member)
     poster, raw_time = pipe.hmget(member, "poster", "time")
     posted = time_or_none(raw_time)  # None: reported as bad_time, mended by article_repair
-    if posted is None or "submitted:" + _s(poster or b"").removeprefix("user:") != key:
+    if posted is None or "submitted:" + keys.text(poster or b"").removeprefix("user:") != key:
         pipe.reset()
         return
     pipe.multi()

@@ -33,7 +33,6 @@ from articles.operations.audit.search_index import (
 )
 from articles.store import keys
 from articles.store.connection import get_connection
-from articles.store.selectors import _s
 
 
 def invariant_audit(
@@ -160,7 +159,7 @@ def _comment_hashes(
         unknown.update(bad)
         for member, fault in bad.items():
             if fault is None:
-                problems.append(wrong_type(member, _s(conn.type(member)), "hash"))
+                problems.append(wrong_type(member, keys.text(conn.type(member)), "hash"))
             else:
                 problems.append(Problem("comment_bad", fault, entry=member))
     return problems, rows, unknown

@@ -13,7 +13,6 @@ import redis
 from articles.operations.audit.common import Problem, chunks, wrong_type
 from articles.operations.audit.confirm import Judge
 from articles.store import keys, search
-from articles.store.selectors import _s
 
 SEARCH_KINDS = frozenset({"search_unindexed", "search_stale"})
 _NO_HASH = [None] * 4  # HMGET words title text link of an article that is gone
@@ -32,7 +31,7 @@ def search_index_audit(conn: redis.Redis, ordered: list[int], batch: int = 500) 
 def _words_fault(row: list[Any]) -> tuple[list[str], str]:
     """The words an article's HMGET words title text link gives, and what is wrong with
     its `words` field ("" for nothing)."""
-    stored, title, text, link = (_s(v or b"") for v in row)
+    stored, title, text, link = (keys.text(v or b"") for v in row)
     expected = search.article_words(title, text, link)
     if row[0] is None:
         return expected, "not indexed"
@@ -56,7 +55,7 @@ def _articles_indexed(
         if isinstance(row, redis.ResponseError):
             unreadable.add(article_id)
         elif row != _NO_HASH:  # no hash: its entries are stale
-            has[article_id] = frozenset(_s(row[0] or b"").split())
+            has[article_id] = frozenset(keys.text(row[0] or b"").split())
             expected, fault = _words_fault(row)
             if fault:
                 problems.append(Problem("search_unindexed", fault, article_id))
@@ -80,13 +79,13 @@ def _entries_stale(
     idx: keys that name no word or are not sets."""
     problems: list[Problem] = []
     for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=1000):
-        key = _s(raw_key)
+        key = keys.text(raw_key)
         try:
             word = keys.word_of(key)
         except ValueError:
             problems.append(Problem("search_stale", f"{key} names no search word", entry=key))
             continue
-        kind = _s(conn.type(key))
+        kind = keys.text(conn.type(key))
         if kind == "set":
             problems += _members_stale(conn, key, word, has, unreadable)
         elif kind != "none":
@@ -99,11 +98,11 @@ def _members_stale(
 ) -> list[Problem]:
     problems: list[Problem] = []
     for member in conn.sscan_iter(key, count=1000):
-        entry_id = keys.article_id_or_none(_s(member))
+        entry_id = keys.article_id_or_none(keys.text(member))
         if entry_id in unreadable:
             continue
         if entry_id is None or word not in has.get(entry_id, ()):
-            detail = f"{key} holds {_s(member)!r}, which does not have the word"
+            detail = f"{key} holds {keys.text(member)!r}, which does not have the word"
             problems.append(Problem("search_stale", detail, entry_id, entry=key))
     return problems
 
@@ -147,7 +146,7 @@ def search_stale_read(pipe: redis.client.Pipeline, key: str, article_id: int) ->
         hit, row = replies
         if hit != 1 or isinstance(row, redis.ResponseError):
             return None, []
-        if row != _NO_HASH and keys.word_of(key) in _s(row[0] or b"").split():
+        if row != _NO_HASH and keys.word_of(key) in keys.text(row[0] or b"").split():
             return None, []
         detail = f"{key} holds {member!r}, which does not have the word"
         return None, [Problem("search_stale", detail, article_id, entry=key)]

@@ -18,7 +18,6 @@ from articles.operations.backup.records import (
 )
 from articles.store import clock, keys
 from articles.store.connection import get_connection
-from articles.store.services import _member_key
 
 Record = dict[str, object]
 Report = Callable[[str], None]
@@ -218,7 +217,7 @@ def _exportable(
 
 def _link_records(conn: redis.Redis, report: Report) -> Iterator[Record]:
     for norm, member in sorted(conn.hgetall(keys.LINKS).items()):
-        if not _member_key(as_text(member)):
+        if not keys.member_key(as_text(member)):
             shown = f"{as_text(norm)!r} to {as_text(member)!r}"
             report(f"links: maps {shown}, not an article: not exported")
             continue

@@ -26,7 +26,6 @@ from articles.operations.backup.records import (
 )
 from articles.store import keys
 from articles.store.connection import get_connection
-from articles.store.services import _member_key
 from articles.types import comment_best
 
 
@@ -165,7 +164,7 @@ def _article(plan: _Restore, record: dict[str, Any]) -> None:
 
 
 def _link(plan: _Restore, record: dict[str, Any]) -> None:
-    member = _member_key(str(record["member"]))
+    member = keys.member_key(str(record["member"]))
     if not member:
         raise InvalidInput("member", "A link must map to article:<id>.")
     plan.links[raw(record["link"])] = member

@@ -52,7 +52,3 @@ __all__ = [
     "user_comments",
     "user_karma",
 ]
-
-# Shared with the audit and the backup (operations/), which read and repair at the same level.
-from articles.store.selectors._common import _ids as _ids
-from articles.store.selectors._common import _s as _s

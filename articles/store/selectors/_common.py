@@ -49,18 +49,8 @@ def _bounds(page: int | str) -> tuple[int, int, int]:
 
 
 def _page(members: Iterable[bytes], number: int, count: int, user_id: int | None) -> Page[Article]:
-    items = _fetch(get_connection(), _ids(members), user_id)
+    items = _fetch(get_connection(), keys.article_ids(members), user_id)
     return Page(items=items, number=number, count=int(count), per_page=conf.per_page())
-
-
-def _ids(members: Iterable[bytes | str]) -> list[int]:
-    found = []
-    for member in members:
-        try:
-            found.append(keys.article_id_of(_s(member)))
-        except ValueError:
-            continue  # not an article member (a foreign write); never turned into a key
-    return found
 
 
 def _fetch(
@@ -101,7 +91,7 @@ def _fetch(
             # A type's name in place of a count or flag: that key is of the wrong type.
             for key, value in zip(names[i::count], [size, *mine], strict=True):
                 if not isinstance(value, int):
-                    raise StoreCorrupt(key, f"is a {_s(value)}, which this read cannot use")
+                    raise StoreCorrupt(key, f"is a {keys.text(value)}, which this read cannot use")
             if not flat:
                 continue  # deleted between the two round trips
             my_vote = None
@@ -138,7 +128,7 @@ def _execute(pipe: redis.client.Pipeline) -> list[Any]:
     replies = pipe.execute(raise_on_error=False)
     for args, reply in zip(commands, replies, strict=True):
         if isinstance(reply, redis.ResponseError):
-            raise _read_error(_s(args[1]), reply)
+            raise _read_error(keys.text(args[1]), reply)
     return replies
 
 
@@ -147,11 +137,7 @@ def _read_error(key: str, error: redis.ResponseError) -> Exception:
     if store_unavailable(error) or "WRONGTYPE" not in str(error):
         return error
     try:
-        kind = _s(get_connection().type(key))
+        kind = keys.text(get_connection().type(key))
     except redis.RedisError:
         kind = "key of another type"
     return StoreCorrupt(key, f"is a {kind}, which this read cannot use")
-
-
-def _s(value: bytes | str) -> str:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

@@ -16,7 +16,6 @@ from articles.errors import (
 from articles.store import clock, keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.selectors._common import _s
 from articles.types import (
     Article,
     BadArticle,
@@ -240,7 +239,7 @@ def _comment_rows(key: str, mode: str, start: int, stop: int, user_id: int | Non
         title, up, down = reply[at + 2 + n : at + 5 + n]
         at += 5 + n
         vote = _my_vote(viewer, up, down)
-        _add_comment(items, skipped, cid, flat, vote, article_title=_s(title))
+        _add_comment(items, skipped, cid, flat, vote, article_title=keys.text(title))
     if skipped:
         logger.warning("Left out of a comment listing for bad data: %s", "; ".join(skipped))
     return Page(items, 1, int(reply[1]), max(1, stop - start + 1))

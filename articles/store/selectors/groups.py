@@ -11,7 +11,7 @@ from articles.errors import (
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.selectors._common import _bounds, _execute, _page, _s
+from articles.store.selectors._common import _bounds, _execute, _page
 from articles.types import (
     Group,
     GroupPage,
@@ -37,7 +37,7 @@ def group_article_list(
     )
     raise_for_status(reply)
     found = _page(reply[4::2], number, int(reply[1]), user_id)
-    group = Group(name, _s(reply[2]), int(reply[3]))
+    group = Group(name, keys.text(reply[2]), int(reply[3]))
     return GroupPage(found.items, found.number, found.count, found.per_page, group=group)
 
 
@@ -47,7 +47,7 @@ def group_list() -> list[Group]:
     pipe = conn.pipeline(transaction=False)
     pipe.hgetall(keys.GROUPS)
     (registry,) = _execute(pipe)
-    registry = {_s(k): _s(v) for k, v in registry.items()}
+    registry = {keys.text(k): keys.text(v) for k, v in registry.items()}
     names = sorted(n for n in registry if validation.is_group_name(n))
     pipe = conn.pipeline(transaction=False)
     for name in names:
@@ -65,4 +65,4 @@ def group_get(*, name: str) -> Group:
     description, size = _execute(pipe)
     if description is None and not size:
         raise GroupNotFound()
-    return Group(name, _s(description or b""), int(size))
+    return Group(name, keys.text(description or b""), int(size))

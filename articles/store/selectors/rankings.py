@@ -29,7 +29,7 @@ from articles import conf, validation
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _ids, _page
+from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _page
 from articles.types import (
     Article,
     FrontPage,
@@ -101,7 +101,7 @@ def good_article_page(
     (newest,) = _execute(pipe)
     shown = newest[(number - 1) * size : number * size]
     return GoodPage(
-        items=_fetch(conn, _ids(m for m, _ in shown), user_id),
+        items=_fetch(conn, keys.article_ids(m for m, _ in shown), user_id),
         number=number,
         count=len(newest),
         per_page=size,
@@ -121,9 +121,9 @@ def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
     pipe.zcard(keys.SCORE)
     pipe.zrevrange(keys.SCORE, start, stop)
     newest, ranked, rising = _execute(pipe)
-    good_ids = _ids(m for m, _ in newest[start : start + size])
+    good_ids = keys.article_ids(m for m, _ in newest[start : start + size])
     shown = set(good_ids)
-    rising_ids = [i for i in _ids(rising) if i not in shown]
+    rising_ids = [i for i in keys.article_ids(rising) if i not in shown]
     found = {a.id: a for a in _fetch(conn, good_ids + rising_ids, user_id)}
     return FrontPage(
         items=[found[i] for i in good_ids if i in found],

@@ -72,14 +72,3 @@ __all__ = [
     "user_forget_pending",
     "vote_intent_cast",
 ]
-
-# Shared with the audit and the backup (operations/), which read and repair at the same level.
-from articles.store.services._common import (
-    _ATTEMPTS as _ATTEMPTS,
-)
-from articles.store.services._common import (
-    _group_keys as _group_keys,
-)
-from articles.store.services._common import (
-    _member_key as _member_key,
-)

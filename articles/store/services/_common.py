@@ -23,11 +23,6 @@ from articles.types import Actor
 logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
-# A script that finds its inputs changed since the caller read them answers "retry";
-# a few rounds always suffice unless something rewrites the same article in a loop.
-_ATTEMPTS = 5
-
-
 # Scripts sent in one round trip by the *_many services.
 _BATCH = 500
 
@@ -98,18 +93,6 @@ def _article_member(article_id: int) -> str:
         return keys.article(article_id)
     except ValueError:
         raise ArticleNotFound() from None
-
-
-def _member_key(member: str) -> str:
-    """`member` if it names an article hash, else "" (guards data written by others)."""
-    try:
-        return keys.article(keys.article_id_of(member))
-    except ValueError:
-        return ""
-
-
-def _group_keys(name: str) -> tuple[str, str, str]:
-    return keys.group(name), keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name)
 
 
 def _idempotency_key(

@@ -17,17 +17,14 @@ from articles.store import keys, scripts, search, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
-    _ATTEMPTS,
     CLEANUP_BATCH,
     _article_member,
     _decode,
     _finish_or_leave,
     _given,
-    _group_keys,
     _indexed_words,
     _link_owner,
     _log,
-    _member_key,
     _normalized_or_empty,
     _staff_only,
 )
@@ -74,7 +71,7 @@ def article_groups_update(
             member,
             keys.GROUPS,
             keys.MODLOG,
-            *[key for name in added + removed for key in _group_keys(name)],
+            *[key for name in added + removed for key in keys.group_keys(name)],
         ],
         args=[member, len(added), len(removed), entry, conf.modlog_length(), *added, *removed],
         client=get_connection(retry=False),  # sent once: a repeat would log twice
@@ -101,7 +98,7 @@ def article_delete(
     reason = validation.clean_reason(reason)
     refused = NotAllowed("Only staff, or the poster while voting is open, may delete an article.")
     is_staff = actor.is_staff
-    for _ in range(_ATTEMPTS):
+    for _ in range(scripts.ATTEMPTS):
         article = selectors.article_get(article_id=article_id)
         own = _owner_or_staff(actor, article, refused)
         if is_staff and not own and not reason:
@@ -133,7 +130,7 @@ def article_delete(
                 keys.article_comments(article_id),
                 keys.article_comments_new(article_id),
                 *keys.PERIOD_KEYS,
-                *[key for name in article.groups for key in _group_keys(name)],
+                *[key for name in article.groups for key in keys.group_keys(name)],
                 *map(keys.idx, words),
             ],
             args=[
@@ -209,7 +206,7 @@ def article_edit(
     refused = NotAllowed("Only staff, or the poster while voting is open, may edit an article.")
     conn = get_connection()
     is_staff = actor.is_staff
-    for _ in range(_ATTEMPTS):
+    for _ in range(scripts.ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
         _owner_or_staff(actor, before, refused)
         if not is_staff and link is not None and link != before.link:
@@ -234,7 +231,7 @@ def article_edit(
                 member,
                 keys.LINKS,
                 keys.MODLOG,
-                _member_key(seen) or member,
+                keys.member_key(seen) or member,
                 *map(keys.idx, was_words),
                 *map(keys.idx, new_words),
             ],

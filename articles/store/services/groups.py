@@ -13,7 +13,6 @@ from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
-    _ATTEMPTS,
     CLEANUP_BATCH,
     _finish_or_leave,
     _log,
@@ -60,7 +59,7 @@ def group_delete(*, name: str, actor: Actor, reason: str = "") -> None:
     name = validation.clean_group_name(name, "name")
     reason = validation.clean_reason(reason)
     entry = _log(actor.name, "group_delete", keys.group(name), reason, None)
-    for _ in range(_ATTEMPTS):
+    for _ in range(scripts.ATTEMPTS):
         result = scripts.GROUP_DELETE(
             keys=[
                 keys.GROUPS,

@@ -14,8 +14,7 @@ from articles.errors import (
 from articles.store import keys, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.selectors._common import _ids
-from articles.store.services._common import _ATTEMPTS, _article_member, _decode, _word_key
+from articles.store.services._common import _article_member, _decode, _word_key
 from articles.types import Status
 
 logger = logging.getLogger("articles.store.services")  # the package's one logger
@@ -27,7 +26,7 @@ def article_reindex(*, article_id: int) -> bool:
     whether anything changed; a second run changes nothing. Raises ArticleNotFound."""
     member = _article_member(article_id)
     conn = get_connection()
-    for _ in range(_ATTEMPTS):
+    for _ in range(scripts.ATTEMPTS):
         fields = conn.hmget(member, "words", "title", "text", "link")
         was, title, text, link = (_decode(v) for v in fields)
         was_words = [w for w in was.split() if _word_key(w)]
@@ -101,7 +100,7 @@ def search_index_rebuild(
     seen = changed = 0
     ids: list[int] = []
     for member in conn.scan_iter(match=keys.ARTICLE_SCAN, count=batch):
-        ids.extend(_ids([member]))
+        ids.extend(keys.article_ids([member]))
         if len(ids) >= batch:
             changed += search_reindex_batch(article_ids=ids)[0]
             seen += len(ids)

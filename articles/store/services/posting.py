@@ -15,14 +15,11 @@ from articles.store import keys, scripts, search, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
-    _ATTEMPTS,
     _BATCH,
     _decode,
     _given,
-    _group_keys,
     _idempotency_key,
     _link_owner,
-    _member_key,
 )
 from articles.store.services.comments import comment_post
 from articles.types import Article, Comment, NewPost, Status
@@ -109,7 +106,7 @@ def article_post(post: NewPost, *, idempotency_key: str | None = None) -> Articl
     # The id comes first (the book's INCR). A retried INCR only skips an id; the script
     # itself refuses to overwrite an existing article, so a retried script is harmless.
     article_id = int(conn.incr(keys.ARTICLE_IDS))
-    for _ in range(_ATTEMPTS):
+    for _ in range(scripts.ATTEMPTS):
         seen = _link_owner(conn, norm)
         result = scripts.POST(
             *_post_call(article_id, post, norm, seen=seen, idem_key=idem_key), client=conn
@@ -139,7 +136,7 @@ def _post_call(
     index names an article not yet written."""
     member = keys.article(article_id)
     names = list(post.groups)
-    group_keys = [key for name in names for key in _group_keys(name)]
+    group_keys = [key for name in names for key in keys.group_keys(name)]
     words = search.article_words(post.title, post.text, post.link)
     script_keys = [
         member,
@@ -151,7 +148,7 @@ def _post_call(
         keys.LINKS,
         keys.GROUPS,
         keys.STATS_POSTS,
-        _member_key(seen) or member,
+        keys.member_key(seen) or member,
         idem_key or member,
         keys.VOTES,
         *keys.PERIOD_KEYS,

@@ -37,7 +37,6 @@ from articles.web.helpers import (
     form_response,
     form_status,
     html_errors,
-    rate_limit,
     safe_next,
 )
 from articles.web.rendering import JinjaTemplateMixin, render, render_to_string
@@ -177,7 +176,7 @@ class PasswordResetView(JinjaTemplateMixin, auth_views.PasswordResetView):
     def form_valid(self, form: Any) -> HttpResponse:
         if not _mail_available():
             return self.render_to_response(self.get_context_data(form=form))
-        rate_limit("password_reset", self.request)
+        ratelimits.check(self.request, "password_reset")
         self.extra_email_context = {"articles_site_name": conf.site_name()}
         return super().form_valid(form)
 

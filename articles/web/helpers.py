@@ -1,4 +1,5 @@
-"""Helpers of the HTML views: the one error decorator, rate limits, safe redirects."""
+"""Helpers of the HTML views: the one error decorator, forms refused by a rate limit,
+safe redirects."""
 
 from __future__ import annotations
 
@@ -65,11 +66,6 @@ def html_errors(view: View) -> View:
     return wrapper
 
 
-def rate_limit(action: str, request: HttpRequest) -> None:
-    """Count one `action` of the caller (ratelimits.py); raises RateLimited past the limit."""
-    ratelimits.consume(request, action)
-
-
 def form_refused(form: Any, error: ArticlesError) -> None:
     """Show `form` again, with what was typed, refused by `error` (a rate limit, a closed
     window): its message on the form, and form_response() answers with its status and
@@ -79,10 +75,10 @@ def form_refused(form: Any, error: ArticlesError) -> None:
 
 
 def form_rate_limit(action: str, request: HttpRequest, form: Any) -> bool:
-    """rate_limit() for a form: past the limit, False, and the form says when to try
+    """ratelimits.check() for a form: past the limit, False, and the form says when to try
     again (form_refused)."""
     try:
-        rate_limit(action, request)
+        ratelimits.check(request, action)
     except RateLimited as exc:
         form_refused(form, exc)
         return False

@@ -18,6 +18,7 @@ with None.
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -161,8 +162,9 @@ class _Window:
         return keys.rate_limit(self.action, self.who, self.start)
 
     def reset(self, now: float) -> int:
-        """Seconds until the window ends, at least 1 (Retry-After)."""
-        return max(1, int((self.start + 1) * self.rule.period - now))
+        """Whole seconds until the window has ended (Retry-After), rounded up: a client
+        that waits them is not refused again by the same window."""
+        return max(1, math.ceil((self.start + 1) * self.rule.period - now))
 
     def refused(self, now: float, way_out: str = "") -> RateLimited:
         metrics.RATE_LIMITED.labels(action=self.action).inc()

@@ -95,3 +95,16 @@ def test_the_old_api_setting_still_applies_with_a_deprecation_warning(settings):
     assert table["api"] is not None and (table["api"].limit, table["api"].period) == (7, 60)
     assert table["api_user"] is None
     assert table["vote"] is not None and table["vote"].limit == 2
+
+
+def test_waiting_the_retry_after_given_is_enough(clock, settings):
+    """Retry-After is rounded up: 39.5 s left in the window is 40, not 39 (after which the
+    same window would refuse again)."""
+    settings.ARTICLES_RATE_LIMITS = {"vote": (1, 60)}
+    ratelimits.check(caller(), "vote")
+    clock.advance(20.5)
+    with pytest.raises(RateLimited) as refused:
+        ratelimits.check(caller(), "vote")
+    assert refused.value.retry_after == 40
+    clock.advance(refused.value.retry_after)
+    ratelimits.check(caller(), "vote")  # a new window: allowed

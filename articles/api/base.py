@@ -184,7 +184,7 @@ class ApiMixin(_View):
         SessionAuthentication,
     ]
     # action -> the limits its handler counts, counted with the API's own windows in the
-    # same round trip when the caller is logged in (the handler's consume() then skips them)
+    # same round trip when the caller is logged in (the handler's check() then skips them)
     folded_limits: dict[str, tuple[str, ...]] = {}
     # drf-spectacular's AutoSchema, whatever the host's DEFAULT_SCHEMA_CLASS
     schema: ViewInspector | None = AutoSchema()
@@ -200,19 +200,17 @@ class ApiMixin(_View):
             super().perform_authentication(request)
         except exceptions.AuthenticationFailed:
             # A bad token counts against its address, so guessing tokens meets the 429.
-            ratelimits.consume(request, "api")
+            ratelimits.check(request, "api")
             raise
         folded = self.folded_limits.get(getattr(self, "action", None) or "", ())
         if not request.user.is_authenticated:
             folded = ()
-        ratelimits.consume(request, *_api_actions(request), *folded)
+        ratelimits.check(request, *_api_actions(request), *folded)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
-        state = getattr(request, "rate_limit", None)
-        if state is not None:
-            for name, value in ratelimits.headers(state).items():
-                response[name] = value
+        for name, value in ratelimits.headers(request).items():
+            response[name] = value
         return response
 
 

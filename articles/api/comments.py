@@ -173,9 +173,9 @@ class ArticleCommentViewSet(ApiViewSet):
                 "parent_id": data["parent"],
             },
             idempotency_key=request.headers.get("Idempotency-Key"),
-            limit=lambda: ratelimits.consume(request, "comment"),
+            limit=lambda: ratelimits.check(request, "comment"),
         )
-        assert comment is not None  # consume() raises, never answers False
+        assert comment is not None  # check() raises, never answers False
         response = _comment(comment, request, status.HTTP_201_CREATED)
         response["Location"] = comment_url(comment.id, _origin(request))
         return response
@@ -315,7 +315,7 @@ class CommentViewSet(ApiViewSet):
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
         data = _valid(VoteSerializer, request.data)
-        ratelimits.consume(request, "vote")
+        ratelimits.check(request, "vote")
         comment = services.comment_vote(
             comment_id=int(id), user_id=user_pk(request), vote=data["value"]
         )

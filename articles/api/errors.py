@@ -13,11 +13,9 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from articles.errors import ArticlesError, DatabaseUnavailable, StoreFull, StoreUnavailable
-from articles.http.database import database_unavailable
-from articles.http.responses import error_body
+from articles.errors import ArticlesError, StoreUnavailable
+from articles.http.responses import dependency_error, error_body
 from articles.operations import metrics
-from articles.store.connection import out_of_memory, store_unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -29,18 +27,8 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     with its messages). An unavailable Redis or database is a 503; anything else
     unexpected is logged and answered with a JSON 500 rather than Django's HTML page.
     """
-    if out_of_memory(exc):
-        logger.warning("Redis out of memory: %s", exc)
-        exc = StoreFull()
-    elif store_unavailable(exc):
-        # Unreachable, or up but not taking writes (a replica after failover, out of
-        # memory, too few replicas): a 503 the client may retry, with or without the
-        # project's RedisUnavailableMiddleware installed.
-        logger.warning("Redis unavailable: %s", exc)
-        exc = StoreUnavailable()
-    elif database_unavailable(exc):
-        logger.warning("Database unavailable: %s", exc)
-        exc = DatabaseUnavailable()
+    # A 503 the client may retry, with or without the host's RedisUnavailableMiddleware.
+    exc = dependency_error(exc) or exc
     if isinstance(exc, ArticlesError):
         return _articles_error(exc, context)
     if isinstance(exc, Http404):

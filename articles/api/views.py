@@ -126,9 +126,9 @@ class ArticleViewSet(ApiViewSet):
         article = services.article_submit(
             NewPost.by(_actor(request), data),
             idempotency_key=request.headers.get("Idempotency-Key"),
-            limit=lambda: ratelimits.consume(request, "post"),
+            limit=lambda: ratelimits.check(request, "post"),
         )
-        assert article is not None  # consume() raises, never answers False
+        assert article is not None  # check() raises, never answers False
         response = _article(article, request, status.HTTP_201_CREATED)
         response["Location"] = article_url(article.id, request)
         return response
@@ -230,7 +230,7 @@ class ArticleViewSet(ApiViewSet):
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
         data = _valid(VoteSerializer, request.data)
-        ratelimits.consume(request, "vote")
+        ratelimits.check(request, "vote")
         article = services.article_vote(
             article_id=int(id), user_id=user_pk(request), direction=data["value"]
         )

@@ -3,7 +3,6 @@ character anywhere in a request into a 404 or a 400."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from django.conf import settings
@@ -11,19 +10,8 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
 
-from articles.errors import (
-    DatabaseUnavailable,
-    InvalidInput,
-    PageNotFound,
-    RequestTooLarge,
-    StoreFull,
-    StoreUnavailable,
-)
-from articles.http.database import database_unavailable
-from articles.http.responses import error_response
-from articles.store.connection import out_of_memory, store_unavailable
-
-logger = logging.getLogger(__name__)
+from articles.errors import InvalidInput, PageNotFound, RequestTooLarge
+from articles.http.responses import dependency_error, error_response
 
 
 class RedisUnavailableMiddleware:
@@ -37,17 +25,8 @@ class RedisUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if out_of_memory(exception):
-            logger.warning("Redis out of memory: %s", exception)
-            return error_response(request, StoreFull())
-        if store_unavailable(exception):
-            logger.warning("Redis unavailable: %s", exception)
-            return error_response(request, StoreUnavailable())
-        if database_unavailable(exception):
-            # Django's database (accounts, sessions, tokens): anonymous pages need none.
-            logger.warning("Database unavailable: %s", exception)
-            return error_response(request, DatabaseUnavailable())
-        return None
+        error = dependency_error(exception)
+        return error_response(request, error) if error is not None else None
 
 
 def too_large_response(request: HttpRequest) -> HttpResponse:

@@ -1,8 +1,11 @@
 """The one renderer of errors: an ArticlesError becomes JSON under the API (found by the
-URLconf, wherever the host mounts it) or for a caller asking for JSON, else a page."""
+URLconf, wherever the host mounts it) or for a caller asking for JSON, else a page; and
+the one classification of a dependency's failure (Redis, the database) as the error it
+is answered with, for the pages, the API and the middleware alike."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -17,10 +20,15 @@ from articles.errors import (
     BadRequest,
     DatabaseUnavailable,
     DuplicateLink,
+    StoreFull,
     StoreUnavailable,
 )
+from articles.http.database import database_unavailable
 from articles.operations import metrics
+from articles.store.connection import out_of_memory, store_unavailable
 from articles.urlcache import url_for
+
+logger = logging.getLogger(__name__)
 
 # The app_name of articles.api.urls: every path under the API's prefix resolves into it
 # (its last pattern answers any other path there with a JSON 404).
@@ -65,6 +73,25 @@ def wants_json(request: HttpRequest) -> bool:
     return is_api(request) or "json" in request.headers.get("Accept", "")
 
 
+def dependency_error(exc: BaseException) -> ArticlesError | None:
+    """The 503 a dependency's failure is answered with (logged, as the text may name hosts),
+    or None for any other exception. Redis at maxmemory refuses writes only: StoreFull
+    (reads still work). Redis unreachable, or up but not taking writes (a replica after a
+    failover, too few replicas): StoreUnavailable. Django's database down:
+    DatabaseUnavailable (anonymous pages need none)."""
+    error: ArticlesError
+    if out_of_memory(exc):  # before store_unavailable: an OOM refusal is a write refusal
+        error = StoreFull()
+    elif store_unavailable(exc):
+        error = StoreUnavailable()
+    elif database_unavailable(exc):
+        error = DatabaseUnavailable()
+    else:
+        return None
+    logger.warning("%s: %s", error.code, exc)
+    return error
+
+
 def error_body(exc: ArticlesError, request: HttpRequest | None = None) -> dict[str, Any]:
     body = exc.body()
     if isinstance(exc, DuplicateLink):
@@ -90,16 +117,23 @@ def error_response(request: HttpRequest, exc: ArticlesError) -> HttpResponse:
         context = {"error": exc, "status": exc.status_code, "field": getattr(exc, "field", None)}
         context["message"] = exc.message
         response = _page_renderer(request, template, context, exc.status_code)
+    return answered_as(response, exc)
+
+
+def answered_as(response: HttpResponse, exc: ArticlesError) -> HttpResponse:
+    """`response` with the status and headers of `exc`: error_response()'s, or a page that
+    shows the error its own way (a form shown again with it, the login page's lock)."""
+    response.status_code = exc.status_code
     for name, value in exc.headers.items():
         response[name] = value
     return response
 
 
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler400 (Django's answer to a disallowed Host or another suspicious request):
     JSON under the API, as every other API error; Django's own page elsewhere, since a
     page's layout would ask the request for its (disallowed) host again."""
     if not is_api(request):
-        return defaults.bad_request(request, exception)  # type: ignore[arg-type]
+        return defaults.bad_request(request, exception)
     message = "This host is not served here." if isinstance(exception, DisallowedHost) else None
     return error_response(request, BadRequest(message))

@@ -3,8 +3,10 @@
 Rules that hang on the voting window (may this vote count? when did this post happen?)
 are decided inside the Lua scripts by Redis' own `TIME` (lua/_lib.lua `clock`), the
 clock the voter sets expire by. This clock serves the rest: what pages show, log
-entries, rate-limit windows, period listings. ARTICLES_CLOCK_OFFSET (seconds, default 0)
-shifts it: a test hook that puts this process's clock ahead of or behind Redis'.
+entries, rate-limit windows, period listings. Two hooks move it: ARTICLES_CLOCK_OFFSET
+(seconds, default 0) puts this process's clock ahead of or behind Redis', and `fix()`
+stops it at a chosen time (the tests' `clock` fixture), so a test that counts in a
+rate-limit window never waits for one to begin or end.
 """
 
 from __future__ import annotations
@@ -13,10 +15,24 @@ import time
 
 from articles import conf
 
+# The time fix() stopped the clock at; None while it runs. One value for the whole
+# process, so a live test server's threads read the time the test set.
+_fixed: float | None = None
+
 
 def now(given: float | None = None) -> float:
     """`given` when a caller (a test, a tool) fixes the time, else this process's clock."""
-    return float(given) if given is not None else time.time() + conf.clock_offset()
+    if given is not None:
+        return float(given)
+    if _fixed is not None:
+        return _fixed
+    return time.time() + conf.clock_offset()
+
+
+def fix(moment: float | None) -> None:
+    """Stop the clock at `moment` (Unix seconds) until the next fix(); None lets it run."""
+    global _fixed
+    _fixed = None if moment is None else float(moment)
 
 
 def in_words(seconds: int) -> str:

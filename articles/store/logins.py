@@ -2,8 +2,9 @@
 and per address), wherever it is made: the login page, the token endpoint, the admin's
 login, the password change page, account deletion, a host project's own login.
 
-`password_check()` is the one way the app checks a password. The attempt is counted
-before the password is looked at and given back when it was right, so:
+`password_check()` is the one way the app checks a password: a ratelimits.check() of the
+failure rules, so the attempt is counted before the password is looked at and given back
+(ratelimits.refund) when it was right, and:
 
 - while the account or the address is locked, even the right password is refused
   (RateLimited: 429 with Retry-After and the wait in words), and no hash is computed;
@@ -50,7 +51,7 @@ def password_check(request: Any, username: str, check: Callable[[], T]) -> T:
     the store's error when the attempt cannot be counted, both before `check` runs. A
     truthy result is a right password: its attempt is given back. A falsy result or an
     exception leaves it counted as a failure."""
-    attempt = ratelimits.login_attempt(request, username)
+    attempt = ratelimits.check(request, *ratelimits.LOGIN_RULES, account=username)
     http = _http(request)
     setattr(http, _CHECKING, attempt)  # LoginLimitBackend: counted already
     try:
@@ -79,11 +80,11 @@ def _http(request: Any) -> Any:
     return getattr(request, "_request", request)  # DRF's Request wraps Django's
 
 
-def _refund(attempt: ratelimits.LoginAttempt) -> None:
+def _refund(attempt: ratelimits.Checked) -> None:
     """Give back the attempt of a right password. If the store cannot take it back, it
     stays counted: one failure too many, never one too few."""
     try:
-        ratelimits.login_refund(attempt)
+        ratelimits.refund(attempt)
     except redis.RedisError as exc:
         logger.warning("a right password's login attempt stays counted: %s", exc)
 
@@ -115,7 +116,8 @@ class LoginLimitBackend(ModelBackend):
         if checking is not None and checking.is_for(name):
             return None  # counted by the password_check() this runs within
         try:
-            setattr(_http(request), _PENDING, ratelimits.login_attempt(request, name))
+            attempt = ratelimits.check(request, *ratelimits.LOGIN_RULES, account=name)
+            setattr(_http(request), _PENDING, attempt)
         except RateLimited:
             raise PermissionDenied from None
         return None

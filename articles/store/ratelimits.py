@@ -1,20 +1,26 @@
-"""The one registry of rate limits, counted in Redis, and the one `consume()` that the pages
-and the API call (Tildes' lib/ratelimit.py, allauth's core/ratelimit.py).
+"""The one registry of rate limits, counted in Redis, and `check()`: the one way the pages,
+the API and every password check count against them (Tildes' lib/ratelimit.py, allauth's
+core/ratelimit.py).
 
-Each rule is a fixed window: at most `limit` requests every `period` seconds, per caller.
-Every window a request belongs to is counted in one round trip (INCR + EXPIRE each, in
-one MULTI/EXEC); the tightest is kept on the request for the RateLimit-* headers.
-ARTICLES_RATE_LIMITS (and ARTICLES_API_RATE_LIMITS) override a rule's (limit, period),
-or turn it off with None.
+Each rule is a fixed window of the app's clock (clock.py): at most `limit` counts every
+`period` seconds, per caller. A rule counts one of two things:
+
+- requests: every request is counted (INCR + EXPIRE for each window, in one MULTI/EXEC),
+  and refused past the limit; the tightest window is kept for the RateLimit-* headers;
+- failures (password checks): an attempt is counted before it is made, in one atomic step
+  that refuses it (counting nothing) while a window is spent, and refund() gives it back
+  when it succeeded, so only failures stay counted.
+
+ARTICLES_RATE_LIMITS overrides a rule's (limit, period) by its name, or turns it off
+with None.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
+import math
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import redis
@@ -28,6 +34,7 @@ from articles.store.connection import get_connection, out_of_memory
 from articles.types import RateLimit
 
 Who = Literal["caller", "user", "address", "account"]
+Counts = Literal["requests", "failures"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,7 @@ class Rule:
     by: Who  # caller: the user when logged in, else the client address; account: the
     # username a login names (logged in or not, existing or not)
     noun: str  # what is counted, for the message: "Too many votes"
+    counts: Counts = "requests"
 
 
 DEFAULT_RULES: dict[str, Rule] = {
@@ -51,14 +59,13 @@ DEFAULT_RULES: dict[str, Rule] = {
     # Atom feeds, counted like the API's reads: per address, as aggregators fetch many
     # feeds from one; a fetch that builds its XML anew costs up to ~100 ms.
     "feed": Rule(600, 60, "address", "feed requests"),
-    # Password checks (every login, the password change, account deletion): each counted
-    # before its password is checked and given back when it was right (login_attempt), so
+    # Password checks (every login, the password change, account deletion; logins.py):
     # once locked even the right password waits.
-    "login_account": Rule(5, 900, "account", "failed logins for this account"),
-    "login_address": Rule(20, 900, "address", "failed logins from your address"),
+    "login_account": Rule(5, 900, "account", "failed logins for this account", "failures"),
+    "login_address": Rule(20, 900, "address", "failed logins from your address", "failures"),
 }
 LOGIN_RULES = ("login_account", "login_address")
-# The way out a login lock's message ends with: the login page makes it a link.
+# The way out a failure rule's message ends with: the login page makes it a link.
 RESET_HINT = "reset your password"
 
 
@@ -71,141 +78,71 @@ def rules() -> dict[str, Rule | None]:
     return merged
 
 
-def consume(request: Any, *actions: str, now: float | None = None) -> RateLimit | None:
-    """Count one request of `request`'s caller against each action's window, in one round
-    trip. Keeps the tightest window on `request.rate_limit` (for the headers); raises
-    RateLimited past any limit, saying which and when to try again. An action already
-    counted for this request (folded into an earlier call) is not counted twice."""
-    table = rules()
-    done: set[str] = getattr(request, "rate_limits_counted", set())
-    actions = tuple(a for a in actions if a not in done)
-    request.rate_limits_counted = done | set(actions)
-    counted: list[tuple[str, str, Rule]] = []
-    for action in actions:
-        rule = table.get(action)
-        who = _identity(request, rule.by) if rule else None
-        if rule and who:
-            counted.append((action, who, rule))
-    if not counted:
-        return None
-    try:
-        states = hits(
-            [(action, who, rule.limit, rule.period) for action, who, rule in counted], now
-        )
-    except redis.ResponseError as exc:
-        if not out_of_memory(exc):
-            raise
-        # Redis is full: it takes no counts. A read goes on uncounted (reads still work);
-        # a write could not be stored anyway.
-        if getattr(request, "method", "GET") in ("GET", "HEAD", "OPTIONS"):
-            return None
-        raise StoreFull() from None
-    tightest = functools.reduce(lambda a, b: b if _tighter(b, a) else a, states)
-    current = getattr(request, "rate_limit", None)
-    if current is None or _tighter(tightest, current):
-        request.rate_limit = tightest
-    for (action, _, rule), state in zip(counted, states, strict=True):
-        if not state.allowed:
-            metrics.RATE_LIMITED.labels(action=action).inc()
-            raise RateLimited(
-                state.reset,
-                f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
-                f"Try again {clock.in_words(state.reset)}.",
-            )
-    return tightest
-
-
 @dataclass(frozen=True, slots=True)
-class LoginAttempt:
-    """One password check's place in the failed-login windows (login_attempt): given back
-    by login_refund when the password was right, else it stays, counted as a failure."""
+class Checked:
+    """What one check() counted: the tightest of its request windows (None when it counted
+    none), and the failure windows it took for `account`, which refund() gives back."""
 
-    username: str
-    keys: tuple[str, ...]
+    tightest: RateLimit | None = None
+    account: str | None = None
+    taken: tuple[str, ...] = ()
 
     def is_for(self, username: str) -> bool:
-        """Is this the attempt of the account `username` names?"""
-        return _account(self.username) == _account(username)
+        """Is this the check of the account `username` names?"""
+        return self.account is not None and self.account == _account(username)
 
 
-def login_attempt(request: Any, username: str, now: float | None = None) -> LoginAttempt:
-    """Count one password check for the account `username` and the caller's address before
-    the password is checked, in one atomic step; refuse it (RateLimited, nothing counted)
-    while either has failed too often in its window. Fails closed: a Redis that cannot
-    count (full, down) raises its error, and no password is checked uncounted."""
-    windows = _login_windows(request, username)
-    now = clock.now(now)
-    starts = [int(now // rule.period) for _, _, rule in windows]
-    counters = [
-        keys.rate_limit(action, who, start)
-        for (action, who, _), start in zip(windows, starts, strict=True)
-    ]
-    if not counters:
-        return LoginAttempt(username, ())
-    args = [n for _, _, rule in windows for n in (rule.limit, rule.period + 1)]
-    # Sent once: after a timeout the count may have been taken. Its error (OOM, timeout,
-    # refused connection) goes up as it is, for every surface to answer with its 503.
-    spent = int(scripts.LOGIN_ATTEMPT(keys=counters, args=args, client=get_connection(retry=False)))
-    if spent:
-        (action, _, rule), start = windows[spent - 1], starts[spent - 1]
-        metrics.RATE_LIMITED.labels(action=action).inc()
-        reset = max(1, int((start + 1) * rule.period - now))
-        raise RateLimited(
-            reset,
-            f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
-            f"Try again {clock.in_words(reset)}, or {RESET_HINT}.",
-        )
-    return LoginAttempt(username, tuple(counters))
+def check(
+    request: Any, *actions: str, account: str | None = None, now: float | None = None
+) -> Checked:
+    """Count one use by `request`'s caller (and, for the failure rules, by the account
+    `account` names) against each action's window, and raise RateLimited past any limit,
+    saying which and when to try again.
 
-
-def login_refund(attempt: LoginAttempt) -> None:
-    """Give back a counted attempt whose password was right: a success is no failure."""
-    if attempt.keys:
-        scripts.LOGIN_REFUND(keys=list(attempt.keys), client=get_connection(retry=False))
-
-
-def _login_windows(request: Any, username: str) -> list[tuple[str, str, Rule]]:
-    table = rules()
-    found: list[tuple[str, str, Rule]] = []
-    for action in LOGIN_RULES:
+    Request windows are counted once a request (an action already counted for it, folded
+    into an earlier call, is skipped) and the tightest is kept for headers(). A full
+    Redis counts no request: a read goes on uncounted, a write is StoreFull. Failure
+    windows are counted on every call and fail closed: a Redis that cannot count (full,
+    down) raises its error, so no password is checked uncounted."""
+    table, seen = rules(), _seen(request)
+    moment = clock.now(now)
+    requests: list[_Window] = []
+    failures: list[_Window] = []
+    for action in actions:
         rule = table.get(action)
         if rule is None:
-            continue
-        who = _account(username) if rule.by == "account" else client_address(request)
-        found.append((action, who, rule))
-    return found
+            continue  # turned off
+        if rule.counts == "requests":
+            if action in seen.counted:
+                continue
+            seen.counted.add(action)
+        who = _identity(request, rule.by, account)
+        if who is not None:
+            window = _Window(action, who, rule, int(moment // rule.period))
+            (requests if rule.counts == "requests" else failures).append(window)
+    taken = _take(failures, moment) if failures else ()
+    states = _count(request, requests, moment) if requests else []
+    tightest = _tightest(*states)
+    seen.tightest = _tightest(seen.tightest, tightest)  # a refusal's too: for the 429
+    for window, state in zip(requests, states, strict=False):
+        if not state.allowed:
+            raise window.refused(moment)
+    return Checked(tightest, _account(account) if account is not None else None, taken)
 
 
-def _account(username: str) -> str:
-    """A key-safe name for the account a login names, whatever its characters or case, and
-    as the login form reads it (stripped, NFKC), so " dave" is counted as dave."""
-    name = unicodedata.normalize("NFKC", username.strip()).casefold()
-    return "a" + hashlib.sha256(name.encode()).hexdigest()[:24]
+def refund(checked: Checked) -> None:
+    """Give back the failure windows of a check whose attempt succeeded: a success is no
+    failure. A window already gone stays gone."""
+    if checked.taken:
+        scripts.LOGIN_REFUND(keys=list(checked.taken), client=get_connection(retry=False))
 
 
-def hits(windows: Sequence[tuple[str, str, int, int]], now: float | None = None) -> list[RateLimit]:
-    """Count one request in each (action, who, limit, period) window; one round trip."""
-    now = clock.now(now)
-    starts = [int(now // period) for _, _, _, period in windows]
-    pipe = get_connection().pipeline(transaction=True)
-    for (action, who, _, period), start in zip(windows, starts, strict=True):
-        key = keys.rate_limit(action, who, start)
-        pipe.incr(key)
-        pipe.expire(key, period + 1)
-    counts = pipe.execute()[::2]
-    return [
-        RateLimit(
-            allowed=int(count) <= limit,
-            limit=limit,
-            remaining=max(0, limit - int(count)),
-            reset=max(1, int((start + 1) * period - now)),
-        )
-        for (_, _, limit, period), start, count in zip(windows, starts, counts, strict=True)
-    ]
-
-
-def headers(state: RateLimit) -> dict[str, str]:
-    """The IETF draft's RateLimit-* fields for the tightest window."""
+def headers(request: Any) -> dict[str, str]:
+    """The IETF draft's RateLimit-* fields for the tightest window `request` was counted
+    in, or none."""
+    state = _seen(request).tightest
+    if state is None:
+        return {}
     return {
         "RateLimit-Limit": str(state.limit),
         "RateLimit-Remaining": str(state.remaining),
@@ -213,14 +150,106 @@ def headers(state: RateLimit) -> dict[str, str]:
     }
 
 
-def _identity(request: Any, by: Who) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Window:
+    action: str
+    who: str
+    rule: Rule
+    start: int  # the window's number: its start is start * rule.period
+
+    @property
+    def key(self) -> str:
+        return keys.rate_limit(self.action, self.who, self.start)
+
+    def reset(self, now: float) -> int:
+        """Whole seconds until the window has ended (Retry-After), rounded up: a client
+        that waits them is not refused again by the same window."""
+        return max(1, math.ceil((self.start + 1) * self.rule.period - now))
+
+    def refused(self, now: float, way_out: str = "") -> RateLimited:
+        metrics.RATE_LIMITED.labels(action=self.action).inc()
+        rule, reset = self.rule, self.reset(now)
+        return RateLimited(
+            reset,
+            f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
+            f"Try again {clock.in_words(reset)}{way_out}.",
+        )
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What one request was counted in so far: the actions, and the tightest window."""
+
+    counted: set[str] = field(default_factory=set)
+    tightest: RateLimit | None = None
+
+
+_SEEN = "articles_rate_limits"
+
+
+def _seen(request: Any) -> _Seen:
+    http = getattr(request, "_request", request)  # DRF's Request wraps Django's
+    seen = getattr(http, _SEEN, None)
+    if seen is None:
+        seen = _Seen()
+        setattr(http, _SEEN, seen)
+    return seen
+
+
+def _count(request: Any, windows: list[_Window], now: float) -> list[RateLimit]:
+    """Count one request in each window, in one round trip: each window's state."""
+    pipe = get_connection().pipeline(transaction=True)
+    for window in windows:
+        pipe.incr(window.key)
+        pipe.expire(window.key, window.rule.period + 1)
+    try:
+        counts = pipe.execute()[::2]
+    except redis.ResponseError as exc:
+        if not out_of_memory(exc):
+            raise
+        # Redis is full: it takes no counts. A read goes on uncounted (reads still work);
+        # a write could not be stored anyway.
+        if getattr(request, "method", "GET") in ("GET", "HEAD", "OPTIONS"):
+            return []
+        raise StoreFull() from None
+    return [
+        RateLimit(
+            allowed=int(count) <= w.rule.limit,
+            limit=w.rule.limit,
+            remaining=max(0, w.rule.limit - int(count)),
+            reset=w.reset(now),
+        )
+        for w, count in zip(windows, counts, strict=True)
+    ]
+
+
+def _take(windows: list[_Window], now: float) -> tuple[str, ...]:
+    """Take one attempt from each failure window, or none (RateLimited) if one is spent."""
+    counters = [w.key for w in windows]
+    args = [n for w in windows for n in (w.rule.limit, w.rule.period + 1)]
+    # Sent once: after a timeout the count may have been taken. Its error (OOM, timeout,
+    # refused connection) goes up as it is, for every surface to answer with its 503.
+    spent = int(scripts.LOGIN_ATTEMPT(keys=counters, args=args, client=get_connection(retry=False)))
+    if spent:
+        raise windows[spent - 1].refused(now, f", or {RESET_HINT}")
+    return tuple(counters)
+
+
+def _identity(request: Any, by: Who, account: str | None) -> str | None:
     if by == "account":
-        return None  # counted only by login_attempt, which knows the account
+        return _account(account) if account is not None else None
     user = getattr(request, "user", None)
     logged_in = bool(user is not None and user.is_authenticated)
     if by == "user" or (by == "caller" and logged_in):
         return f"u{user.pk}" if logged_in and user is not None else None
     return client_address(request)
+
+
+def _account(username: str) -> str:
+    """A key-safe name for the account a login names, whatever its characters or case, and
+    as the login form reads it (stripped, NFKC), so " dave" is counted as dave."""
+    name = unicodedata.normalize("NFKC", username.strip()).casefold()
+    return "a" + hashlib.sha256(name.encode()).hexdigest()[:24]
 
 
 def _span(seconds: int) -> str:
@@ -231,6 +260,15 @@ def _span(seconds: int) -> str:
         minutes = seconds // 60
         return "minute" if minutes == 1 else f"{minutes} minutes"
     return f"{seconds} seconds"
+
+
+def _tightest(*states: RateLimit | None) -> RateLimit | None:
+    """The first of the tightest windows given."""
+    found: RateLimit | None = None
+    for state in states:
+        if state is not None and (found is None or _tighter(state, found)):
+            found = state
+    return found
 
 
 def _tighter(state: RateLimit, than: RateLimit) -> bool:

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from articles import conf
 from articles.errors import RateLimited
 from articles.http.addresses import user_pk
+from articles.http.responses import answered_as
 from articles.store import logins, people, ratelimits, tokens
 from articles.web import intents
 from articles.web.forms import (
@@ -37,7 +38,6 @@ from articles.web.helpers import (
     form_response,
     form_status,
     html_errors,
-    rate_limit,
     safe_next,
 )
 from articles.web.rendering import JinjaTemplateMixin, render, render_to_string
@@ -65,11 +65,7 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
             # the lock is the one reason, and the name typed stays in its field.
             form = self.form_class(request, initial={"username": request.POST.get("username")})
             context = self.get_context_data(form=form, locked=_locked(exc.message))
-            response = self.render_to_response(context)
-            response.status_code = exc.status_code
-            for name, value in exc.headers.items():
-                response[name] = value
-            return response
+            return answered_as(self.render_to_response(context), exc)
         return self.form_valid(form) if valid else self.form_invalid(form)
 
     def form_invalid(self, form: Any) -> HttpResponse:
@@ -100,7 +96,7 @@ def _locked(message: str) -> str:
 
 
 # A Redis outage while the failed-login counters are read is the 503 page, not a 500.
-login_view = html_errors(LoginView.as_view())  # type: ignore[arg-type]
+login_view = html_errors(LoginView.as_view())
 
 
 def _intent_context(request: HttpRequest) -> dict[str, Any]:
@@ -177,7 +173,7 @@ class PasswordResetView(JinjaTemplateMixin, auth_views.PasswordResetView):
     def form_valid(self, form: Any) -> HttpResponse:
         if not _mail_available():
             return self.render_to_response(self.get_context_data(form=form))
-        rate_limit("password_reset", self.request)
+        ratelimits.check(self.request, "password_reset")
         self.extra_email_context = {"articles_site_name": conf.site_name()}
         return super().form_valid(form)
 
@@ -201,12 +197,12 @@ class PasswordResetCompleteView(JinjaTemplateMixin, auth_views.PasswordResetComp
     template_name = "articles/accounts/password_reset_complete.html"
 
 
-password_reset = html_errors(PasswordResetView.as_view())  # type: ignore[arg-type]
+password_reset = html_errors(PasswordResetView.as_view())
 password_reset_done = PasswordResetDoneView.as_view()
 password_reset_confirm = PasswordResetConfirmView.as_view()
 password_reset_complete = PasswordResetCompleteView.as_view()
 password_change = login_required(
-    html_errors(PasswordChangeView.as_view()),  # type: ignore[arg-type]
+    html_errors(PasswordChangeView.as_view()),
     login_url=LOGIN_URL,
 )
 password_change_done = login_required(PasswordChangeDoneView.as_view(), login_url=LOGIN_URL)

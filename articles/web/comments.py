@@ -26,7 +26,7 @@ from articles.errors import (
 )
 from articles.http.addresses import user_pk
 from articles.http.responses import wants_json
-from articles.store import clock, selectors, services
+from articles.store import clock, ratelimits, selectors, services
 from articles.types import Actor, Comment, CommentOrder, ThreadPage
 from articles.web import rendering
 from articles.web.accounts import LOGIN_URL
@@ -39,7 +39,6 @@ from articles.web.helpers import (
     listing_status,
     login_first,
     page_param,
-    rate_limit,
     safe_next,
     staff_required,
     viewer_id,
@@ -161,7 +160,7 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
                     "parent_id": data["parent"],
                 },
                 idempotency_key=data["idempotency_key"],
-                limit=lambda: rate_limit("comment", request),
+                limit=lambda: ratelimits.check(request, "comment"),
             )
         except InvalidInput as exc:
             form.add_store_error(exc)
@@ -176,7 +175,7 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
                 "This form was already sent with another text: send it again to post this one.",
             )
         else:
-            if comment is not None:  # None: the limit refused it (rate_limit raises instead)
+            if comment is not None:  # None: the limit refused it (ratelimits.check raises instead)
                 messages.success(request, "Your comment is posted.")
                 return redirect(_shown_at(comment))
     return _form_page(request, article_id, form)
@@ -200,7 +199,7 @@ def comment_vote(request: HttpRequest, comment_id: int) -> HttpResponse:
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", "A vote is up, down or none.")
-    rate_limit("vote", request)
+    ratelimits.check(request, "vote")
     comment = services.comment_vote(comment_id=comment_id, user_id=user_pk(request), vote=form.vote)
     if wants_json(request):
         return JsonResponse(

@@ -43,7 +43,7 @@ class CountedFeed(Feed):
     is kept while what it is made of stays the same."""
 
     def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        ratelimits.consume(request, "feed")  # RateLimited: html_errors makes it the 429
+        ratelimits.check(request, "feed")  # RateLimited: html_errors makes it the 429
         key = self._digest(request, self.get_object(request, *args, **kwargs))
         kept = _built.get(key)
         if kept is not None:

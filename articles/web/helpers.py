@@ -1,73 +1,53 @@
-"""Helpers of the HTML views: the one error decorator, rate limits, safe redirects."""
+"""Helpers of the HTML views: the one error decorator, forms refused by a rate limit,
+safe redirects."""
 
 from __future__ import annotations
 
 import functools
 import hmac
 import ipaddress
-import logging
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf
-from articles.errors import (
-    ArticlesError,
-    DatabaseUnavailable,
-    InvalidInput,
-    RateLimited,
-    StoreFull,
-    StoreUnavailable,
-)
+from articles.errors import ArticlesError, InvalidInput, RateLimited
 from articles.http.addresses import direct_peer
 from articles.http.database import database_unavailable
-from articles.http.responses import error_response, wants_json
+from articles.http.responses import answered_as, dependency_error, error_response, wants_json
 from articles.store import ratelimits
-from articles.store.connection import out_of_memory, store_unavailable
 from articles.types import Order, Page, Period
 
 View = Callable[..., HttpResponse]
-logger = logging.getLogger(__name__)
+R = TypeVar("R", bound=HttpResponseBase)  # a class-based view's as_view() answers any response
 
 
-def html_errors(view: View) -> View:
+def html_errors(view: Callable[..., R]) -> Callable[..., R | HttpResponse]:
     """Render any ArticlesError as articles/error.html with the error's own status, and an
     unavailable Redis or database as the 503 page (no middleware of the host's needed)."""
 
     @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> R | HttpResponse:
         try:
             return view(request, *args, **kwargs)
         except ArticlesError as exc:
             return error_response(request, exc)
         except Exception as exc:
-            error: ArticlesError
-            if out_of_memory(exc):
-                error = StoreFull()
-            elif store_unavailable(exc):
-                error = StoreUnavailable()
-            elif database_unavailable(exc):
-                error = DatabaseUnavailable()
-            else:
+            error = dependency_error(exc)
+            if error is None:
                 raise
-            logger.warning("%s: %s", error.code, exc)
             return error_response(request, error)
 
     return wrapper
-
-
-def rate_limit(action: str, request: HttpRequest) -> None:
-    """Count one `action` of the caller (ratelimits.py); raises RateLimited past the limit."""
-    ratelimits.consume(request, action)
 
 
 def form_refused(form: Any, error: ArticlesError) -> None:
@@ -79,10 +59,10 @@ def form_refused(form: Any, error: ArticlesError) -> None:
 
 
 def form_rate_limit(action: str, request: HttpRequest, form: Any) -> bool:
-    """rate_limit() for a form: past the limit, False, and the form says when to try
+    """ratelimits.check() for a form: past the limit, False, and the form says when to try
     again (form_refused)."""
     try:
-        rate_limit(action, request)
+        ratelimits.check(request, action)
     except RateLimited as exc:
         form_refused(form, exc)
         return False
@@ -91,11 +71,10 @@ def form_rate_limit(action: str, request: HttpRequest, form: Any) -> bool:
 
 def form_response(response: HttpResponse, form: Any) -> HttpResponse:
     """A form's page with form_status(), and the headers of the error that refused it."""
-    response.status_code = form_status(form)
     refused = getattr(form, "refused", None)
     if refused is not None:
-        for name, value in refused.headers.items():
-            response[name] = value
+        return answered_as(response, refused)
+    response.status_code = form_status(form)
     return response
 
 

@@ -17,7 +17,7 @@ from articles.errors import (
 )
 from articles.http.addresses import user_pk
 from articles.http.responses import wants_json
-from articles.store import clock, selectors, services
+from articles.store import clock, ratelimits, selectors, services
 from articles.types import (
     Actor,
     Article,
@@ -35,7 +35,6 @@ from articles.web.helpers import (
     form_response,
     html_errors,
     login_first,
-    rate_limit,
     safe_next,
 )
 from articles.web.sessionusers import session_user
@@ -54,7 +53,7 @@ def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", "A vote is up, down or none.")
-    rate_limit("vote", request)
+    ratelimits.check(request, "vote")
     article = services.article_vote(
         article_id=article_id, user_id=user_pk(request), direction=form.vote
     )

@@ -5,5 +5,11 @@ failed-login limits stay: a 429 there is what the schema declares."""
 
 from votesite.settings import *  # noqa: F403
 
-ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
-ARTICLES_RATE_LIMITS = {"post": None, "vote": None, "comment": None}
+ARTICLES_RATE_LIMITS = {
+    "api": None,
+    "api_user": None,
+    "api_write": None,
+    "post": None,
+    "vote": None,
+    "comment": None,
+}

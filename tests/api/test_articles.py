@@ -209,7 +209,7 @@ def test_the_same_idempotency_key_with_another_body_is_422_and_posts_nothing(as_
     assert again.status_code == 201 and again.json()["id"] == first.json()["id"]
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_a_retry_gets_what_the_first_post_got_past_the_limit_and_after_a_delete(as_user, settings):  # type: ignore[no-untyped-def]
     """Ensure a retried post is answered with the first response (201, the article as
     created), not a 429 because the first one used up the limit, nor a 404 because the

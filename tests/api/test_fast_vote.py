@@ -56,7 +56,7 @@ def test_a_token_vote_takes_two_round_trips_and_no_query_when_warm(as_user, coun
     assert selectors.article_get(article_id=article_id, user_id=as_user.user.pk).votes == 2
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_the_vote_limit_still_holds_when_counted_with_the_apis(as_user, settings):
     settings.ARTICLES_RATE_LIMITS = {"vote": (2, 60)}
     article_id = _post()

@@ -99,7 +99,7 @@ def test_a_logged_out_vote_is_cast_after_logging_in_without_javascript(
     assert selectors.article_get(article_id=second).downvotes == 1
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_the_login_lock_says_when_to_try_again(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
     factories.user("dave", password=PASSWORD)

@@ -147,7 +147,7 @@ class Audit:
 # --- every comment page ----------------------------------------------------------------------
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_every_comment_page_passes_axe_and_fits_a_phone(live_server, visitor, settings) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
     t = seed()

@@ -172,7 +172,7 @@ def test_staff_edit_a_body_delete_with_a_reason_and_the_log_keeps_a_tombstone(  
     check(page, shot, "modlog-tombstones")
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_a_rate_limited_post_keeps_what_was_typed(live_server, page, shot, settings) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
     make_users()

@@ -232,7 +232,7 @@ def test_the_browsable_api_and_the_api_docs(live_server, visitor) -> None:  # ty
 
 
 @pytest.mark.usefixtures("_short_pages")
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_every_page_for_a_member(live_server, visitor, settings) -> None:  # type: ignore[no-untyped-def]
     base = live_server.url
     site = seed()

@@ -63,7 +63,7 @@ def test_a_configured_bearer_token_opens_metrics_and_figures_from_anywhere(clien
         assert client.get("/metrics", **outside, HTTP_AUTHORIZATION=wrong).status_code == 403
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_rotating_the_header_does_not_escape_the_sign_up_and_login_limits(client, settings):
     settings.ARTICLES_RATE_LIMITS = {
         **settings.ARTICLES_RATE_LIMITS,

@@ -53,7 +53,7 @@ def test_metrics_are_refused_to_the_public_and_served_to_internal_addresses_and_
     assert b"django_http_requests_total_by_method_total" in response.content
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_metrics_count_votes_posts_rate_limits_redis_errors_and_script_latency(
     client, make_user, settings
 ):

@@ -172,8 +172,13 @@ def _namespaced(key: bytes) -> bool:
 
 @pytest.fixture
 def world(make_user, settings):  # type: ignore[no-untyped-def]
-    settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
-    settings.ARTICLES_RATE_LIMITS = {"vote": (10**6, 60), "post": (10**6, 60)}
+    settings.ARTICLES_RATE_LIMITS = {
+        "api": None,
+        "api_user": None,
+        "api_write": None,
+        "vote": (10**6, 60),
+        "post": (10**6, 60),
+    }
     poster = make_user("poster")
     staff = make_user("staff", staff=True)
     services.group_create(name="red", description="reds", actor=staff_actor())

@@ -222,7 +222,7 @@ def _stays_on_site(location: str) -> bool:
     return target.scheme in ("http", "https") and target.netloc == "testserver"
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_next_never_redirects_off_the_site(world, settings):  # type: ignore[no-untyped-def]
     settings.ARTICLES_RATE_LIMITS = {"signup": (10**6, 3600), "vote": (10**6, 60)}
     poster, a = world["poster"], world["a"]
@@ -320,9 +320,9 @@ MALFORMED_JSON = [
 MALFORMED_BYTES = [b"\xff\xfe{}", b'{"title": "\xc3\x28"}', b"\x00" * 100]
 
 
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_malformed_bodies_are_a_400_or_415_never_a_500(world, settings):  # type: ignore[no-untyped-def]
-    settings.ARTICLES_API_RATE_LIMITS = {"address": None, "user": None, "write": None}
+    settings.ARTICLES_RATE_LIMITS = {"api": None, "api_user": None, "api_write": None}
     api = APIClient()
     api.force_login(world["staff"])
     page = Client()

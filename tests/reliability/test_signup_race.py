@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.rate_window
+@pytest.mark.usefixtures("clock")
 def test_eight_simultaneous_sign_ups_of_one_name_make_one_user_and_seven_form_errors(settings):
     """Ensure the sign-ups that lose the race for a name get the form's error (400), not a
     500 from the UNIQUE constraint the form's own check could not see coming."""

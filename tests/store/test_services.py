@@ -16,7 +16,7 @@ from articles.errors import (
     NotAllowed,
     VotingClosed,
 )
-from articles.store import keys, ratelimits, selectors, services
+from articles.store import keys, selectors, services
 from articles.types import NewPost, Vote
 from tests.actors import member_actor, staff_actor
 
@@ -413,17 +413,6 @@ def test_a_staff_edit_keeping_its_own_link_is_no_duplicate(conn, now):
         article_id=x, title="New", link="https://example.org/x/", actor=staff_actor("mod")
     )
     assert article.title == "New" and conn.hget("links:", "http://example.org/x") == b"article:1"
-
-
-# --- rate limits ---------------------------------------------------------------------
-
-
-def test_rate_limit_allows_the_limit_then_refuses_until_the_window_ends(now):
-    results = [ratelimits.hits([("vote", "u7", 3, 60)], now=now)[0] for _ in range(4)]
-    assert [r.allowed for r in results] == [True, True, True, False]
-    assert [r.remaining for r in results] == [2, 1, 0, 0]
-    later = ratelimits.hits([("vote", "u7", 3, 60)], now=now + 60)[0]
-    assert later.allowed
 
 
 def test_a_lone_surrogate_is_refused_with_the_field_named(conn, now):

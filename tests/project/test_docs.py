@@ -64,6 +64,11 @@ NOT_KEYS = {
     "article_id_or_none",
     "comment_id_or_none",
     "user_id_or_none",
+    # reading members back, and a group's keys (formed by group and group_order)
+    "text",
+    "article_ids",
+    "member_key",
+    "group_keys",
 }
 # A sample value of each argument the key functions take (every value, where a function
 # accepts only a few).

@@ -94,8 +94,8 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from articles.api.tokens import token_create
     from articles.store import selectors, services
+    from articles.store.tokens import token_create
     from articles.types import Order
 
     rng = random.Random(seed)

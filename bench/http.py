@@ -257,8 +257,8 @@ def _users_and_tokens() -> list[str]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from articles.api.tokens import token_digest
     from articles.models import ApiToken
+    from articles.store.tokens import token_digest
 
     call_command("migrate", database="default", verbosity=0, interactive=False)
     User = get_user_model()

@@ -66,7 +66,7 @@ def main() -> None:
     from django.test import Client
     from django_redis import get_redis_connection
 
-    from articles.api.tokens import token_create
+    from articles.store.tokens import token_create
     from bench import data, servers
     from bench.pages import LIFTED_LIMITS
 

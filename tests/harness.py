@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -172,3 +176,47 @@ def store_modules(*also: ModuleType) -> list[ModuleType]:
         and hasattr(module, "get_connection")
     ]
     return [*found, *also]
+
+
+# --- the project served the production way (gunicorn) --------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+GUNICORN = Path(sys.executable).with_name("gunicorn")
+TEST_SECRET = "test-only-secret-key-that-is-long-enough-0123456789abcdefghij"
+
+
+def production_env(**settings: str) -> dict[str, str]:
+    """The environment of the project with DEBUG off, a secret of the tests' and
+    127.0.0.1 allowed, and `settings` on top (REDIS_URL, DATABASE_URL, VOTESITE_VAR_DIR, ...)."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "votesite.settings",
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": TEST_SECRET,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        **settings,
+    }
+
+
+def gunicorn_command(port: int, *options: str) -> list[str]:
+    """gunicorn serving the project's WSGI application on 127.0.0.1:`port`."""
+    return [str(GUNICORN), "votesite.wsgi:application", "--bind", f"127.0.0.1:{port}", *options]
+
+
+def answered(
+    process: subprocess.Popen[Any],
+    probe: Callable[[], T],
+    *,
+    seconds: float,
+    said: Callable[[], str],
+) -> T:
+    """What `probe` returns once the server answers it (an OSError until then); fails with
+    what the server `said` if it exits or does not answer within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return probe()
+        except OSError as exc:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"gunicorn did not answer: {said()}") from exc
+            time.sleep(0.1)

@@ -367,7 +367,7 @@ LOGGING = logging_config(
     level=os.environ.get("DJANGO_LOG_LEVEL", "WARNING"),
 )
 
-# --- Web pages: per-user rate limits, kept in Redis (scope: (requests, per seconds)) ---
+# --- Rate limits by rule name, kept in Redis: (requests, per seconds) -----------------
 ARTICLES_RATE_LIMITS = {
     "post": (env_int("ARTICLES_POSTS_PER_HOUR", 10), 3600),
     "vote": (env_int("ARTICLES_VOTES_PER_MINUTE", 60), 60),

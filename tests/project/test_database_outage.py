@@ -5,10 +5,7 @@ and /healthz reports each dependency without echoing the error, host or port."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +17,7 @@ from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
 from articles.types import NewPost
 from tests.actors import staff_actor
-from tests.harness import free_port
+from tests.harness import ROOT, answered, free_port, gunicorn_command, production_env
 
 pytestmark = pytest.mark.slow
 
@@ -39,39 +36,26 @@ def site_without_database(redis_server: EmbeddedRedis, tmp_path: Path) -> Iterat
     """The project under gunicorn, DEBUG off, its database a PostgreSQL port that refuses."""
     db_port = free_port()
     port = free_port()
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="votesite.settings",
-        DJANGO_DEBUG="false",
-        DJANGO_SECRET_KEY="test-only-secret-key-that-is-long-enough-0123456789abcdefghij",
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+    env = production_env(
         DATABASE_URL=f"postgresql://votesite:secret@127.0.0.1:{db_port}/votesite",
         REDIS_URL=f"{redis_server.url}?db=0",
         VOTESITE_VAR_DIR=str(tmp_path),
     )
-    gunicorn = Path(sys.executable).with_name("gunicorn")
     process = subprocess.Popen(
-        [
-            *(str(gunicorn), "votesite.wsgi:application", "--bind", f"127.0.0.1:{port}"),
-            *("--workers", "1", "--log-level", "warning"),
-        ],
+        gunicorn_command(port, "--workers", "1", "--log-level", "warning"),
         env=env,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                _get(f"{base}/healthz")
-                break
-            except OSError as exc:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    stderr = process.stderr.read().decode() if process.stderr else ""
-                    raise AssertionError(f"gunicorn did not start: {stderr}") from exc
-                time.sleep(0.1)
+        answered(
+            process,
+            lambda: _get(f"{base}/healthz"),
+            seconds=30,
+            said=lambda: process.stderr.read().decode() if process.stderr else "",
+        )
         yield base
     finally:
         process.terminate()

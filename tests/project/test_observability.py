@@ -4,12 +4,9 @@ warning about a Redis that can lose votes (under gunicorn too), and /metrics."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
 from articles.types import NewPost
-from tests.harness import free_port, redis_down
+from tests.harness import answered, free_port, gunicorn_command, production_env, redis_down
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,23 +133,15 @@ def test_gunicorn_warns_at_start_up_about_a_careless_redis_and_logs_json_lines(
     careless_redis: EmbeddedRedis, tmp_path: Path
 ):
     port = free_port()
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="votesite.settings",
-        DJANGO_DEBUG="false",
+    env = production_env(
         DJANGO_LOG_FORMAT="json",
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
         REDIS_URL=f"{careless_redis.url}?db=0",
         VOTESITE_VAR_DIR=str(tmp_path),
         # Two workers, one /metrics: each worker writes its figures there (make serve does).
         PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
     )
-    gunicorn = Path(sys.executable).with_name("gunicorn")
     process = subprocess.Popen(
-        [
-            *(str(gunicorn), "votesite.wsgi:application", "--bind", f"127.0.0.1:{port}"),
-            *("--workers", "2"),
-        ],
+        gunicorn_command(port, "--workers", "2"),
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -161,17 +150,15 @@ def test_gunicorn_warns_at_start_up_about_a_careless_redis_and_logs_json_lines(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60  # two workers booting on a busy machine
-        while True:
-            try:
-                status, headers, _ = _get(f"{base}/top/")
-                break
-            except OSError as exc:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    process.kill()
-                    output = process.communicate()[0]
-                    raise AssertionError(f"gunicorn did not answer: {output}") from exc
-                time.sleep(0.1)
+
+        def output() -> str:
+            process.kill()
+            return process.communicate()[0]
+
+        # Sixty seconds: two workers booting on a busy machine.
+        status, headers, _ = answered(
+            process, lambda: _get(f"{base}/top/"), seconds=60, said=output
+        )
         assert status == 200
         for _ in range(9):
             assert _get(f"{base}/top/")[0] == 200

@@ -13,7 +13,6 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -26,7 +25,7 @@ import pytest
 from articles.operations.embedded import EmbeddedRedis
 from articles.store import services
 from articles.types import NewPost
-from tests.harness import free_port
+from tests.harness import answered, free_port, gunicorn_command, production_env
 
 pytestmark = pytest.mark.slow
 log = logging.getLogger("reliability")
@@ -56,26 +55,20 @@ def served(own_redis: EmbeddedRedis, tmp_short: Path) -> Iterator[str]:
     """The site under gunicorn as `make serve` starts it (its config file, 2 workers), on
     the test's own Redis; anonymous pages only, so its SQLite file needs no tables."""
     port = free_port()
-    env = dict(
-        os.environ,
-        DJANGO_SETTINGS_MODULE="votesite.settings",
-        DJANGO_DEBUG="false",
-        DJANGO_SECRET_KEY="test-only-secret-key-that-is-long-enough-0123456789abcdefghij",
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+    env = production_env(
         DATABASE_URL=f"sqlite:///{tmp_short / 'db.sqlite3'}",
         REDIS_URL=f"{own_redis.url}?db=0",
         VOTESITE_VAR_DIR=str(tmp_short),
     )
     env.pop("DJANGO_STATIC_MANIFEST", None)  # no collectstatic here
-    gunicorn = Path(sys.executable).with_name("gunicorn")
     # A file, not a pipe: every 503 is logged, and a full pipe would stall the workers.
     errors = (tmp_short / "gunicorn.log").open("wb")
     process = subprocess.Popen(
-        [
-            *(str(gunicorn), "votesite.wsgi:application", "--config", "gunicorn.conf.py"),
-            *("--bind", f"127.0.0.1:{port}", "--workers", "2"),
+        gunicorn_command(
+            port,
+            *("--config", "gunicorn.conf.py", "--workers", "2"),
             *("--log-level", "warning", "--access-logfile", "/dev/null"),
-        ],
+        ),
         env=env,
         cwd=BASE,
         stdout=subprocess.DEVNULL,
@@ -84,16 +77,12 @@ def served(own_redis: EmbeddedRedis, tmp_short: Path) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                _get(f"{base}/healthz")
-                break
-            except OSError as exc:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    stderr = (tmp_short / "gunicorn.log").read_text()
-                    raise AssertionError(f"gunicorn did not start: {stderr}") from exc
-                time.sleep(0.1)
+        answered(
+            process,
+            lambda: _get(f"{base}/healthz"),
+            seconds=30,
+            said=(tmp_short / "gunicorn.log").read_text,
+        )
         yield base
     finally:
         os.killpg(process.pid, signal.SIGTERM)

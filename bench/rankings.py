@@ -86,25 +86,10 @@ _RAW: Any = None  # a client with no socket timeout: the former rebuild at 1M ta
 
 def _read(period: str, now: float | None, page: int = 1) -> None:
     """top_page(), on a client that waits as long as Redis takes (the site's gives up at 1 s)."""
-    from articles import conf
-    from articles.store import keys, scripts
     from articles.store.selectors import rankings
 
     start = (page - 1) * 25
-    call_keys = [
-        keys.top(period),
-        keys.TIME,
-        keys.VOTES,
-        keys.top_scratch(period),
-        keys.period_votes(period),
-        keys.PERIOD_STATE,
-    ]
-    args = [period, conf.group_cache_seconds(), start, start + 24, "" if now is None else now]
-    while (
-        int(scripts.TOP_PAGE(keys=call_keys, args=[*args, rankings.TRIM_BATCH], client=_RAW)[0])
-        != 1
-    ):
-        pass
+    rankings.top_page(period, start, start + 24, now=now, client=_RAW)
 
 
 def run(articles: int, repeat: int, fill_step: int | None = None) -> dict[str, Any]:

@@ -25,6 +25,8 @@ import logging
 from datetime import UTC, date, datetime
 from typing import Any
 
+import redis
+
 from articles import conf, validation
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
@@ -67,10 +69,18 @@ def top_article_list(
 TRIM_BATCH = 500
 
 
-def top_page(period: str, start: int, stop: int, *, now: float | None = None) -> list[Any]:
+def top_page(
+    period: str,
+    start: int,
+    stop: int,
+    *,
+    now: float | None = None,
+    client: redis.Redis | None = None,
+) -> list[Any]:
     """top_page.lua's reply {OK, count, member, score, ...} for ranks start..stop of a
-    period, calling again while aged-out articles remain to trim (each call bounded)."""
-    conn = get_connection()
+    period, calling again while aged-out articles remain to trim (each call bounded).
+    `client`: another than the site's (the benchmark's, which waits out the former rebuild)."""
+    conn = client or get_connection()
     call_keys = [
         keys.top(period),
         keys.TIME,

@@ -90,12 +90,21 @@ def big(conn) -> Iterator[tuple[int, list[int], set[str]]]:
     yield a.id, ids, before
 
 
-def slowest_command_us(conn: redis.Redis) -> tuple[int, str]:
+def slow_calls(conn: redis.Redis, over_us: int = 50_000) -> list[str]:
+    """The calls SLOWLOG saw run longer than `over_us`. A busy machine may pause the server
+    once in the middle of a call (measured once at 53 ms, a CI run of Redis 7.0); work that
+    grows with the data shows in every call, so a delete may have one such call, not two."""
     entries = conn.slowlog_get(10_000)
-    if not entries:
-        return 0, "nothing over 1 ms"
-    worst = max(entries, key=lambda e: e["duration"])
-    return int(worst["duration"]), repr(worst["command"])[:80]
+    return [
+        f"{repr(e['command'])[:80]} took {e['duration']} µs"
+        for e in entries
+        if e["duration"] > over_us
+    ]
+
+
+def script_calls(conn: redis.Redis) -> int:
+    """EVALSHA calls so far (INFO commandstats): how many bounded steps a delete took."""
+    return int(conn.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
 
 
 @pytest.fixture
@@ -112,15 +121,16 @@ def slowlog(conn) -> Iterator[None]:
 
 
 def test_an_article_with_20000_comments_is_deleted_in_short_steps(conn, big, slowlog):
-    """Ensure no key of the article or its comments is left, the audit is clean, and no
-    single Redis command of the delete ran 50 ms (one script over all of them: ~240 ms on
-    a quiet machine, past the 1 s timeout on a busy one). Each batch takes ~2 ms; the
-    margin is for a busy machine pausing the server mid-call."""
+    """Ensure no key of the article or its comments is left, the audit is clean, and the
+    delete ran in steps of CLEANUP_BATCH comments, none 50 ms but for one pause of a busy
+    machine (one script over all of them: ~240 ms on a quiet machine, past the 1 s timeout
+    on a busy one). Each batch takes ~2 ms."""
     article_id, _, before = big
     conn.slowlog_reset()
+    calls = script_calls(conn)
     services.article_delete(article_id=article_id, actor=member_actor(1, ""))
-    worst, command = slowest_command_us(conn)
-    assert worst < 50_000, f"{command} took {worst} µs"
+    assert script_calls(conn) - calls >= COMMENTS // services.CLEANUP_BATCH  # bounded steps
+    assert len(slow_calls(conn)) <= 1, slow_calls(conn)
     with pytest.raises(ArticleNotFound):
         selectors.article_get(article_id=article_id)
     assert every_key(conn) <= before - {keys.article(article_id), keys.voted(article_id)}
@@ -177,8 +187,9 @@ def test_a_purge_leaves_a_comment_of_another_article_and_a_live_article_alone(co
 
 
 def test_a_group_of_20000_articles_is_deleted_in_short_steps(conn, slowlog):
-    """Ensure the group goes, its name leaves every member's `groups` field, and no single
-    Redis command ran 50 ms (before: one script over every member, 380 ms here)."""
+    """Ensure the group goes, its name leaves every member's `groups` field, in steps of
+    CLEANUP_BATCH members, none running 50 ms but for one pause of a busy machine (before:
+    one script over every member, 380 ms here)."""
     n = 20_000
     services.group_create(name="big", actor=staff_actor())
     services.group_create(name="other", actor=staff_actor())
@@ -188,9 +199,10 @@ def test_a_group_of_20000_articles_is_deleted_in_short_steps(conn, slowlog):
     ]
     ids = services.article_post_many(posts=posts)
     conn.slowlog_reset()
+    calls = script_calls(conn)
     services.group_delete(name="big", reason="spam", actor=staff_actor("mod"))
-    worst, command = slowest_command_us(conn)
-    assert worst < 50_000, f"{command} took {worst} µs"
+    assert script_calls(conn) - calls >= n // services.CLEANUP_BATCH  # bounded steps
+    assert len(slow_calls(conn)) <= 1, slow_calls(conn)
     assert not conn.exists(keys.group("big"), keys.group_purge("big"), keys.PURGE)
     assert selectors.article_get(article_id=ids[0]).groups == ("other",)
     pipe = conn.pipeline(transaction=False)

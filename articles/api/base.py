@@ -50,10 +50,12 @@ _ERRORS = {
 }
 
 
-def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
-    """Error responses of an operation; every operation can also answer 429 and 503."""
+def _errors(*statuses: int, described: dict[int, str] | None = None) -> dict[int, OpenApiResponse]:
+    """Error responses of an operation; every operation can also answer 429 and 503.
+    `described`: what a collection says of a status beyond _ERRORS (the comments')."""
+    descriptions = {**_ERRORS, **(described or {})}
     return {
-        code: OpenApiResponse(ErrorSerializer, description=_ERRORS[code])
+        code: OpenApiResponse(ErrorSerializer, description=descriptions[code])
         for code in sorted({*statuses, 429, 503})
     }
 

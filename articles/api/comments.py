@@ -25,7 +25,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from articles import conf
-from articles.api.base import _ERRORS, _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
+from articles.api import base
+from articles.api.base import _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
 from articles.api.comment_serializers import (
     CommentCreateSerializer,
     CommentEditSerializer,
@@ -42,7 +43,6 @@ from articles.api.comment_serializers import (
 from articles.api.queries import PageQuerySerializer
 from articles.api.schema import documented
 from articles.api.serializers import (
-    ErrorSerializer,
     VoteSerializer,
     _origin,
 )
@@ -63,12 +63,8 @@ _COMMENT_ERRORS = {
 
 
 def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
-    """Error responses of an operation (with 429 and 503, which any can give)."""
-    described = {**_ERRORS, **_COMMENT_ERRORS}
-    return {
-        code: OpenApiResponse(ErrorSerializer, description=described[code])
-        for code in sorted({*statuses, 429, 503})
-    }
+    """Error responses of a comment operation: the API's, in the comments' words."""
+    return base._errors(*statuses, described=_COMMENT_ERRORS)
 
 
 ID = OpenApiParameter(

@@ -31,6 +31,7 @@
 | ARTICLES_COMMENT_LIST_PER_PAGE | 25 | comments a page of the newest ones and of a user's |
 | ARTICLES_MODLOG_PER_PAGE | 50 | moderation log entries a page (pages and API) |
 | ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
+| ARTICLES_RESTORE_DB | 15 | the empty database an import stages in (None: one step) |
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ DEFAULTS: dict[str, Any] = {
     "COMMENT_LIST_PER_PAGE": 25,
     "MODLOG_PER_PAGE": 50,
     "VOTE_INTENT_SECONDS": 1800,
+    # the Redis database an import stages in before one SWAPDB makes it the store's (it
+    # must be empty); None: the import is written in one MULTI/EXEC instead
+    "RESTORE_DB": 15,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -286,3 +290,8 @@ def metrics_token() -> str | None:
 
 def vote_intent_seconds() -> int:
     return max(1, int(get("VOTE_INTENT_SECONDS")))
+
+
+def restore_db() -> int | None:
+    db = get("RESTORE_DB")
+    return None if db is None else int(db)

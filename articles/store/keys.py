@@ -30,6 +30,8 @@ COMMENT_IDS = "comment:"  # string: INCR counter of comment ids
 COMMENTS = "comments:"  # zset: comment:<id> -> post time, every comment site-wide (newest)
 PURGE = "purge:"  # set: article:<id> / group:<name> deleted, still being cleaned up in batches
 FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
+# string, only ever in the scratch database (ARTICLES_RESTORE_DB): an import stages there
+RESTORE_STAGING = "restore:staging"
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 

@@ -126,6 +126,7 @@ LOGIN_REFUND = _load("login_refund", writes=False)
 TOP_PAGE = _load("top_page", writes=False)  # its trims keep the ranking exact, change no page
 TOP_FILL = _load("top_fill", writes=False)  # a backfill: the same ranking, kept from now on
 TOP_FIX = _load("top_fix")
+RESTORE_CLAIM = _load("restore_claim", writes=False)  # in the scratch database only
 
 
 # --- script replies ------------------------------------------------------------------

@@ -18,9 +18,11 @@ from articles.operations import backup
 
 class Command(BaseCommand):
     help = (
-        "Import a JSON-lines backup of export_articles. The whole file is checked first and "
-        "then written in one atomic step, id counter included: a bad or truncated file "
-        "changes nothing. Refuses a store that already holds data unless --force is given."
+        "Import a JSON-lines backup of export_articles. The whole file is checked first, then "
+        "written in short steps into an empty scratch database (ARTICLES_RESTORE_DB) that one "
+        "atomic swap makes the store, id counter included: a bad or truncated file changes "
+        "nothing, and readers see the old store until the swap. Refuses a store that already "
+        "holds data unless --force is given."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -44,6 +46,15 @@ class Command(BaseCommand):
                 raise CommandError(
                     "The store is not empty; import only into an empty store, or pass --force "
                     "to replace everything in it with the backup."
+                ) from None
+            except backup.ScratchInUse as exc:
+                raise CommandError(
+                    f"Redis database {exc.db} (ARTICLES_RESTORE_DB), where an import stages, "
+                    f"holds {exc.size} keys: another import is running or one was interrupted, "
+                    "or another program uses it. If no import is running and the keys are an "
+                    f"import's (restore:staging is one of them), empty it (redis-cli -n {exc.db} "
+                    "FLUSHDB); else set ARTICLES_RESTORE_DB to an empty database. Nothing was "
+                    "imported."
                 ) from None
             except ArticlesError as exc:
                 raise CommandError(f"{exc.message} Nothing was imported.") from None

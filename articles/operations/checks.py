@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
 from articles import conf
-from articles.store import logins, selectors
+from articles.store import logins, ratelimits, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,51 @@ def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id="articles.W005",
             )
         )
-    return messages + _redis_configuration()
+    return messages + _rate_limit_settings() + _redis_configuration()
+
+
+def _rate_limit_settings() -> list[CheckMessage]:
+    """A misspelt rule name in ARTICLES_RATE_LIMITS would be a limit on nothing; the old
+    ARTICLES_API_RATE_LIMITS still works, said once at start rather than per request."""
+    messages: list[CheckMessage] = []
+    names = ", ".join(sorted(ratelimits.DEFAULT_RULES))
+    for rule, value in dict(conf.get("RATE_LIMITS")).items():
+        if rule not in ratelimits.DEFAULT_RULES:
+            messages.append(
+                Error(
+                    f"ARTICLES_RATE_LIMITS names no rule {rule!r}: it would limit nothing.",
+                    hint=f"The rules are: {names}.",
+                    id="articles.E005",
+                )
+            )
+        elif value is not None and not _is_window(value):
+            messages.append(
+                Error(
+                    f"ARTICLES_RATE_LIMITS[{rule!r}] is {value!r}, not (requests, seconds).",
+                    hint="Give two integers, requests (0 refuses all) and seconds (over 0), "
+                    "or None to turn the rule off.",
+                    id="articles.E005",
+                )
+            )
+    old = conf.get("API_RATE_LIMITS")
+    if old:
+        renamed = {conf.API_SCOPES.get(scope, scope): value for scope, value in old.items()}
+        messages.append(
+            Warning(
+                "ARTICLES_API_RATE_LIMITS is deprecated (still read, its scopes renamed).",
+                hint=f"Set ARTICLES_RATE_LIMITS = {renamed!r} instead.",
+                id="articles.W006",
+            )
+        )
+    return messages
+
+
+def _is_window(value: object) -> bool:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        return False
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in value):
+        return False
+    return bool(value[0] >= 0 and value[1] > 0)
 
 
 def _redis_configuration() -> list[CheckMessage]:

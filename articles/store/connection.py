@@ -46,6 +46,11 @@ def _client_for_settings() -> redis.Redis:
         raise ImproperlyConfigured(
             "The articles app has no Redis: set ARTICLES_REDIS_URL (or REDIS_URL)."
         )
+    return client_for_url(url)
+
+
+def client_for_url(url: str) -> redis.Redis:
+    """The process's one pooled client for the server of `url` (the store's, a replica's)."""
     client = _clients.get(url)
     if client is None:
         with _lock:

@@ -13,8 +13,8 @@ from articles import conf, validation
 from articles.errors import (
     StoreCorrupt,
 )
-from articles.store import keys, scripts
-from articles.store.connection import get_connection, store_unavailable
+from articles.store import keys, replicas, scripts
+from articles.store.connection import store_unavailable
 from articles.store.scripts import raise_for_status
 from articles.types import (
     Article,
@@ -49,7 +49,7 @@ def _bounds(page: int | str) -> tuple[int, int, int]:
 
 
 def _page(members: Iterable[bytes], number: int, count: int, user_id: int | None) -> Page[Article]:
-    items = _fetch(get_connection(), keys.article_ids(members), user_id)
+    items = _fetch(replicas.connection(), keys.article_ids(members), user_id)
     return Page(items=items, number=number, count=int(count), per_page=conf.per_page())
 
 
@@ -137,7 +137,7 @@ def _read_error(key: str, error: redis.ResponseError) -> Exception:
     if store_unavailable(error) or "WRONGTYPE" not in str(error):
         return error
     try:
-        kind = keys.text(get_connection().type(key))
+        kind = keys.text(replicas.connection().type(key))
     except redis.RedisError:
         kind = "key of another type"
     return StoreCorrupt(key, f"is a {kind}, which this read cannot use")

@@ -10,7 +10,7 @@ from articles.errors import (
     ArticleNotFound,
     IdempotencyKeyReused,
 )
-from articles.store import keys, scripts
+from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
 from articles.store.selectors._common import _bounds, _execute, _fetch, _page
 from articles.types import (
@@ -48,47 +48,51 @@ def _fingerprint(post: NewPost) -> str:
 _IDEMPOTENT = re.compile(rb"([1-9][0-9]*):(-?[0-9]+):([0-9a-f]+)")
 
 
+@replicas.reads
 def article_get(*, article_id: int, user_id: int | None = None) -> Article:
     """One article (one round trip). Raises ArticleNotFound."""
     try:
         keys.article(article_id)
     except ValueError:
         raise ArticleNotFound() from None
-    found = _fetch(get_connection(), [article_id], user_id, strict=True)
+    found = _fetch(replicas.connection(), [article_id], user_id, strict=True)
     if not found:
         raise ArticleNotFound()
     return found[0]
 
 
+@replicas.reads
 def article_list(
     *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
     """All articles by score or by time, 25 a page (two round trips). Raises InvalidInput."""
     number, start, stop = _bounds(page)
-    pipe = get_connection().pipeline(transaction=False)
+    pipe = replicas.connection().pipeline(transaction=False)
     pipe.zcard(order.key)
     pipe.zrevrange(order.key, start, stop)
     count, members = _execute(pipe)
     return _page(members, number, count, user_id)
 
 
+@replicas.reads
 def user_article_list(
     *, poster_id: int, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
     """A user's submissions, newest first. Two round trips."""
     number, start, stop = _bounds(page)
     key = keys.submitted(poster_id)
-    pipe = get_connection().pipeline(transaction=False)
+    pipe = replicas.connection().pipeline(transaction=False)
     pipe.zcard(key)
     pipe.zrevrange(key, start, stop)
     count, members = _execute(pipe)
     return _page(members, number, count, user_id)
 
 
+@replicas.reads
 def user_karma(*, user_id: int) -> int:
     """Net votes (up - down) on the user's articles that still exist. One round trip."""
     reply = scripts.USER_KARMA(
-        keys=[keys.submitted(user_id), keys.VOTES], args=[], client=get_connection()
+        keys=[keys.submitted(user_id), keys.VOTES], args=[], client=replicas.connection()
     )
     scripts.raise_for_status(reply)
     return int(reply[1])

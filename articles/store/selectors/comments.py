@@ -13,7 +13,7 @@ from articles.errors import (
     CommentNotFound,
     StoreCorrupt,
 )
-from articles.store import clock, keys, scripts
+from articles.store import clock, keys, replicas, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.types import (
@@ -30,6 +30,7 @@ from articles.types import (
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
+@replicas.reads
 def comment_thread(
     *,
     article_id: int,
@@ -81,7 +82,7 @@ def comment_thread(
             conf.comment_page_rows(),
             viewer,
         ],
-        client=get_connection(),
+        client=replicas.connection(),
     )
     status = raise_for_status(reply, allow=(Status.NOT_FOUND, Status.COMMENT_NOT_FOUND))
     if status is Status.NOT_FOUND:
@@ -189,6 +190,7 @@ def comment_post_replay(
 _COMMENT_IDEMPOTENT = re.compile(rb"([1-9][0-9]*):([0-9]+):([0-9]+):([0-9a-f]+)")
 
 
+@replicas.reads
 def recent_comments(
     *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
 ) -> Page[Comment]:
@@ -201,6 +203,7 @@ def recent_comments(
     return Page(found.items, number, found.count, per_page)
 
 
+@replicas.reads
 def user_comments(
     *, user_id: int, page: int | str = 1, per_page: int | None = None
 ) -> Page[Comment]:
@@ -213,6 +216,7 @@ def user_comments(
     return Page(found.items, number, found.count, per_page)
 
 
+@replicas.reads
 def article_comments_feed(*, article_id: int, limit: int = 50) -> list[Comment]:
     """The newest visible comments of an article, of every depth, for its feed (one
     round trip)."""
@@ -226,7 +230,7 @@ def article_comments_feed(*, article_id: int, limit: int = 50) -> list[Comment]:
 def _comment_rows(key: str, mode: str, start: int, stop: int, user_id: int | None) -> Page[Comment]:
     viewer = keys.user(user_id) if user_id else ""
     reply = scripts.COMMENT_ROWS(
-        keys=[key], args=[mode, start, stop, viewer], client=get_connection()
+        keys=[key], args=[mode, start, stop, viewer], client=replicas.connection()
     )
     if raise_for_status(reply, allow=(Status.COMMENT_NOT_FOUND,)) is not Status.OK:
         return Page([], 1, 0, 1)

@@ -8,7 +8,7 @@ from articles import conf, validation
 from articles.errors import (
     GroupNotFound,
 )
-from articles.store import keys, scripts
+from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.selectors._common import _bounds, _execute, _page
@@ -21,6 +21,7 @@ from articles.types import (
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
+@replicas.reads
 def group_article_list(
     *, name: str, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
 ) -> GroupPage:
@@ -41,9 +42,10 @@ def group_article_list(
     return GroupPage(found.items, found.number, found.count, found.per_page, group=group)
 
 
+@replicas.reads
 def group_list() -> list[Group]:
     """Every registered group with its description and size, by name. Two round trips."""
-    conn = get_connection()
+    conn = replicas.connection()
     pipe = conn.pipeline(transaction=False)
     pipe.hgetall(keys.GROUPS)
     (registry,) = _execute(pipe)
@@ -56,10 +58,11 @@ def group_list() -> list[Group]:
     return [Group(n, registry[n], int(s)) for n, s in zip(names, sizes, strict=True)]
 
 
+@replicas.reads
 def group_get(*, name: str) -> Group:
     """One group. Raises InvalidInput, GroupNotFound."""
     name = validation.clean_group_name(name)
-    pipe = get_connection().pipeline(transaction=False)
+    pipe = replicas.connection().pipeline(transaction=False)
     pipe.hget(keys.GROUPS, name)
     pipe.scard(keys.group(name))
     description, size = _execute(pipe)

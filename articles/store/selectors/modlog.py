@@ -6,8 +6,7 @@ import json
 import logging
 
 from articles import conf, validation
-from articles.store import keys
-from articles.store.connection import get_connection
+from articles.store import keys, replicas
 from articles.store.selectors._common import _execute
 from articles.types import (
     ModlogEntry,
@@ -18,6 +17,7 @@ from articles.types import (
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
+@replicas.reads
 def modlog_page(*, page: int | str = 1, per_page: int | None = None) -> ModlogPage:
     """Staff actions, newest first, ARTICLES_MODLOG_PER_PAGE a page, with which of their
     articles, groups and comments still exist. Two round trips (the entries, then their
@@ -25,7 +25,7 @@ def modlog_page(*, page: int | str = 1, per_page: int | None = None) -> ModlogPa
     per_page = per_page or conf.modlog_per_page()
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
-    pipe = get_connection().pipeline(transaction=False)
+    pipe = replicas.connection().pipeline(transaction=False)
     pipe.llen(keys.MODLOG)
     pipe.lrange(keys.MODLOG, start, start + per_page - 1)
     count, raw = _execute(pipe)
@@ -37,7 +37,7 @@ def modlog_page(*, page: int | str = 1, per_page: int | None = None) -> ModlogPa
     live_names: set[str] = set()
     live_comments: dict[str, int | None] = {}
     if members or comments or names:
-        pipe = get_connection().pipeline(transaction=False)
+        pipe = replicas.connection().pipeline(transaction=False)
         for member in [*members, *comments]:
             pipe.exists(member)
         if names:

@@ -28,7 +28,7 @@ from typing import Any
 import redis
 
 from articles import conf, validation
-from articles.store import keys, scripts
+from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _page
@@ -44,6 +44,7 @@ from articles.types import (
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
 
 
+@replicas.reads
 def top_article_list(
     *,
     period: Period = Period.ALL,
@@ -56,7 +57,7 @@ def top_article_list(
     like group rankings. Two round trips. Raises InvalidInput."""
     number, start, stop = _bounds(page)
     if period.seconds is None:
-        pipe = get_connection().pipeline(transaction=False)
+        pipe = replicas.connection().pipeline(transaction=False)
         pipe.zcard(keys.VOTES)
         pipe.zrevrange(keys.VOTES, start, stop)
         count, members = _execute(pipe)
@@ -96,6 +97,7 @@ def top_page(
             return list(reply)
 
 
+@replicas.reads
 def good_article_page(
     *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
 ) -> GoodPage:
@@ -104,7 +106,7 @@ def good_article_page(
     page carries the UTC days of all 50. Two round trips. Raises InvalidInput."""
     number = validation.clean_page(page, conf.max_page())
     size = per_page or conf.per_page()
-    conn = get_connection()
+    conn = replicas.connection()
     # The good index is scored by post time: the newest 50 with their times, in one read.
     pipe = conn.pipeline(transaction=False)
     pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
@@ -119,13 +121,14 @@ def good_article_page(
     )
 
 
+@replicas.reads
 def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
     """The home page: a page of the newest good articles (as good_article_page), then the
     same page of the score ranking ("rising"), less the articles already shown above it.
     `count` is the longer of the two listings. Two round trips. Raises InvalidInput."""
     number, start, stop = _bounds(page)
     size = conf.per_page()
-    conn = get_connection()
+    conn = replicas.connection()
     pipe = conn.pipeline(transaction=False)
     pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
     pipe.zcard(keys.SCORE)
@@ -146,6 +149,7 @@ def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
     )
 
 
+@replicas.reads
 def good_article_day(
     *, day: date, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
@@ -153,7 +157,7 @@ def good_article_day(
     number, start, _ = _bounds(page)
     first = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
     last = f"({first + 86_400}"
-    pipe = get_connection().pipeline(transaction=False)
+    pipe = replicas.connection().pipeline(transaction=False)
     pipe.zcount(keys.GOOD, first, last)
     pipe.zrevrangebyscore(keys.GOOD, last, first, start=start, num=conf.per_page())
     count, members = _execute(pipe)

@@ -10,7 +10,7 @@ from articles.errors import (
     EmptySearch,
     InvalidInput,
 )
-from articles.store import clock, keys, scripts, search
+from articles.store import clock, keys, replicas, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.selectors._common import _bounds, _page
@@ -26,6 +26,7 @@ logger = logging.getLogger("articles.store.selectors")  # the package's one logg
 _SEARCH_ORDER = {SearchOrder.SCORE: "score", SearchOrder.NEWEST: "time", SearchOrder.VOTES: "votes"}
 
 
+@replicas.reads
 def article_search(
     *,
     q: str,

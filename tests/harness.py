@@ -167,12 +167,15 @@ def redis_refusing_writes(server: EmbeddedRedis, option: str = "maxmemory") -> I
 
 
 def store_modules(*also: ModuleType) -> list[ModuleType]:
-    """Every loaded module of the services and selectors packages that calls get_connection,
-    and `also`: what a test redirects to count or slow the store's round trips."""
+    """Every loaded module of the services and selectors packages that calls get_connection
+    (and store.replicas, the selectors' read client), and `also`: what a test redirects to
+    count or slow the store's round trips."""
     found = [
         module
         for name, module in list(sys.modules.items())
-        if name.startswith(("articles.store.services", "articles.store.selectors"))
+        if name.startswith(
+            ("articles.store.services", "articles.store.selectors", "articles.store.replicas")
+        )
         and hasattr(module, "get_connection")
     ]
     return [*found, *also]

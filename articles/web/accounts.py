@@ -222,7 +222,8 @@ def signup(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 user = form.save()
         except IntegrityError:
-            form.add_error("username", _lost_race_message(form.cleaned_data["username"]))
+            name = form.name_field
+            form.add_error(name, _lost_race_message(form.cleaned_data[name]))
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"Welcome, {user.get_username()}! Your account is made.")
@@ -249,7 +250,7 @@ def account_settings(request: HttpRequest) -> HttpResponse:
     profile = people.profile_of(request.user)
     form = AccountForm(
         request.POST or None,
-        initial={"email": getattr(request.user, "email", ""), "about": profile.about},
+        initial={"email": people.email_of(request.user), "about": profile.about},
     )
     if request.method == "POST" and form.is_valid():
         people.account_update(user=request.user, **form.cleaned_data)
@@ -268,7 +269,7 @@ def account_delete(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         settings_form = AccountForm(
             initial={
-                "email": getattr(request.user, "email", ""),
+                "email": people.email_of(request.user),
                 "about": people.profile_of(request.user).about,
             }
         )

@@ -95,6 +95,15 @@ def test_sign_up_log_in_post_vote_comment_search_and_user_pages(host: Host) -> N
     assert answer.status_code == 302, answer.text[:2000]
     assert "Seen from a kayak." in browser.get(page_url, timeout=10).text
 
+    # The account page edits an e-mail address only where the model keeps one apart from
+    # the login (Django's user, the AbstractUser subclass), and "about" everywhere.
+    settings_url = f"{base}/news/accounts/settings/"
+    edits_email = 'name="email"' in browser.get(settings_url, timeout=10).text
+    assert edits_email is (host.users != "email")
+    sent = {"about": "Paddles.", **({"email": "w@example.net"} if edits_email else {})}
+    answer = _form(browser, settings_url, sent)
+    assert answer.status_code == 302, answer.text[:2000]
+
     found_page = requests.get(f"{base}/news/search/", params={"q": "otters"}, timeout=10)
     assert found_page.status_code == 200 and f"of the {host.users} kind" in found_page.text
 
@@ -104,7 +113,8 @@ def test_sign_up_log_in_post_vote_comment_search_and_user_pages(host: Host) -> N
         assert shown.status_code == 200, (path, shown.status_code, shown.text[:2000])
         assert login in shown.text
     user_page = requests.get(f"{base}/news/u/{quoted}/", timeout=10).text
-    assert f"Otters of the {host.users} kind" in user_page
+    assert f"Otters of the {host.users} kind" in user_page and "Paddles." in user_page
+    assert ("member since" in user_page) is (host.users != "email")  # no date_joined there
     assert (
         "Seen from a kayak." in requests.get(f"{base}/news/u/{quoted}/comments/", timeout=10).text
     )

@@ -236,9 +236,9 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 def _lost_race_message(username: str) -> str:
     """Why a sign-up whose checks passed lost the race: the name, or a look-alike of it."""
-    User = get_user_model()
-    taken = User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).exists()
-    return "A user with that username already exists." if taken else LOOKALIKE
+    User, field = get_user_model(), get_user_model().USERNAME_FIELD
+    taken = User._default_manager.filter(**{f"{field}__iexact": username}).exists()
+    return User().unique_error_message(User, [field]).messages[0] if taken else LOOKALIKE
 
 
 @login_required(login_url=LOGIN_URL)

@@ -12,7 +12,6 @@ replies go deeper than the page shows ("continue this thread"): fetch them with
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -47,7 +46,7 @@ from articles.api.serializers import (
     _origin,
 )
 from articles.http.addresses import user_pk
-from articles.store import ratelimits, selectors, services
+from articles.store import people, ratelimits, selectors, services
 from articles.types import Actor, Comment, CommentOrder
 
 # --- schema pieces -------------------------------------------------------------------------
@@ -362,7 +361,7 @@ class UserCommentViewSet(ApiViewSet):
     @action(detail=True, methods=["get"])
     def comments(self, request: Request, username: str) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
-        author = get_user_model().objects.filter(username=username).first()
+        author = people.user_named(username)
         if author is None:
             raise exceptions.NotFound("No such user.")
         page = selectors.user_comments(user_id=author.pk, page=query["page"])

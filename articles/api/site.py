@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, status
 from rest_framework.authentication import BaseAuthentication
@@ -55,7 +54,7 @@ from articles.api.serializers import (
     TokenSerializer,
     paged,
 )
-from articles.store import logins, selectors, services, tokens
+from articles.store import logins, people, selectors, services, tokens
 
 # --- groups --------------------------------------------------------------------------------
 
@@ -194,7 +193,7 @@ class UserViewSet(ApiViewSet):
     @action(detail=True, methods=["get"])
     def articles(self, request: Request, username: str) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
-        poster = get_user_model().objects.filter(username=username).first()
+        poster = people.user_named(username)
         if poster is None:
             raise exceptions.NotFound("No such user.")
         page = selectors.user_article_list(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from articles.store import services
 from articles.types import Article, Vote
@@ -157,13 +158,13 @@ THREADS: dict[str, list[Said]] = {
 
 def load(
     articles: dict[str, Article],
-    names: dict[str, int],
+    people: dict[str, Any],
     rng: random.Random,
     now: float,
     voters: Sequence[int],
 ) -> tuple[int, int]:
-    """Post the demo threads on the articles of the same titles (by the users `names`
-    maps to their pks), each comment some minutes after the one before, and vote on them.
+    """Post the demo threads on the articles of the same titles (by the users `people`
+    maps the demo's names to), each comment some minutes after the one before, and vote on them.
     Returns (comments, votes) written."""
     posted = voted = 0
     for title, thread in THREADS.items():
@@ -180,8 +181,8 @@ def load(
             at += rng.uniform(0.3, 1.0) * step
             comment = services.comment_post(
                 article_id=article.id,
-                user_id=names[item.by],
-                author_name=item.by,
+                user_id=people[item.by].pk,
+                author_name=people[item.by].get_username(),
                 text=item.text,
                 parent_id=parent_id,
                 now=at,

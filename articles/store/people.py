@@ -66,6 +66,12 @@ def name_taken(username: str) -> bool:
     return Profile.objects.filter(name_key=names.name_key(username)).exists()
 
 
+def user_named(name: str) -> Any | None:
+    """The account whose login (USERNAME_FIELD, what get_username() answers) is `name`."""
+    User = get_user_model()
+    return User._default_manager.filter(**{User.USERNAME_FIELD: name}).first()
+
+
 def accounts_named(
     names: Iterable[str], ids: Iterable[int]
 ) -> tuple[dict[str, Any], dict[int, Any]]:
@@ -81,12 +87,29 @@ def accounts_named(
     return by_name, {u.pk: u for u in found if u.pk in pks}
 
 
-def account_update(*, user: Any, email: str, about: str) -> None:
-    """Save a user's e-mail address and "about" text, in one transaction."""
+def email_field() -> str | None:
+    """The user model's e-mail field (EMAIL_FIELD) when it has one apart from its login:
+    the address the account page edits and password resets go to."""
+    User = get_user_model()
+    name = User.get_email_field_name()
+    has = any(field.name == name for field in User._meta.get_fields())
+    return name if has and name != User.USERNAME_FIELD else None
+
+
+def email_of(user: Any) -> str:
+    """The user's address for the account page: "" when the model keeps none apart."""
+    name = email_field()
+    return str(getattr(user, name, "") or "") if name else ""
+
+
+def account_update(*, user: Any, about: str, email: str | None = None) -> None:
+    """Save a user's e-mail address (None: the model has none to edit) and "about" text,
+    in one transaction."""
+    field = email_field()
     with transaction.atomic():
-        if getattr(user, "email", None) != email:
-            user.email = email
-            user.save(update_fields=["email"])
+        if field and email is not None and getattr(user, field, None) != email:
+            setattr(user, field, email)
+            user.save(update_fields=[field])
         Profile.objects.update_or_create(user_id=user.pk, defaults={"about": about})
 
 
@@ -102,7 +125,7 @@ def _user_saved(sender: Any, instance: Any, created: bool, raw: bool = False, **
     if raw:
         return  # loaddata: the fixture brings its own profiles
     fields = kw.get("update_fields")
-    if not created and fields is not None and "username" not in fields:
+    if not created and fields is not None and get_user_model().USERNAME_FIELD not in fields:
         return  # a log-in's last_login, a password: the name is unchanged
     key = names.name_key(instance.get_username())
     if getattr(instance, "strict_name", False):

@@ -222,7 +222,8 @@ def signup(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 user = form.save()
         except IntegrityError:
-            form.add_error("username", _lost_race_message(form.cleaned_data["username"]))
+            name = form.name_field
+            form.add_error(name, _lost_race_message(form.cleaned_data[name]))
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"Welcome, {user.get_username()}! Your account is made.")
@@ -235,9 +236,9 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 def _lost_race_message(username: str) -> str:
     """Why a sign-up whose checks passed lost the race: the name, or a look-alike of it."""
-    User = get_user_model()
-    taken = User.objects.filter(**{f"{User.USERNAME_FIELD}__iexact": username}).exists()
-    return "A user with that username already exists." if taken else LOOKALIKE
+    User, field = get_user_model(), get_user_model().USERNAME_FIELD
+    taken = User._default_manager.filter(**{f"{field}__iexact": username}).exists()
+    return User().unique_error_message(User, [field]).messages[0] if taken else LOOKALIKE
 
 
 @login_required(login_url=LOGIN_URL)
@@ -249,7 +250,7 @@ def account_settings(request: HttpRequest) -> HttpResponse:
     profile = people.profile_of(request.user)
     form = AccountForm(
         request.POST or None,
-        initial={"email": getattr(request.user, "email", ""), "about": profile.about},
+        initial={"email": people.email_of(request.user), "about": profile.about},
     )
     if request.method == "POST" and form.is_valid():
         people.account_update(user=request.user, **form.cleaned_data)
@@ -268,7 +269,7 @@ def account_delete(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         settings_form = AccountForm(
             initial={
-                "email": getattr(request.user, "email", ""),
+                "email": people.email_of(request.user),
                 "about": people.profile_of(request.user).about,
             }
         )

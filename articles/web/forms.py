@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django import forms
 from django.contrib.auth import forms as auth_forms
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import BaseUserCreationForm, UsernameField
+from django.db import models
 
 from articles import conf, names, validation
 from articles.errors import InvalidInput
@@ -44,42 +46,80 @@ def _clean_with(rule: Callable[[Any], T], value: object) -> T:
         raise forms.ValidationError(exc.message) from None
 
 
-class SignUpForm(UserCreationForm):
-    """A name within names.NAME_RULE that looks like no other account's, an optional
-    e-mail address (for password resets), and a password."""
+_User = get_user_model()
 
-    email = forms.EmailField(
-        required=False,
-        label="E-mail (optional)",
-        help_text="Only for resetting a forgotten password; never shown to anyone.",
-    )
 
-    class Meta(UserCreationForm.Meta):
-        fields = ("username", "email")
+def _signup_fields() -> tuple[str, ...]:
+    """The user model's login field and REQUIRED_FIELDS, then its e-mail field (optional,
+    for password resets) if it has one they do not name already."""
+    wanted = [_User.USERNAME_FIELD, *_User.REQUIRED_FIELDS]
+    email = _User.get_email_field_name()
+    if email not in wanted and any(f.name == email for f in _User._meta.get_fields()):
+        wanted.append(email)
+    return tuple(wanted)
+
+
+def _is_email(field_name: str) -> bool:
+    return isinstance(_User._meta.get_field(field_name), models.EmailField)
+
+
+class SignUpForm(BaseUserCreationForm):
+    """Built from the project's user model (its USERNAME_FIELD and REQUIRED_FIELDS): a login
+    that looks like no other account's (a name within names.NAME_RULE, unless the login is
+    an e-mail address), an optional e-mail address (for password resets), and a password."""
+
+    name_field = _User.USERNAME_FIELD
+
+    class Meta(BaseUserCreationForm.Meta):
+        model = _User
+        fields = _signup_fields()
+        field_classes = (
+            {} if _is_email(_User.USERNAME_FIELD) else {_User.USERNAME_FIELD: UsernameField}
+        )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        username = self.fields["username"]
+        email = self.fields.get(_User.get_email_field_name())
+        if (
+            email is not None
+            and not email.required
+            and _User.get_email_field_name() != self.name_field
+        ):
+            email.label = "E-mail (optional)"
+            email.help_text = "Only for resetting a forgotten password; never shown to anyone."
+        if _is_email(self.name_field):
+            return  # an address is not a name: the name rule is not for it
+        username = self.fields[self.name_field]
         assert isinstance(username, forms.CharField)
         username.help_text = names.NAME_HELP
         username.max_length = names.NAME_MAX
         username.widget.attrs["maxlength"] = str(names.NAME_MAX)
 
-    def clean_username(self) -> str:
-        username = str(super().clean_username())  # taken as it is (any case): Django says so
-        if people.name_taken(username):
+    def clean_login_name(self) -> str:
+        """The login, taken as it is (any case, as Django does); refused if another account
+        has it in any case, or a look-alike of it."""
+        name = str(self.cleaned_data[self.name_field])
+        if _User._default_manager.filter(**{f"{self.name_field}__iexact": name}).exists():
+            raise forms.ValidationError(
+                self.instance.unique_error_message(_User, [self.name_field])
+            )
+        if people.name_taken(name):
             raise forms.ValidationError(LOOKALIKE)
-        if not names.allowed(username):
+        if not _is_email(self.name_field) and not names.allowed(name):
             raise forms.ValidationError(f"A name is {names.NAME_HELP}")
-        return username
+        return name
 
     def save(self, commit: bool = True) -> Any:
         user = super().save(commit=False)
         user.strict_name = True  # a look-alike that raced in fails the save (people.py)
         if commit:
             user.save()
+            self.save_m2m()
         return user
 
+
+# Django calls clean_<field> by the field's name, which is the user model's to choose.
+setattr(SignUpForm, f"clean_{SignUpForm.name_field}", SignUpForm.clean_login_name)
 
 LOOKALIKE = "That name looks like another account's name; please choose another."
 
@@ -99,6 +139,11 @@ class AccountForm(forms.Form):
         label="About you",
         help_text=f"Shown on your user page, as plain text; at most {ABOUT_MAX} characters.",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if people.email_field() is None:
+            del self.fields["email"]  # no address apart from the login: it is not edited here
 
 
 class DeleteAccountForm(forms.Form):

@@ -5,73 +5,19 @@ URLs, and served by runserver on its own Redis."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from articles.operations.embedded import EmbeddedRedis
+from tests.project.adopter import Host, adopter_project
+from tests.project.adopter import get as _get
+from tests.project.adopter import request as _request
 
 pytestmark = pytest.mark.slow
-
-CHECKOUT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-
-SETTINGS = """
-INSTALLED_APPS += ["rest_framework", "rest_framework.authtoken", "articles"]
-ARTICLES_REDIS_URL = {url!r}
-AUTHENTICATION_BACKENDS = [
-    "articles.store.logins.LoginLimitBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
-"""
-
-URLS = """
-from django.contrib import admin
-from django.urls import include, path
-
-urlpatterns = [
-    path("admin/", admin.site.urls),
-    path("news/", include("articles.urls")),
-    path("news-api/", include("articles.api.urls")),
-]
-"""
-
-
-@pytest.fixture(scope="module")
-def wheel() -> Iterator[Path]:
-    out = Path(tempfile.mkdtemp(prefix="vs-wheel-"))
-    # Built from a copy of the files git tracks: setuptools writes build/ and *.egg-info
-    # into the source tree it builds, which must not be this checkout.
-    source = out / "source"
-    tracked = (
-        subprocess.run(["git", "ls-files", "-z"], cwd=CHECKOUT, capture_output=True, check=True)
-        .stdout.decode()
-        .split("\0")
-    )
-    for name in filter(None, tracked):
-        if (CHECKOUT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(CHECKOUT / name, source / name)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-        check=True,
-        cwd=out,
-    )
-    (built,) = out.glob("*.whl")
-    yield built
-    shutil.rmtree(out, ignore_errors=True)
 
 
 def test_the_wheel_carries_the_app_and_nothing_of_the_host(wheel: Path) -> None:
@@ -115,75 +61,26 @@ def test_the_wheel_needs_no_package_that_installs_a_top_level_tests_package(whee
 
 
 @pytest.fixture(scope="module")
-def host(wheel: Path) -> Iterator[dict[str, Any]]:
+def host(wheel: Path) -> Iterator[Host]:
     """A fresh startproject with the wheel installed beside it (not this checkout),
     on a Redis of its own, served by runserver on a free port."""
-    root = Path(tempfile.mkdtemp(prefix="vs-host-", dir="/tmp"))
-    site = root / "site-packages"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, wheel],
-        check=True,
-    )
-    redis = EmbeddedRedis(root / "redis", daemonize=False)
-    redis.start()
-    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "REDIS_URL")}
-    (root / "project").mkdir()
-    subprocess.run(
-        [BIN / "django-admin", "startproject", "host", root / "project"], env=env, check=True
-    )
-    project = root / "project"
-    settings = project / "host" / "settings.py"
-    settings.write_text(settings.read_text() + SETTINGS.format(url=f"{redis.url}?db=0"))
-    (project / "host" / "urls.py").write_text(URLS)
-    env = {**env, "PYTHONPATH": str(site), "DJANGO_SETTINGS_MODULE": "host.settings"}
-
-    def manage(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=check,
-        )
-
-    manage("migrate", "--noinput")
-    manage(
-        "shell",
-        "-c",
-        "from django.contrib.auth.models import User; "
-        "User.objects.create_user('ann', password='pw-Secret-123')",
-    )
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=project,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    _wait_for(base)
-    yield {"base": base, "manage": manage, "redis": redis, "site": site, "project": project}
-    server.terminate()
-    server.wait(timeout=10)
-    redis.stop()
-    shutil.rmtree(root, ignore_errors=True)
+    with adopter_project(wheel) as made:
+        made.create_user("ann", "pw-Secret-123")
+        yield made
 
 
-def test_the_host_runs_the_installed_app_not_this_checkout(host: dict[str, Any]) -> None:
-    where = host["manage"]("shell", "-c", "import articles; print(articles.__file__)").stdout
+def test_the_host_runs_the_installed_app_not_this_checkout(host: Host) -> None:
+    where = host.manage("shell", "-c", "import articles; print(articles.__file__)").stdout
     where = where.strip().splitlines()[-1]
-    assert where.startswith(str(host["site"])), where
-    checks = host["manage"]("check").stderr + host["manage"]("check").stdout
+    assert where.startswith(str(host.site)), where
+    checks = host.manage("check").stderr + host.manage("check").stdout
     assert "articles.E" not in checks and "articles.W005" not in checks, checks
 
 
 def test_pages_feeds_static_files_and_account_pages_work_under_the_hosts_prefix(
-    host: dict[str, Any],
+    host: Host,
 ) -> None:
-    base = host["base"]
+    base = host.base
     for path in (
         "/news/",
         "/news/new/",
@@ -205,9 +102,9 @@ def test_pages_feeds_static_files_and_account_pages_work_under_the_hosts_prefix(
 
 
 def test_the_api_token_post_list_and_vote_work_under_the_hosts_prefix(
-    host: dict[str, Any],
+    host: Host,
 ) -> None:
-    api = host["base"] + "/news-api"
+    api = host.base + "/news-api"
     status, _, body = _request(
         "POST", f"{api}/auth/token/", {"username": "ann", "password": "pw-Secret-123"}
     )
@@ -218,77 +115,40 @@ def test_the_api_token_post_list_and_vote_work_under_the_hosts_prefix(
     )
     assert status == 201, body
     article = json.loads(body)
-    assert article["url"].startswith(host["base"] + "/news/a/")
+    assert article["url"].startswith(host.base + "/news/a/")
     status, _, body = _request(
         "PUT", f"{api}/articles/{article['id']}/vote/", {"value": "none"}, auth
     )
     assert (status, json.loads(body)["votes"]) == (200, 0)
     status, _, body = _get(f"{api}/articles/?order=time")
     assert status == 200 and json.loads(body)["results"][0]["id"] == article["id"]
-    status, _, page = _get(f"{host['base']}/news/a/{article['id']}/")
+    status, _, page = _get(f"{host.base}/news/a/{article['id']}/")
     assert status == 200 and b"Hello" in page
 
 
 def test_with_redis_down_pages_answer_503_and_the_api_json_503_at_its_prefix(
-    host: dict[str, Any],
+    host: Host,
 ) -> None:
-    host["redis"].stop()
+    host.redis.stop()
     try:
-        status, headers, body = _get(host["base"] + "/news-api/articles/")
+        status, headers, body = _get(host.base + "/news-api/articles/")
         assert status == 503 and headers["Content-Type"] == "application/json", body
         assert json.loads(body)["code"] == "store_unavailable"
         assert headers["Retry-After"] == "5"
-        status, headers, body = _get(host["base"] + "/news/g/redis/")  # not in the 2 s page cache
+        status, headers, body = _get(host.base + "/news/g/redis/")  # not in the 2 s page cache
         assert status == 503 and headers["Content-Type"].startswith("text/html"), body
     finally:
-        host["redis"].start()
-    assert _get(host["base"] + "/news/")[0] == 200  # recovers by itself
+        host.redis.start()
+    assert _get(host.base + "/news/")[0] == 200  # recovers by itself
 
 
 def test_a_host_without_redis_settings_gets_a_check_message_not_a_traceback(
-    host: dict[str, Any],
+    host: Host,
 ) -> None:
-    settings = host["project"] / "host" / "settings.py"
+    settings = host.project / "host" / "settings.py"
     bare = [line for line in settings.read_text().splitlines() if "ARTICLES_REDIS_URL" not in line]
     (settings.parent / "settings_bare.py").write_text("\n".join(bare))
-    result = host["manage"]("check", "--settings", "host.settings_bare", check=False)
+    result = host.manage("check", "--settings", "host.settings_bare", check=False)
     assert "articles.E002" in result.stderr, result.stderr
     assert "ARTICLES_REDIS_URL" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for(base: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(base + "/static/articles/js/vote.js", timeout=1)  # noqa: S310
-            return
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    raise RuntimeError("the host project's runserver did not answer")
-
-
-def _get(url: str) -> tuple[int, dict[str, str], bytes]:
-    return _request("GET", url)
-
-
-def _request(
-    method: str, url: str, data: dict[str, Any] | None = None, headers: dict[str, str] | None = None
-) -> tuple[int, dict[str, str], bytes]:
-    body = json.dumps(data).encode() if data is not None else None
-    request = urllib.request.Request(url, data=body, method=method)  # noqa: S310
-    if body is not None:
-        request.add_header("Content-Type", "application/json")
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()

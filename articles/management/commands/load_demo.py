@@ -8,10 +8,10 @@ import random
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
-from django.db import transaction
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import models, transaction
 
-from articles.errors import GroupExists
+from articles.errors import DuplicateLink, GroupExists
 from articles.management import demo_comments
 from articles.management.progress import Timer, bar
 from articles.store import clock, selectors, services
@@ -123,31 +123,38 @@ class Command(BaseCommand):
             self.stdout.write("The store already has articles; demo data not loaded.")
             return
         rng = random.Random(seed)
-        people, readers = self._users()
+        people, named_readers = self._users()
+        readers = [user.pk for user in named_readers.values()]
         # The command is the operator's: it acts as staff, in the moderator's name.
-        moderator = Actor(pk=people[-1].pk, name=people[-1].username, is_staff=True)
+        staff = people["moderator"]
+        moderator = Actor(pk=staff.pk, name=staff.get_username(), is_staff=True)
         for name, description in GROUPS.items():
             with contextlib.suppress(GroupExists):
                 services.group_create(name=name, description=description, actor=moderator)
         now = clock.now()
         posted_articles = {}
         for i, (title, link, groups) in enumerate(ARTICLES):
-            poster = people[i % len(people)]
+            poster = list(people.values())[i % len(people)]
             # Within the week: Redis' own clock judges the voting window, so the votes below
             # (dated after their post) would be refused on an article older than that.
             posted = now - rng.uniform(0.2, 6) * 86_400
             text = "" if link else "Tell us below, and vote for the answers you like."
-            article = services.article_post(
-                NewPost(
-                    user_id=poster.pk,
-                    poster_name=poster.username,
-                    title=title,
-                    link=link,
-                    text=text,
-                    groups=tuple(groups.split()),
-                    now=posted,
+            try:
+                article = services.article_post(
+                    NewPost(
+                        user_id=poster.pk,
+                        poster_name=poster.get_username(),
+                        title=title,
+                        link=link,
+                        text=text,
+                        groups=tuple(groups.split()),
+                        now=posted,
+                    )
                 )
-            )
+            except DuplicateLink as exc:
+                if i == 0:  # the demo is there already; nothing is written before this
+                    raise CommandError(ALREADY.format(exc.article_id)) from None
+                continue  # a link someone else posted this week: the demo goes without it
             posted_articles[title] = article
             # A few articles gather enough votes to be good articles (>= 200 up-votes).
             ups = rng.choice([230, 260]) if i in (0, 4, 6, 12, 24) else rng.randint(0, 60)
@@ -161,12 +168,8 @@ class Command(BaseCommand):
                     direction=direction,
                     now=posted + 60 + n * 30,
                 )
-        names = dict(
-            get_user_model()
-            .objects.filter(pk__in=[*readers, *(p.pk for p in people)])
-            .values_list("username", "pk")
-        )
-        comments, _ = demo_comments.load(posted_articles, names, rng, clock.now(), readers)
+        authors = {**named_readers, **people}
+        comments, _ = demo_comments.load(posted_articles, authors, rng, clock.now(), readers)
         if articles > 0:
             self._generated(articles, rng, readers)
         self.stdout.write(
@@ -182,7 +185,8 @@ class Command(BaseCommand):
         vote and a long-tailed number of others (most few, a handful past the good-article
         mark), through the same scripts as the site, in pipelined batches."""
         timer, now, groups = Timer(), clock.now(), list(GROUPS)
-        names = dict(get_user_model().objects.filter(pk__in=readers).values_list("pk", "username"))
+        User = get_user_model()
+        names = {u.pk: u.get_username() for u in User._default_manager.filter(pk__in=readers)}
         posts, votes_of = [], []
         for n in range(count):
             poster = rng.choice(readers)
@@ -225,27 +229,50 @@ class Command(BaseCommand):
         )
 
     @transaction.atomic
-    def _users(self) -> tuple[list[Any], list[int]]:
+    def _users(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The demo's people (alice, bob, carol, dave, moderator) and its readers
+        (reader001...reader300), each by its demo name, made through the project's user
+        model: its login field holds the name, or name@example.org when the login is an
+        e-mail address."""
         User = get_user_model()
-        people = []
+        people = {}
         for name in ("alice", "bob", "carol", "dave", "moderator"):
-            user, created = User.objects.get_or_create(username=name)
+            login: dict[str, Any] = {User.USERNAME_FIELD: _login(name)}
+            user, created = User._default_manager.get_or_create(**login)
             if created:
                 user.set_password(DEMO_PASSWORD)
                 user.is_staff = name == "moderator"
                 user.save()
-            people.append(user)
+            people[name] = user
+        wanted = {_login(f"reader{n:03d}"): f"reader{n:03d}" for n in range(1, 301)}
+        field = User.USERNAME_FIELD
         existing = set(
-            User.objects.filter(username__startswith="reader").values_list("username", flat=True)
+            User._default_manager.filter(**{f"{field}__in": wanted}).values_list(field, flat=True)
         )
-        missing = [f"reader{n:03d}" for n in range(1, 301) if f"reader{n:03d}" not in existing]
         unusable = "!"  # Django's marker: no password can log in
         with transaction.atomic():
-            User.objects.bulk_create([User(username=name, password=unusable) for name in missing])
+            User._default_manager.bulk_create(
+                [
+                    User(**{field: login}, password=unusable)
+                    for login in wanted
+                    if login not in existing
+                ]
+            )
             # bulk_create sends no post_save: their profiles (name keys) are made here.
-            bare = User.objects.filter(username__startswith="reader", articles_profile=None)
-            bulk_profiles(bare)
-        readers = list(
-            User.objects.filter(username__startswith="reader").values_list("pk", flat=True)
-        )
-        return people, readers
+            mine = User._default_manager.filter(**{f"{field}__in": wanted})
+            bulk_profiles(mine.filter(articles_profile=None))
+        return people, {wanted[u.get_username()]: u for u in mine.order_by("pk")}
+
+
+def _login(name: str) -> str:
+    """A demo person's login: the name, or an address made of it for an e-mail login."""
+    User = get_user_model()
+    if isinstance(User._meta.get_field(User.USERNAME_FIELD), models.EmailField):
+        return f"{name}@example.org"
+    return name
+
+
+ALREADY = (
+    "The store holds the demo already (its first link is article {}, still open for "
+    "voting): load the demo into an empty store, or pass --if-empty to skip it quietly."
+)

@@ -31,6 +31,7 @@
 | ARTICLES_COMMENT_LIST_PER_PAGE | 25 | comments a page of the newest ones and of a user's |
 | ARTICLES_MODLOG_PER_PAGE | 50 | moderation log entries a page (pages and API) |
 | ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
+| ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ DEFAULTS: dict[str, Any] = {
     "COMMENT_LIST_PER_PAGE": 25,
     "MODLOG_PER_PAGE": 50,
     "VOTE_INTENT_SECONDS": 1800,
+    # the login page (a path, URL or URL name); None: the rule of http/loginpage.py
+    "LOGIN_URL": None,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).

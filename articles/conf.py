@@ -35,6 +35,7 @@
 | ARTICLES_REDIS_READ_URLS | [] | replicas that page and API reads may use |
 | ARTICLES_REPLICA_MAX_LAG_SECONDS | 2 | how far behind the primary a replica read may be |
 | ARTICLES_READ_YOUR_WRITES_SECONDS | 5 | how long a write's browser reads from the primary |
+| ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ DEFAULTS: dict[str, Any] = {
     "REDIS_READ_URLS": [],
     "REPLICA_MAX_LAG_SECONDS": 2,
     "READ_YOUR_WRITES_SECONDS": 5,
+    # the login page (a path, URL or URL name); None: the rule of http/loginpage.py
+    "LOGIN_URL": None,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).

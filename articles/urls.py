@@ -33,6 +33,7 @@ urlpatterns = [
     re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),
     path("a/<int:article_id>/", views.article_detail, name="article-detail"),
     path("a/<int:article_id>/vote/", writing.article_vote, name="article-vote"),
+    path("a/<int:article_id>/vote/offer/", writing.article_vote_offer, name="article-vote-offer"),
     path("a/<int:article_id>/edit/", writing.article_edit, name="article-edit"),
     path("a/<int:article_id>/delete/", writing.article_delete, name="article-delete"),
     path("a/<int:article_id>/comment/", comments.comment_post, name="comment-post"),

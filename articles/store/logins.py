@@ -15,8 +15,10 @@ failure rules, so the attempt is counted before the password is looked at and gi
 Logins through `django.contrib.auth.authenticate()` that the app does not make itself (a
 host project's form, DRF's own token view) are counted by `LoginLimitBackend`, first in
 AUTHENTICATION_BACKENDS, and given back when `login()` follows (user_logged_in); a
-success without `login()` stays counted as a failure. Checks without a request
-(`Client.login`, the shell) are neither limited nor counted: there is no address.
+success without `login()` stays counted as a failure. While locked, the backend raises
+LoginLocked, so the host's form says when to try again. Checks without a request
+(`Client.login`, the shell) or without a password (SSO, a remote user) are neither
+limited nor counted: there is no address, or no password to guess.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_logged_in
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.dispatch import receiver
+from rest_framework.exceptions import APIException
 
 from articles.errors import RateLimited
 from articles.store import ratelimits
@@ -94,10 +97,26 @@ def _username(credentials: dict[str, Any]) -> str:
     return str(credentials.get(field) or credentials.get("username") or "")
 
 
+class LoginLocked(APIException, ValidationError):
+    """A password login refused by the lock, said with the wait to whichever caller of
+    authenticate() it reaches: a form's clean() (Django's AuthenticationForm, the admin's,
+    allauth's) shows it as the form's error; DRF (BasicAuthentication) answers 429 with
+    Retry-After; a serializer's validate() answers 400. Code calling authenticate() outside
+    a form or DRF sees a ValidationError, not None."""
+
+    status_code = 429
+    default_code = "rate_limited"
+
+    def __init__(self, refused: RateLimited) -> None:
+        ValidationError.__init__(self, refused.message, code="rate_limited")
+        APIException.__init__(self, refused.message, code="rate_limited")
+        self.wait = refused.retry_after
+
+
 class LoginLimitBackend(ModelBackend):
-    """Authenticates no one; counts the attempt of every authenticate() the app's own
-    password_check() has not counted, and refuses it (PermissionDenied stops the backends
-    after it) while the account or address is locked.
+    """Authenticates no one; counts the attempt of every password authenticate() the
+    app's own password_check() has not counted, and refuses it while the account or
+    address is locked (LoginLocked: the form says when to try again).
 
     It loads users as ModelBackend does (get_user), because Django names the first backend
     in a session that `login()` or `force_login()` opens without naming one."""
@@ -109,17 +128,19 @@ class LoginLimitBackend(ModelBackend):
         password: str | None = None,
         **credentials: Any,
     ) -> None:
-        if request is None:
+        if request is None or password is None:
             return None
         name = username or _username(credentials)
         checking = getattr(_http(request), _CHECKING, None)
         if checking is not None and checking.is_for(name):
             return None  # counted by the password_check() this runs within
         try:
-            attempt = ratelimits.check(request, *ratelimits.LOGIN_RULES, account=name)
+            # Django's request: DRF's would authenticate again for its `user` (Basic auth
+            # calls authenticate() from inside that), over and over.
+            attempt = ratelimits.check(_http(request), *ratelimits.LOGIN_RULES, account=name)
             setattr(_http(request), _PENDING, attempt)
-        except RateLimited:
-            raise PermissionDenied from None
+        except RateLimited as exc:
+            raise LoginLocked(exc) from None
         return None
 
 

@@ -12,6 +12,7 @@ from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils.timesince import timesince
 
 from articles import conf
+from articles.http import loginpage
 from articles.store import clock, keys
 from articles.types import Article, Vote
 from articles.urlcache import url_for
@@ -26,6 +27,12 @@ register.filter("naturaltime", naturaltime)
 def site_name() -> str:
     """ARTICLES_SITE_NAME: the name in titles, the header and feeds."""
     return conf.site_name()
+
+
+@register.simple_tag
+def login_url(next: str = "") -> str:
+    """The login page (the host's or the app's: articles.http.loginpage) with `next`."""
+    return loginpage.url(next)
 
 
 @register.filter

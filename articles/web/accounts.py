@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from articles import conf
 from articles.errors import RateLimited
 from articles.http.addresses import user_pk
+from articles.http.loginpage import LOGIN_URL
 from articles.http.responses import answered_as
 from articles.store import logins, people, ratelimits, tokens
 from articles.web import intents
@@ -41,8 +42,6 @@ from articles.web.helpers import (
     safe_next,
 )
 from articles.web.rendering import JinjaTemplateMixin, render, render_to_string
-
-LOGIN_URL = reverse_lazy("articles:login")
 
 
 class LoginView(JinjaTemplateMixin, auth_views.LoginView):

@@ -10,7 +10,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -24,12 +23,13 @@ from articles.errors import (
     NotAllowed,
     RateLimited,
 )
+from articles.http import loginpage
 from articles.http.addresses import user_pk
+from articles.http.loginpage import LOGIN_URL
 from articles.http.responses import wants_json
 from articles.store import clock, ratelimits, selectors, services
 from articles.types import Actor, Comment, CommentOrder, ThreadPage
 from articles.web import rendering
-from articles.web.accounts import LOGIN_URL
 from articles.web.forms import CommentEditForm, CommentForm, CommentRemoveForm, VoteForm
 from articles.web.helpers import (
     form_refused,
@@ -146,7 +146,7 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
     what was typed and why: 400 (text, depth), 403 (closed) or 429 (too many)."""
     back = reverse("articles:article-detail", args=[article_id]) + "#comments"
     if not request.user.is_authenticated:
-        return redirect_to_login(back, str(LOGIN_URL))
+        return loginpage.redirect(back, request)
     form = CommentForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data

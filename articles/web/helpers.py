@@ -9,18 +9,16 @@ import ipaddress
 from collections.abc import Callable
 from datetime import date
 from typing import Any, TypeVar
-from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect
-from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from articles import conf
 from articles.errors import ArticlesError, InvalidInput, RateLimited
+from articles.http import loginpage
 from articles.http.addresses import direct_peer
 from articles.http.database import database_unavailable
 from articles.http.responses import answered_as, dependency_error, error_response, wants_json
@@ -79,15 +77,15 @@ def form_response(response: HttpResponse, form: Any) -> HttpResponse:
 
 
 def login_first(
-    request: HttpRequest, back: str, what: str = "vote", extra: dict[str, Any] | None = None
+    request: HttpRequest, back: str, what: str = "vote", vote: tuple[int, str] | None = None
 ) -> HttpResponse | None:
-    """None for a logged-in user. Anyone else logs in first and comes back to `back` (with
-    `extra` in the login page's query, e.g. a vote to cast after it): the in-page script
-    gets a JSON 401 naming the login page, a form a redirect to it."""
+    """None for a logged-in user. Anyone else logs in first (loginpage: the host's login
+    or the app's) and comes back to `back`, with `vote` (article id, direction) to cast
+    or offer after it: the in-page script gets a JSON 401 naming the login page, a form a
+    redirect to it."""
     if request.user.is_authenticated:
         return None
-    query = {"next": back, **{k: v for k, v in (extra or {}).items() if v}}
-    login_url = f"{reverse('articles:login')}?{urlencode(query)}"
+    login_url = loginpage.url(back, vote=vote, request=request, safe="")
     if wants_json(request):
         return JsonResponse(
             {"detail": f"Log in to {what}.", "code": "login_required", "login": login_url},
@@ -145,7 +143,7 @@ def staff_required(view: View) -> View:
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), reverse("articles:login"))
+            return loginpage.redirect(request.get_full_path(), request)
         if not request.user.is_staff:
             raise PermissionDenied("Only staff may moderate.")
         return view(request, *args, **kwargs)

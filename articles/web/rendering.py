@@ -39,7 +39,7 @@ from markupsafe import Markup
 
 from articles import conf, markdown
 from articles.caches import Cache, Kind
-from articles.http import responses
+from articles.http import loginpage, responses
 from articles.http.database import database_unavailable
 from articles.store import clock, search
 from articles.templatetags import articles_tags as tags
@@ -159,6 +159,8 @@ def _made() -> jinja2.Environment:
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
     env.globals.update(ago=_ago, comment_row=rows.comment_row)
+    # not "login_url": the auth views pass one (settings.LOGIN_URL)
+    env.globals.update(articles_login_url=loginpage.url, vote_login_url=loginpage.vote_link)
     return env
 
 

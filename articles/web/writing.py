@@ -8,14 +8,16 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles.errors import (
     DuplicateLink,
     InvalidInput,
     NotAllowed,
 )
+from articles.http import loginpage
 from articles.http.addresses import user_pk
+from articles.http.loginpage import LOGIN_URL
 from articles.http.responses import wants_json
 from articles.store import clock, ratelimits, selectors, services
 from articles.types import (
@@ -24,7 +26,6 @@ from articles.types import (
     NewPost,
 )
 from articles.web import rendering
-from articles.web.accounts import LOGIN_URL
 from articles.web.forms import (
     ArticleSubmitForm,
     PosterEditForm,
@@ -46,9 +47,7 @@ from articles.web.sessionusers import session_user
 def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
     """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
     back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
-    # The login page signs the vote as an intent and casts it once logged in.
-    intent = {"vote_on": article_id, "direction": request.POST.get("direction")}
-    if (login := login_first(request, back, extra=intent)) is not None:
+    if (login := login_first(request, back, vote=_vote_of(request, article_id))) is not None:
         return login
     form = VoteForm(request.POST)
     if not form.is_valid():
@@ -140,6 +139,30 @@ def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
         messages.success(request, f"Your article “{article.title}” is deleted.")
         return redirect(rendering.user_url(request.user))
     return rendering.render(request, "articles/article_delete.html", {"article": article})
+
+
+@require_GET
+@html_errors
+def article_vote_offer(request: HttpRequest, article_id: int) -> HttpResponse:
+    """The vote asked for while logged out (`direction`), offered as a form once logged
+    in: where a login page other than the app's own sends the voter back to (loginpage).
+    A GET casts nothing: the vote is the form's POST, CSRF-checked."""
+    back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
+    vote = _vote_of(request, article_id)
+    if not request.user.is_authenticated:  # a page: redirected, whatever it accepts
+        return redirect(loginpage.url(back, vote=vote, request=request))
+    article = selectors.article_get(article_id=article_id, user_id=user_pk(request))
+    if vote is None:
+        raise InvalidInput("direction", "A vote is up or down.")
+    context = {"article": article, "direction": vote[1], "back": back}
+    return rendering.render(request, "articles/vote_offer.html", context)
+
+
+def _vote_of(request: HttpRequest, article_id: int) -> tuple[int, str] | None:
+    """The up- or down-vote a logged-out voter asked for: the app's login page signs it as
+    an intent and casts it once logged in; another login page comes back to the offer."""
+    direction = request.POST.get("direction") or request.GET.get("direction") or ""
+    return (article_id, direction) if direction in ("up", "down") else None
 
 
 def _own_article(request: HttpRequest, article_id: int) -> Article:

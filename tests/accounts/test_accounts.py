@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 
 from articles import names
 from articles.models import Profile
-from articles.store import keys, people, selectors, services
+from articles.store import keys, logins, people, selectors, services
 from articles.store.connection import get_connection
 from articles.types import DELETED_NAME, Vote
 from articles.web import intents
@@ -266,7 +266,9 @@ def test_the_backend_refuses_a_locked_login_on_any_path_that_authenticates(make_
     request = rf.post("/anywhere/")
     for _ in range(5):
         assert authenticate(request, username="dave", password="wrong") is None
-    assert authenticate(request, username="dave", password=PASSWORD) is None
+    # Refused with the wait (a ValidationError, which the host's login form shows).
+    with pytest.raises(logins.LoginLocked, match="Try again in 15 minutes"):
+        authenticate(request, username="dave", password=PASSWORD)
     # Without a request (the shell, Client.login) there is no address to limit by.
     assert authenticate(username="dave", password=PASSWORD) is not None
 

@@ -13,9 +13,11 @@ from typing import Any
 import jinja2
 import pytest
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest
 from django.test import override_settings
 
+from articles.store.connection import get_connection
 from articles.web import rendering
 from tests.factories import article
 
@@ -27,6 +29,11 @@ CSRF = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')  # masked anew ea
 def brand(request: HttpRequest) -> dict[str, Any]:
     """A host's context processor."""
     return {"brand": "Acme Reading Room", "articles": "not the page's"}
+
+
+def broken(request: HttpRequest) -> dict[str, Any]:
+    """A host's context processor that needs its database, which is down."""
+    raise DatabaseError("the host's database is down")
 
 
 def _templates(directory: Path, *processors: str) -> list[dict[str, Any]]:
@@ -102,6 +109,15 @@ def test_the_hosts_context_processors_run_for_the_apps_pages(client, make_user, 
     assert "<p class='brand'>Acme Reading Room</p>" in text
     # the page's own values win a name both give: the listing is still the listing
     assert "Sorted sets at work" in text
+
+
+def test_a_failing_processor_leaves_a_503_a_503(client, make_user, tmp_path):
+    shown = article(make_user("ann"), title="Sorted sets at work")
+    get_connection().hset(f"article:{shown.id}", "time", "inf")  # its page: a 503
+    with override_settings(TEMPLATES=_templates(tmp_path, f"{__name__}.broken")):
+        page = client.get(f"/a/{shown.id}/")
+    assert page.status_code == 503
+    assert b"<!doctype html>" in page.content  # the app's own page, without their values
 
 
 def test_the_default_processors_leave_the_pages_as_they_were(client, make_user, tmp_path):

@@ -2,9 +2,12 @@
 bare view's time on a listing (25 articles through nested includes), Jinja2 a fraction.
 
 It is the app's, not a TEMPLATES backend, so a host runs the pages with only the default
-DjangoTemplates in its settings. Templates are looked up in the host's template DIRS first
-(so a host overrides `articles/base.html` or any page by name, in Jinja2 syntax), then in
-the app's own `articles/templates/`. Output is autoescaped the way Django escapes.
+DjangoTemplates in its settings (Django's Jinja2 backend around the same environment was
+measured no faster: bench/templates.py). Templates are looked up as articles.web.loading
+says: the host's template DIRS first (an override, in Jinja2 syntax, may extend the app's
+copy), then the app's own `articles/jinja2/`. Output is autoescaped the way Django
+escapes. The context processors of the host's first DjangoTemplates backend run for every
+page, as they would for its own templates; the page's own values win a name both give.
 
 The environment is made once per process and kept in a content-addressed cache
 (articles.caches "jinja2_environment", one entry): it is made of the settings, and any
@@ -17,9 +20,9 @@ import functools
 import html
 import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode as _urlencode
 
@@ -33,6 +36,7 @@ from django.middleware.csrf import get_token
 from django.template import defaultfilters
 from django.template.backends.utils import csrf_input
 from django.templatetags.static import static
+from django.utils.module_loading import import_string
 from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
@@ -45,7 +49,7 @@ from articles.store import clock, search
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Comment, Vote
 from articles.urlcache import url_for
-from articles.web import rows
+from articles.web import loading, rows
 
 
 def render(
@@ -62,8 +66,11 @@ def render_to_string(
     template_name: str | list[str] | tuple[str, ...],
     context: dict[str, Any] | None = None,
     request: HttpRequest | None = None,
+    *,
+    processors: bool = True,
 ) -> str:
-    env = environment()
+    made = _made_once()
+    env = made.env
     template = (
         env.get_template(template_name)
         if isinstance(template_name, str)
@@ -71,16 +78,18 @@ def render_to_string(
     )
     values: dict[str, Any] = {}
     if request is not None:
+        for processor in made.processors if processors else ():
+            values.update(processor(request))
         # What the default context processors give a Django template (request, user,
         # messages) and what Django's Jinja2 backend adds (csrf_input, csrf_token).
-        values = {
-            "request": request,
-            "user": _resolved(getattr(request, "user", None)),
-            "messages": get_messages(request),
+        values.update(
+            request=request,
+            user=_resolved(getattr(request, "user", None)),
+            messages=get_messages(request),
             # Once a page: a listing has a form (and so a csrf_input) on every row.
-            "csrf_input": _Once(functools.partial(csrf_input, request)),
-            "csrf_token": _Once(functools.partial(get_token, request)),
-        }
+            csrf_input=_Once(functools.partial(csrf_input, request)),
+            csrf_token=_Once(functools.partial(get_token, request)),
+        )
     if context:
         values.update(context)
     return template.render(values)
@@ -89,7 +98,13 @@ def render_to_string(
 def _error_page(
     request: HttpRequest, template: str, context: dict[str, Any], status: int
 ) -> HttpResponse:
-    return render(request, template, context, status=status)
+    try:
+        page = render_to_string(template, context, request)
+    except Exception:
+        # A host's context processor that needs what is down (its database, say) must
+        # not make a 503 a 500: the error page is the app's own, without their values.
+        page = render_to_string(template, context, request, processors=False)
+    return HttpResponse(page, status=status)
 
 
 responses.register_page_renderer(_error_page)
@@ -105,20 +120,45 @@ class JinjaTemplateMixin:
         return render(self.request, names, context, kwargs.get("status"))
 
 
-_environment: Cache[str, jinja2.Environment] = Cache("jinja2_environment", Kind.CONTENT, entries=1)
+# The Jinja2 extensions of the app's environment, by import path: the one place to add one.
+EXTENSIONS: list[str] = []
+
+
+@dataclass(frozen=True)
+class _Made:
+    env: jinja2.Environment
+    processors: tuple[Callable[[HttpRequest], dict[str, Any]], ...]
+
+
+_environment: Cache[str, _Made] = Cache("jinja2_environment", Kind.CONTENT, entries=1)
 
 
 def environment() -> jinja2.Environment:
-    env = _environment.get("")
-    if env is None:
-        env = _made()
-        _environment.put("", env)
-    return env
+    return _made_once().env
+
+
+def _made_once() -> _Made:
+    made = _environment.get("")
+    if made is None:
+        made = _Made(_made(), _host_processors())
+        _environment.put("", made)
+    return made
+
+
+def _host_processors() -> tuple[Callable[[HttpRequest], dict[str, Any]], ...]:
+    """The context processors of the host's first DjangoTemplates backend: the ones its
+    own pages run (Django's built-in csrf one is left out: the pages give their own)."""
+    for backend in getattr(settings, "TEMPLATES", []):
+        if backend.get("BACKEND") == "django.template.backends.django.DjangoTemplates":
+            paths = backend.get("OPTIONS", {}).get("context_processors", [])
+            return tuple(import_string(path) for path in paths)
+    return ()
 
 
 def _made() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([*_host_dirs(), _app_dir()]),
+    env = loading.Environment(
+        loader=loading.loader(),
+        extensions=EXTENSIONS,
         autoescape=True,
         auto_reload=bool(settings.DEBUG),
         finalize=_finalize,
@@ -273,14 +313,3 @@ def _voted(article: Article | Comment) -> str:
     """ "up", "down" or "" : the viewer's own vote on the article."""
     vote = article.my_vote
     return "up" if vote is Vote.UP else "down" if vote is Vote.DOWN else ""
-
-
-def _host_dirs() -> list[str]:
-    dirs: list[str] = []
-    for backend in getattr(settings, "TEMPLATES", []):
-        dirs.extend(str(d) for d in backend.get("DIRS", []))
-    return dirs
-
-
-def _app_dir() -> str:
-    return str(Path(str(resources.files("articles") / "jinja2")))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, status
 from rest_framework.authentication import BaseAuthentication
@@ -196,7 +197,7 @@ class UserViewSet(ApiViewSet):
         query = _valid(PageQuerySerializer, request.query_params)
         poster = get_user_model().objects.filter(username=username).first()
         if poster is None:
-            raise exceptions.NotFound("No such user.")
+            raise exceptions.NotFound(gettext("No such user."))
         page = selectors.user_article_list(
             poster_id=poster.pk, page=query["page"], user_id=_viewer(request)
         )

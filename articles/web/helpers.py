@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 
 from articles import conf
 from articles.errors import ArticlesError, InvalidInput, RateLimited
@@ -79,7 +80,7 @@ def form_response(response: HttpResponse, form: Any) -> HttpResponse:
 
 
 def login_first(
-    request: HttpRequest, back: str, what: str = "vote", extra: dict[str, Any] | None = None
+    request: HttpRequest, back: str, extra: dict[str, Any] | None = None
 ) -> HttpResponse | None:
     """None for a logged-in user. Anyone else logs in first and comes back to `back` (with
     `extra` in the login page's query, e.g. a vote to cast after it): the in-page script
@@ -90,7 +91,7 @@ def login_first(
     login_url = f"{reverse('articles:login')}?{urlencode(query)}"
     if wants_json(request):
         return JsonResponse(
-            {"detail": f"Log in to {what}.", "code": "login_required", "login": login_url},
+            {"detail": gettext("Log in to vote."), "code": "login_required", "login": login_url},
             status=401,
         )
     return redirect(login_url)
@@ -116,7 +117,7 @@ def order_param(request: HttpRequest, default: Order = Order.SCORE) -> Order:
     try:
         return Order(raw)
     except ValueError:
-        raise InvalidInput("order", "Order must be 'score' or 'time'.") from None
+        raise InvalidInput("order", gettext("Order must be 'score' or 'time'.")) from None
 
 
 def period_param(request: HttpRequest) -> Period:
@@ -125,14 +126,18 @@ def period_param(request: HttpRequest) -> Period:
         return Period(raw)
     except ValueError:
         choices = ", ".join(p.value for p in Period)
-        raise InvalidInput("period", f"Period must be one of {choices}.") from None
+        raise InvalidInput(
+            "period", gettext("Period must be one of %(choices)s.") % {"choices": choices}
+        ) from None
 
 
 def day_param(raw: str) -> date:
     try:
         return date.fromisoformat(raw)
     except ValueError:
-        raise InvalidInput("day", "A day is written YYYY-MM-DD, e.g. 2026-01-31.") from None
+        raise InvalidInput(
+            "day", gettext("A day is written YYYY-MM-DD, e.g. 2026-01-31.")
+        ) from None
 
 
 def page_param(request: HttpRequest) -> str:
@@ -147,7 +152,7 @@ def staff_required(view: View) -> View:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path(), reverse("articles:login"))
         if not request.user.is_staff:
-            raise PermissionDenied("Only staff may moderate.")
+            raise PermissionDenied(gettext("Only staff may moderate."))
         return view(request, *args, **kwargs)
 
     return wrapper

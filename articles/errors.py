@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from http import HTTPStatus
+from typing import TYPE_CHECKING
+
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from articles.store.clock import in_words
+
+if TYPE_CHECKING:
+    from django.utils.functional import _StrPromise
 
 
 class ArticlesError(Exception):
@@ -13,12 +20,15 @@ class ArticlesError(Exception):
 
     status_code: int = HTTPStatus.BAD_REQUEST
     code = "articles_error"
-    message = "Bad request."
+    # The message for people, in the language of the request that raised it: the class's
+    # default_message unless given one. The code stays the same in every language.
+    message: str
+    default_message: str | _StrPromise = _("Bad request.")
     retry_after: int | None = None  # seconds, sent as Retry-After
 
     def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or self.message)
-        self.message = message or self.message
+        self.message = str(message or self.default_message)
+        super().__init__(self.message)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -32,50 +42,50 @@ class ArticlesError(Exception):
 class ArticleNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "article_not_found"
-    message = "No such article."
+    default_message = _("No such article.")
 
 
 class VotingClosed(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "voting_closed"
-    message = "Voting on this article has closed: its one-week voting window is over."
+    default_message = _("Voting on this article has closed: its one-week voting window is over.")
 
 
 class CommentNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "comment_not_found"
-    message = "No such comment."
+    default_message = _("No such comment.")
 
 
 class CommentingClosed(ArticlesError):
     status_code = HTTPStatus.FORBIDDEN
     code = "commenting_closed"
-    message = "This article is closed for comments."
+    default_message = _("This article is closed for comments.")
 
 
 class EditWindowClosed(ArticlesError):
     status_code = HTTPStatus.FORBIDDEN
     code = "edit_window_closed"
-    message = "This comment can no longer be edited: its edit window is over."
+    default_message = _("This comment can no longer be edited: its edit window is over.")
 
 
 class GroupNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "group_not_found"
-    message = "No such group."
+    default_message = _("No such group.")
 
 
 class GroupExists(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "group_exists"
-    message = "A group with this name already exists."
+    default_message = _("A group with this name already exists.")
 
 
 class BadRequest(ArticlesError):
     """A request the site cannot serve at all, such as one naming a host it does not serve."""
 
     code = "bad_request"
-    message = "Bad request."
+    default_message = _("Bad request.")
 
 
 class InvalidInput(ArticlesError):
@@ -108,7 +118,9 @@ class CommentTooDeep(InvalidInput):
 
     def __init__(self, max_depth: int) -> None:
         super().__init__(
-            "parent", f"Replies nest at most {max_depth} levels deep; reply higher up the thread."
+            "parent",
+            gettext("Replies nest at most %(depth)d levels deep; reply higher up the thread.")
+            % {"depth": max_depth},
         )
         self.max_depth = max_depth
 
@@ -116,10 +128,12 @@ class CommentTooDeep(InvalidInput):
 class DuplicateLink(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "duplicate_link"
-    message = "This link was already posted and is still open for voting."
+    default_message = _("This link was already posted and is still open for voting.")
 
     def __init__(self, article_id: int) -> None:
-        super().__init__(f"This link was already posted as article {article_id}.")
+        super().__init__(
+            gettext("This link was already posted as article %(id)d.") % {"id": article_id}
+        )
         self.article_id = article_id
 
     def body(self) -> dict[str, object]:
@@ -132,7 +146,7 @@ class IdempotencyKeyReused(ArticlesError):
 
     status_code = HTTPStatus.UNPROCESSABLE_ENTITY
     code = "idempotency_key_reused"
-    message = (
+    default_message = _(
         "This Idempotency-Key was already used for a different request; "
         "use a new key for a new article."
     )
@@ -152,7 +166,7 @@ class IdempotencyKeyReused(ArticlesError):
 class CommentIdempotencyKeyReused(IdempotencyKeyReused):
     """The same, on a comment post: the key made a comment, named by `comment_id`."""
 
-    message = (
+    default_message = _(
         "This Idempotency-Key was already used for a different request; "
         "use a new key for a new comment."
     )
@@ -168,23 +182,33 @@ class CommentIdempotencyKeyReused(IdempotencyKeyReused):
 class NotAllowed(ArticlesError):
     status_code = HTTPStatus.FORBIDDEN
     code = "not_allowed"
-    message = "You are not allowed to do that."
+    default_message = _("You are not allowed to do that.")
+
+
+class LoginRequired(NotAllowed):
+    """Something only a logged-in user may do, asked by a visitor (the pages send visitors
+    to the login page first; this is the last word of the store and the plumbing)."""
+
+    default_message = _("Log in first.")
 
 
 class RateLimited(ArticlesError):
     status_code = HTTPStatus.TOO_MANY_REQUESTS
     code = "rate_limited"
-    message = "Too many requests; try again later."
+    default_message = _("Too many requests; try again later.")
 
     def __init__(self, retry_after: int, message: str | None = None) -> None:
-        super().__init__(message or f"Too many requests; try again {in_words(retry_after)}.")
+        super().__init__(
+            message
+            or gettext("Too many requests; try again %(when)s.") % {"when": in_words(retry_after)}
+        )
         self.retry_after = retry_after
 
 
 class StoreUnavailable(ArticlesError):
     status_code = HTTPStatus.SERVICE_UNAVAILABLE
     code = "store_unavailable"
-    message = "The article store (Redis) is unreachable; please try again in a moment."
+    default_message = _("The article store (Redis) is unreachable; please try again in a moment.")
     retry_after = 5
 
 
@@ -194,7 +218,7 @@ class StoreFull(ArticlesError):
 
     status_code = HTTPStatus.SERVICE_UNAVAILABLE
     code = "store_full"
-    message = (
+    default_message = _(
         "The article store is full, so it takes no changes for now; reading still works. "
         "Please try again later."
     )
@@ -208,13 +232,16 @@ class StoreCorrupt(ArticlesError):
 
     status_code = HTTPStatus.SERVICE_UNAVAILABLE
     code = "store_corrupt"
-    message = "The article store holds bad data; nothing was changed."
+    default_message = _("The article store holds bad data; nothing was changed.")
 
     def __init__(self, key: str, problem: str = "") -> None:
         what = f"{key} {problem}".strip()
         super().__init__(
-            f"The article store holds bad data at {what}; nothing was changed. "
-            "An administrator can find and repair it with check_votes."
+            gettext(
+                "The article store holds bad data at %(what)s; nothing was changed. "
+                "An administrator can find and repair it with check_votes."
+            )
+            % {"what": what}
         )
         self.key = key
 
@@ -225,13 +252,13 @@ class StoreCorrupt(ArticlesError):
 class Conflict(ArticlesError):
     status_code = HTTPStatus.CONFLICT
     code = "conflict"
-    message = "The article changed while we worked on it; please try again."
+    default_message = _("The article changed while we worked on it; please try again.")
 
 
 class RequestTooLarge(ArticlesError):
     status_code = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
     code = "request_too_large"
-    message = "The request body is too large."
+    default_message = _("The request body is too large.")
 
 
 class DatabaseUnavailable(ArticlesError):
@@ -240,7 +267,7 @@ class DatabaseUnavailable(ArticlesError):
 
     status_code = HTTPStatus.SERVICE_UNAVAILABLE
     code = "database_unavailable"
-    message = (
+    default_message = _(
         "The account database is unreachable; please try again in a moment. "
         "Pages that need no login still work."
     )
@@ -252,4 +279,4 @@ class PageNotFound(ArticlesError):
 
     status_code = HTTPStatus.NOT_FOUND
     code = "not_found"
-    message = "Not found."
+    default_message = _("Not found.")

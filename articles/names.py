@@ -33,10 +33,17 @@ import re
 import unicodedata
 from importlib.resources import files
 
+from django.utils.translation import gettext_noop
+
+from articles.i18n import filled_lazy
+
 NAME_MAX = 30
 NAME_RULE = re.compile(r"(?![0-9]+\Z)[A-Za-z0-9_-]{1,30}")
-NAME_HELP = (
-    f"1-{NAME_MAX} characters: letters a-z and A-Z, digits 0-9, '_' and '-', not only digits."
+NAME_HELP = filled_lazy(
+    gettext_noop(
+        "1-%(max)d characters: letters a-z and A-Z, digits 0-9, '_' and '-', not only digits."
+    ),
+    {"max": NAME_MAX},
 )
 
 

@@ -11,8 +11,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from django.utils.translation import gettext, gettext_noop
+
 from articles import conf
 from articles.errors import InvalidInput
+from articles.i18n import filled_lazy
 
 if TYPE_CHECKING:
     from articles.types import NewPost
@@ -22,7 +25,9 @@ if TYPE_CHECKING:
 GROUP_NAME_MAX = 64
 GROUP_NAME_PATTERN = rf"[a-z0-9-]{{1,{GROUP_NAME_MAX}}}"
 GROUP_NAME = re.compile(GROUP_NAME_PATTERN)
-GROUP_NAME_HELP = f"1-{GROUP_NAME_MAX} characters of lower-case a-z, 0-9 and '-'."
+GROUP_NAME_HELP = filled_lazy(
+    gettext_noop("1-%(max)d characters of lower-case a-z, 0-9 and '-'."), {"max": GROUP_NAME_MAX}
+)
 
 TITLE_MAX = 300
 LINK_MAX = 2_000
@@ -39,16 +44,20 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f\s]")
 def clean_title(value: object) -> str:
     title = _plain(value, "title").strip()
     if not title:
-        raise InvalidInput("title", "A title is required.")
+        raise InvalidInput("title", gettext("A title is required."))
     if len(title) > TITLE_MAX:
-        raise InvalidInput("title", f"A title has at most {TITLE_MAX} characters.")
+        raise InvalidInput(
+            "title", gettext("A title has at most %(max)d characters.") % {"max": TITLE_MAX}
+        )
     return title
 
 
 def clean_text(value: object) -> str:
     text = _plain(value, "text", allow_newlines=True).strip()
     if len(text) > TEXT_MAX:
-        raise InvalidInput("text", f"A text has at most {TEXT_MAX} characters.")
+        raise InvalidInput(
+            "text", gettext("A text has at most %(max)d characters.") % {"max": TEXT_MAX}
+        )
     return text
 
 
@@ -57,10 +66,12 @@ def clean_comment_text(value: object) -> str:
     characters after trimming (field `text`)."""
     text = _plain(value, "text", allow_newlines=True).strip()
     if not text:
-        raise InvalidInput("text", "A comment needs some text.")
+        raise InvalidInput("text", gettext("A comment needs some text."))
     limit = conf.comment_max_length()
     if len(text) > limit:
-        raise InvalidInput("text", f"A comment has at most {limit} characters.")
+        raise InvalidInput(
+            "text", gettext("A comment has at most %(max)d characters.") % {"max": limit}
+        )
     return text
 
 
@@ -76,19 +87,21 @@ def clean_link(value: object) -> str:
     if not link:
         return ""
     if len(link) > LINK_MAX:
-        raise InvalidInput("link", f"A link has at most {LINK_MAX} characters.")
+        raise InvalidInput(
+            "link", gettext("A link has at most %(max)d characters.") % {"max": LINK_MAX}
+        )
     if _CONTROL.search(link):
-        raise InvalidInput("link", "A link may not contain spaces or control characters.")
+        raise InvalidInput("link", gettext("A link may not contain spaces or control characters."))
     parts = _split(link)
     if parts.scheme not in ("http", "https"):
-        raise InvalidInput("link", "A link must start with http:// or https://.")
+        raise InvalidInput("link", gettext("A link must start with http:// or https://."))
     host = (parts.hostname or "").rstrip(".")
     if not host or not (_HOST.fullmatch(host) or _is_ip(host)):
-        raise InvalidInput("link", "A link needs a valid host name.")
+        raise InvalidInput("link", gettext("A link needs a valid host name."))
     try:
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise InvalidInput("link", "A link has a bad port number.") from None
+        raise InvalidInput("link", gettext("A link has a bad port number.")) from None
     return link
 
 
@@ -103,7 +116,7 @@ def post_fingerprint(title: str, link: str, text: str, groups: list[str]) -> str
 def clean_post(title: object, link: object, text: object) -> tuple[str, str, str]:
     title, link, text = clean_title(title), clean_link(link), clean_text(text)
     if not link and not text:
-        raise InvalidInput("link", "Give a link, a text, or both.")
+        raise InvalidInput("link", gettext("Give a link, a text, or both."))
     return title, link, text
 
 
@@ -114,7 +127,7 @@ def is_group_name(value: object) -> bool:
 def clean_group_name(value: object, field: str = "group") -> str:
     name = value.strip() if isinstance(value, str) else value
     if not isinstance(name, str) or not is_group_name(name):
-        raise InvalidInput(field, f"A group name is {GROUP_NAME_HELP}")
+        raise InvalidInput(field, gettext("A group name is %(rule)s") % {"rule": GROUP_NAME_HELP})
     return name
 
 
@@ -140,37 +153,43 @@ def clean_group_names(values: object, field: str = "groups") -> list[str]:
     if isinstance(values, str):
         values = [v for v in re.split(r"[\s,]+", values) if v]
     if not isinstance(values, list | tuple | set | frozenset):
-        raise InvalidInput(field, "Groups must be a list of group names.")
+        raise InvalidInput(field, gettext("Groups must be a list of group names."))
     if len(values) > 20:
-        raise InvalidInput(field, "An article can be in at most 20 groups at once.")
+        raise InvalidInput(field, gettext("An article can be in at most 20 groups at once."))
     return sorted({clean_group_name(v, field) for v in values})
 
 
 def clean_description(value: object) -> str:
     text = _plain(value, "description").strip()
     if len(text) > DESCRIPTION_MAX:
-        raise InvalidInput("description", f"At most {DESCRIPTION_MAX} characters.")
+        raise InvalidInput(
+            "description", gettext("At most %(max)d characters.") % {"max": DESCRIPTION_MAX}
+        )
     return text
 
 
 def clean_reason(value: object) -> str:
     text = _plain(value, "reason").strip()
     if len(text) > REASON_MAX:
-        raise InvalidInput("reason", f"At most {REASON_MAX} characters.")
+        raise InvalidInput("reason", gettext("At most %(max)d characters.") % {"max": REASON_MAX})
     return text
 
 
 def clean_page(value: object, max_page: int) -> int:
     """A page number from 1 to max_page; anything else (0, -1, 'x', 10**30) is refused."""
     if isinstance(value, bool):
-        raise InvalidInput("page", "A page is a whole number from 1.")
+        raise InvalidInput("page", gettext("A page is a whole number from 1."))
     if isinstance(value, str):
         value = value.strip()
         if not value.isascii() or not value.isdigit() or len(value) > 12:
-            raise InvalidInput("page", f"A page is a whole number from 1 to {max_page}.")
+            raise InvalidInput(
+                "page", gettext("A page is a whole number from 1 to %(max)d.") % {"max": max_page}
+            )
         value = int(value)
     if not isinstance(value, int) or not 1 <= value <= max_page:
-        raise InvalidInput("page", f"A page is a whole number from 1 to {max_page}.")
+        raise InvalidInput(
+            "page", gettext("A page is a whole number from 1 to %(max)d.") % {"max": max_page}
+        )
     return value
 
 
@@ -191,7 +210,7 @@ def _split(link: str) -> SplitResult:
     try:
         return urlsplit(link)
     except ValueError:
-        raise InvalidInput("link", "This is not a valid URL.") from None
+        raise InvalidInput("link", gettext("This is not a valid URL.")) from None
 
 
 def _is_ip(host: str) -> bool:
@@ -208,14 +227,14 @@ def _plain(value: object, field: str, *, allow_newlines: bool = False) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise InvalidInput(field, "Must be text.")
+        raise InvalidInput(field, gettext("Must be text."))
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate ("\ud800"): no text a browser can send
-        raise InvalidInput(field, "Must be valid Unicode text.") from None
+        raise InvalidInput(field, gettext("Must be valid Unicode text.")) from None
     value = unicodedata.normalize("NFC", value)
     if "\x00" in value:
-        raise InvalidInput(field, "May not contain NUL characters.")
+        raise InvalidInput(field, gettext("May not contain NUL characters."))
     if not allow_newlines and ("\n" in value or "\r" in value):
-        raise InvalidInput(field, "Must be a single line.")
+        raise InvalidInput(field, gettext("Must be a single line."))
     return value

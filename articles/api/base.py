@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
@@ -158,12 +159,12 @@ class JSONParser(parsers.JSONParser):
         try:
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:
-            raise exceptions.ParseError("JSON parse error - nested too deeply.") from None
+            raise exceptions.ParseError(gettext("JSON parse error - nested too deeply.")) from None
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
             raise exceptions.ParseError(
-                "JSON parse error - a string holds a lone surrogate (\\ud800-\\udfff)."
+                gettext("JSON parse error - a string holds a lone surrogate (\\ud800-\\udfff).")
             ) from None
         return data
 

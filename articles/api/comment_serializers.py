@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import (
     extend_schema_field,
     extend_schema_serializer,
@@ -217,7 +219,7 @@ class CommentTextField(StringField):
     """Markdown, newlines allowed, not all spaces."""
 
     pattern = _COMMENT_TEXT
-    default_error_messages = {"pattern": "A comment needs some text, and no NUL characters."}
+    default_error_messages = {"pattern": _("A comment needs some text, and no NUL characters.")}
 
 
 def _text_field(**kwargs: Any) -> CommentTextField:
@@ -260,7 +262,7 @@ class ReasonField(StringField):
     """One line of text, not all spaces."""
 
     pattern = _REASON
-    default_error_messages = {"pattern": "Give a reason for the moderation log, on one line."}
+    default_error_messages = {"pattern": _("Give a reason for the moderation log, on one line.")}
 
 
 class CommentRemoveSerializer(serializers.Serializer):
@@ -271,7 +273,7 @@ class CommentRemoveSerializer(serializers.Serializer):
     def validate_reason(self, value: str) -> str:
         value = _cleaned(validation.clean_reason, value)
         if not value:
-            raise serializers.ValidationError("Give a reason for the moderation log.")
+            raise serializers.ValidationError(gettext("Give a reason for the moderation log."))
         return str(value)
 
 

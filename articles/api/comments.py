@@ -12,6 +12,7 @@ replies go deeper than the page shows ("continue this thread"): fetch them with
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -363,6 +364,6 @@ class UserCommentViewSet(ApiViewSet):
         query = _valid(PageQuerySerializer, request.query_params)
         author = people.user_named(username)
         if author is None:
-            raise exceptions.NotFound("No such user.")
+            raise exceptions.NotFound(gettext("No such user."))
         page = selectors.user_comments(user_id=author.pk, page=query["page"])
         return Response(listing_data(page, request))

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.utils.translation import gettext
 from rest_framework import exceptions
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -47,7 +48,8 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         return Response(_api_error_body(exc), status=exc.status_code, headers=headers)
     logger.exception("Unexpected error in the REST API", exc_info=exc)
     return Response(
-        {"detail": "Internal error; it has been logged.", "code": "server_error"}, status=500
+        {"detail": gettext("Internal error; it has been logged."), "code": "server_error"},
+        status=500,
     )
 
 
@@ -67,14 +69,15 @@ def _api_error_body(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(detail, dict):
         errors = {str(name): _messages(value) for name, value in detail.items()}
         field = next(iter(errors), "")
-        first = errors[field][0] if errors.get(field) else "Invalid input."
+        first = errors[field][0] if errors.get(field) else gettext("Invalid input.")
         shown = first if field in ("", "non_field_errors") else f"{field}: {first}"
         body: dict[str, Any] = {"detail": shown, "code": _first_code(codes), "field": field}
         body["errors"] = errors
         return body
     if isinstance(detail, list):
         messages = _messages(detail)
-        return {"detail": messages[0] if messages else "Invalid input.", "code": _first_code(codes)}
+        shown = messages[0] if messages else gettext("Invalid input.")
+        return {"detail": shown, "code": _first_code(codes)}
     return {"detail": str(detail), "code": _first_code(codes)}
 
 

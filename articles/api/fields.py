@@ -7,11 +7,14 @@ import functools
 import re
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
 from articles import validation
+from articles.i18n import filled_lazy
 
 # --- input fields: what the schema tells clients, on top of validation.py's own checks -------
 
@@ -28,7 +31,7 @@ _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-
 # hold any character but a space or a control character (a Wikipedia address in its own
 # script), as on the submit page.
 _LINK = rf"^(?:https?://(?:{_LABEL}\.)*{_LABEL}(?::{_PORT})?(?:[/?#][^\s\x00-\x1f\x7f]*)?)?$"
-_SINGLE_LINE = "Must be a single line, without NUL characters."
+_SINGLE_LINE = _("Must be a single line, without NUL characters.")
 _USERNAME = r"^[^\x00]*[^\s\x00][^\x00]*$"
 
 
@@ -39,7 +42,10 @@ class StringField(serializers.CharField):
     otherwise be taken as "b" where the schema refuses it."""
 
     pattern: ClassVar[str | None] = None
-    default_error_messages = {"invalid": "Not a valid string.", "pattern": "Not a valid string."}
+    default_error_messages = {
+        "invalid": _("Not a valid string."),
+        "pattern": _("Not a valid string."),
+    }
 
     def run_validation(self, data: Any = empty) -> Any:
         # DRF takes "  " as "" where blank is allowed, before to_internal_value sees it.
@@ -77,7 +83,11 @@ class GroupNameField(StringField):
     """A group's name, by validation.GROUP_NAME."""
 
     pattern = GROUP_NAME_SCHEMA_PATTERN
-    default_error_messages = {"pattern": f"A group name is {validation.GROUP_NAME_HELP}"}
+    default_error_messages = {
+        "pattern": filled_lazy(
+            gettext_noop("A group name is %(rule)s"), {"rule": validation.GROUP_NAME_HELP}
+        )
+    }
 
 
 @extend_schema_field(
@@ -104,8 +114,10 @@ class LinkField(StringField):
 
     pattern = _LINK
     default_error_messages = {
-        "pattern": "A link is an http:// or https:// URL in ASCII (a port below 10000, no "
-        'spaces), or "" for none.'
+        "pattern": _(
+            "A link is an http:// or https:// URL in ASCII (a port below 10000, no "
+            'spaces), or "" for none.'
+        )
     }
 
 
@@ -114,7 +126,7 @@ class TextField(StringField):
     """Any text, newlines allowed."""
 
     pattern = r"^[^\x00]*$"
-    default_error_messages = {"pattern": "May not contain NUL characters."}
+    default_error_messages = {"pattern": _("May not contain NUL characters.")}
 
 
 @extend_schema_field({"type": "string", "minLength": 1, "pattern": _USERNAME})
@@ -122,7 +134,7 @@ class UsernameField(StringField):
     """A username as the token endpoint reads it: trimmed, so not all spaces; no NUL."""
 
     pattern = _USERNAME
-    default_error_messages = {"pattern": "Not a valid username."}
+    default_error_messages = {"pattern": _("Not a valid username.")}
 
 
 @extend_schema_field({"type": "string", "minLength": 1, "pattern": r"^[^\x00]*$"})
@@ -130,7 +142,7 @@ class PasswordField(StringField):
     """A password: any characters but NUL, kept as sent."""
 
     pattern = r"^[^\x00]*$"
-    default_error_messages = {"pattern": "Null characters are not allowed."}
+    default_error_messages = {"pattern": _("Null characters are not allowed.")}
 
 
 def _group_names(**kwargs: Any) -> serializers.ListField:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from articles import conf, validation
@@ -20,7 +21,7 @@ class QuerySerializer(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> Any:
         blank = {
-            name: ["This field may not be blank."]
+            name: [gettext("This field may not be blank.")]
             for name, field in self.fields.items()
             if hasattr(data, "getlist")
             and "" in data.getlist(name)

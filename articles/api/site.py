@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, status
 from rest_framework.authentication import BaseAuthentication
@@ -195,7 +196,7 @@ class UserViewSet(ApiViewSet):
         query = _valid(PageQuerySerializer, request.query_params)
         poster = people.user_named(username)
         if poster is None:
-            raise exceptions.NotFound("No such user.")
+            raise exceptions.NotFound(gettext("No such user."))
         page = selectors.user_article_list(
             poster_id=poster.pk, page=query["page"], user_id=_viewer(request)
         )

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models.signals import post_delete, post_save
+from django.utils.translation import gettext
 from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
@@ -43,9 +44,9 @@ class CachedTokenAuthentication(TokenAuthentication):
         try:
             token = ApiToken.objects.select_related("user").get(digest=digest)
         except ApiToken.DoesNotExist:
-            raise exceptions.AuthenticationFailed("Invalid token.") from None
+            raise exceptions.AuthenticationFailed(gettext("Invalid token.")) from None
         if not token.user.is_active:
-            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+            raise exceptions.AuthenticationFailed(gettext("User inactive or deleted."))
         if seconds > 0:
             _cache.keep(digest, token.user, token, read_at=read_at, expires=expires)
         return token.user, token

@@ -8,7 +8,7 @@ import ipaddress
 from django.http import HttpRequest
 
 from articles import conf
-from articles.errors import NotAllowed
+from articles.errors import LoginRequired
 
 # Headers a reverse proxy adds: a request carrying any of them came through one (ours sets
 # them all, overwriting whatever the client sent), or claims to have.
@@ -59,5 +59,5 @@ def user_pk(request: HttpRequest) -> int:
     """The logged-in user's pk, for views that let only logged-in users in."""
     pk = request.user.pk if request.user.is_authenticated else None
     if not isinstance(pk, int):
-        raise NotAllowed("Log in first.")
+        raise LoginRequired()
     return pk

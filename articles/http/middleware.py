@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
+from django.utils.translation import gettext
 
 from articles import conf
 from articles.errors import InvalidInput, PageNotFound, RequestTooLarge
@@ -109,7 +110,7 @@ class NulCharacterMiddleware:
         if field is None:
             field = _form_nul_field(request)
         if field is not None:
-            message = "A NUL character is not allowed in any value."
+            message = gettext("A NUL character is not allowed in any value.")
             return error_response(request, InvalidInput(field, message))
         if any(NUL in name or NUL in value for name, value in request.COOKIES.items()):
             request.COOKIES = {

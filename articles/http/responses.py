@@ -13,6 +13,7 @@ from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils.html import escape
+from django.utils.translation import gettext
 from django.views import defaults
 
 from articles.errors import (
@@ -135,5 +136,6 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     page's layout would ask the request for its (disallowed) host again."""
     if not is_api(request):
         return defaults.bad_request(request, exception)
-    message = "This host is not served here." if isinstance(exception, DisallowedHost) else None
+    served = isinstance(exception, DisallowedHost)
+    message = gettext("This host is not served here.") if served else None
     return error_response(request, BadRequest(message))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import time
 
+from django.utils.translation import ngettext
+
 from articles import conf
 
 # The time fix() stopped the clock at; None while it runs. One value for the whole
@@ -40,8 +42,12 @@ def in_words(seconds: int) -> str:
     wording of every "try again" message; Retry-After headers keep the seconds)."""
     seconds = max(0, int(seconds))
     if seconds < 90:
-        return f"in {seconds} second{'s' if seconds != 1 else ''}"
-    if seconds < 90 * 60:
-        return f"in {round(seconds / 60)} minutes"
-    hours = round(seconds / 3600)
-    return f"in {hours} hour{'s' if hours != 1 else ''}"
+        count = seconds
+        words = ngettext("in %(count)d second", "in %(count)d seconds", count)
+    elif seconds < 90 * 60:
+        count = round(seconds / 60)
+        words = ngettext("in %(count)d minute", "in %(count)d minutes", count)
+    else:
+        count = round(seconds / 3600)
+        words = ngettext("in %(count)d hour", "in %(count)d hours", count)
+    return words % {"count": count}

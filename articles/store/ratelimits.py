@@ -21,9 +21,11 @@ import hashlib
 import math
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import redis
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from articles import conf
 from articles.errors import RateLimited, StoreFull
@@ -32,6 +34,9 @@ from articles.operations import metrics
 from articles.store import clock, keys, scripts
 from articles.store.connection import get_connection, out_of_memory
 from articles.types import RateLimit
+
+if TYPE_CHECKING:
+    from django.utils.functional import _StrPromise
 
 Who = Literal["caller", "user", "address", "account"]
 Counts = Literal["requests", "failures"]
@@ -43,37 +48,37 @@ class Rule:
     period: int  # seconds
     by: Who  # caller: the user when logged in, else the client address; account: the
     # username a login names (logged in or not, existing or not)
-    noun: str  # what is counted, for the message: "Too many votes"
+    noun: str | _StrPromise  # what is counted, for the message: "Too many votes"
     counts: Counts = "requests"
 
 
 DEFAULT_RULES: dict[str, Rule] = {
-    "post": Rule(10, 3600, "caller", "posts"),
-    "vote": Rule(60, 60, "caller", "votes"),
-    "comment": Rule(30, 600, "caller", "comments"),
-    "signup": Rule(10, 3600, "address", "sign-ups"),
-    "password_reset": Rule(5, 3600, "address", "password reset e-mails"),
-    "api": Rule(600, 60, "address", "requests"),
-    "api_user": Rule(300, 60, "user", "requests"),
-    "api_write": Rule(60, 60, "caller", "writes"),
+    "post": Rule(10, 3600, "caller", _("posts")),
+    "vote": Rule(60, 60, "caller", _("votes")),
+    "comment": Rule(30, 600, "caller", _("comments")),
+    "signup": Rule(10, 3600, "address", _("sign-ups")),
+    "password_reset": Rule(5, 3600, "address", _("password reset e-mails")),
+    "api": Rule(600, 60, "address", _("requests")),
+    "api_user": Rule(300, 60, "user", _("requests")),
+    "api_write": Rule(60, 60, "caller", _("writes")),
     # Atom feeds, counted like the API's reads: per address, as aggregators fetch many
     # feeds from one; a fetch that builds its XML anew costs up to ~100 ms.
-    "feed": Rule(600, 60, "address", "feed requests"),
+    "feed": Rule(600, 60, "address", _("feed requests")),
     # Password checks (every login, the password change, account deletion; logins.py):
     # once locked even the right password waits.
-    "login_account": Rule(5, 900, "account", "failed logins for this account", "failures"),
-    "login_address": Rule(20, 900, "address", "failed logins from your address", "failures"),
+    "login_account": Rule(5, 900, "account", _("failed logins for this account"), "failures"),
+    "login_address": Rule(20, 900, "address", _("failed logins from your address"), "failures"),
 }
 LOGIN_RULES = ("login_account", "login_address")
 # The way out a failure rule's message ends with: the login page makes it a link.
-RESET_HINT = "reset your password"
+RESET_HINT = _("reset your password")
 
 
 def rules() -> dict[str, Rule | None]:
     """DEFAULT_RULES with the (limit, period) overrides of the settings applied."""
     merged: dict[str, Rule | None] = dict(DEFAULT_RULES)
     for action, value in conf.rate_limit_overrides().items():
-        base = DEFAULT_RULES.get(action, Rule(0, 60, "caller", "requests"))
+        base = DEFAULT_RULES.get(action, Rule(0, 60, "caller", _("requests")))
         merged[action] = None if not value else replace(base, limit=value[0], period=value[1])
     return merged
 
@@ -166,14 +171,25 @@ class _Window:
         that waits them is not refused again by the same window."""
         return max(1, math.ceil((self.start + 1) * self.rule.period - now))
 
-    def refused(self, now: float, way_out: str = "") -> RateLimited:
+    def refused(self, now: float, *, reset_hint: bool = False) -> RateLimited:
+        """The refusal, saying what was counted and when to try again; with `reset_hint`,
+        it ends with RESET_HINT, the way out of a failed-login lock."""
         metrics.RATE_LIMITED.labels(action=self.action).inc()
         rule, reset = self.rule, self.reset(now)
-        return RateLimited(
-            reset,
-            f"Too many {rule.noun}: at most {rule.limit} every {_span(rule.period)}. "
-            f"Try again {clock.in_words(reset)}{way_out}.",
-        )
+        params = {
+            "noun": rule.noun,
+            "limit": rule.limit,
+            "span": _span(rule.period),
+            "when": clock.in_words(reset),
+            "hint": RESET_HINT,
+        }
+        if reset_hint:
+            message = gettext(
+                "Too many %(noun)s: at most %(limit)d %(span)s. Try again %(when)s, or %(hint)s."
+            )
+        else:
+            message = gettext("Too many %(noun)s: at most %(limit)d %(span)s. Try again %(when)s.")
+        return RateLimited(reset, message % params)
 
 
 @dataclass(slots=True)
@@ -231,7 +247,7 @@ def _take(windows: list[_Window], now: float) -> tuple[str, ...]:
     # refused connection) goes up as it is, for every surface to answer with its 503.
     spent = int(scripts.LOGIN_ATTEMPT(keys=counters, args=args, client=get_connection(retry=False)))
     if spent:
-        raise windows[spent - 1].refused(now, f", or {RESET_HINT}")
+        raise windows[spent - 1].refused(now, reset_hint=True)
     return tuple(counters)
 
 
@@ -253,13 +269,17 @@ def _account(username: str) -> str:
 
 
 def _span(seconds: int) -> str:
+    """'every hour', 'every 15 minutes': a rule's period, as its refusal says it."""
     if seconds % 3600 == 0:
-        hours = seconds // 3600
-        return "hour" if hours == 1 else f"{hours} hours"
-    if seconds % 60 == 0:
-        minutes = seconds // 60
-        return "minute" if minutes == 1 else f"{minutes} minutes"
-    return f"{seconds} seconds"
+        count = seconds // 3600
+        words = ngettext("every hour", "every %(count)d hours", count)
+    elif seconds % 60 == 0:
+        count = seconds // 60
+        words = ngettext("every minute", "every %(count)d minutes", count)
+    else:
+        count = seconds
+        words = ngettext("every %(count)d second", "every %(count)d seconds", count)
+    return words % {"count": count}
 
 
 def _tightest(*states: RateLimit | None) -> RateLimit | None:

@@ -16,6 +16,7 @@ from importlib.resources import files
 from typing import Any
 
 from django.dispatch import Signal
+from django.utils.translation import gettext
 from redis.client import Pipeline
 from redis.commands.core import Script
 
@@ -136,7 +137,9 @@ _ERRORS: dict[Status, Callable[[str], ArticlesError]] = {
     Status.NOT_FOUND: lambda detail: ArticleNotFound(),
     Status.VOTING_CLOSED: lambda detail: VotingClosed(),
     Status.RETRY: lambda detail: Conflict(),
-    Status.NO_GROUP: lambda detail: GroupNotFound(f"No such group: {detail}."),
+    Status.NO_GROUP: lambda detail: GroupNotFound(
+        gettext("No such group: %(name)s.") % {"name": detail}
+    ),
     Status.GROUP_EXISTS: lambda detail: GroupExists(),
     Status.ID_TAKEN: lambda detail: Conflict(),
     Status.DUPLICATE_LINK: lambda detail: DuplicateLink(keys.article_id_of(detail)),
@@ -146,8 +149,10 @@ _ERRORS: dict[Status, Callable[[str], ArticlesError]] = {
     Status.COMMENTING_CLOSED: lambda detail: CommentingClosed(),
     Status.TOO_DEEP: lambda detail: CommentTooDeep(int(detail)),
     Status.EDIT_CLOSED: lambda detail: EditWindowClosed(),
-    Status.NOT_AUTHOR: lambda detail: NotAllowed("Only its author may do that to a comment."),
-    Status.COMMENT_GONE: lambda detail: NotAllowed("This comment was deleted."),
+    Status.NOT_AUTHOR: lambda detail: NotAllowed(
+        gettext("Only its author may do that to a comment.")
+    ),
+    Status.COMMENT_GONE: lambda detail: NotAllowed(gettext("This comment was deleted.")),
 }
 
 

@@ -13,6 +13,8 @@ import unicodedata
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.utils.translation import gettext
+
 MIN_WORD = 2  # shorter words ("a", "x") match too much to be worth a set each
 MAX_WORD = 32  # longer "words" are hashes, ids and noise; cut, not dropped
 MAX_TERMS = 8  # words a query may name, excluded ones included
@@ -201,7 +203,7 @@ def parse_query(q: str) -> Query:
     """Words ANDed, `-word` excluded. Raises QueryError: too long, too many words, or
     (with `empty` set) nothing left to look for."""
     if len(q) > MAX_QUERY:
-        raise QueryError(f"A search is at most {MAX_QUERY} characters.")
+        raise QueryError(gettext("A search is at most %(max)d characters.") % {"max": MAX_QUERY})
     include: set[str] = set()
     exclude: set[str] = set()
     for part in q.split():
@@ -210,12 +212,14 @@ def parse_query(q: str) -> Query:
         (exclude if negated else include).update(words)
     exclude -= include  # "a -a" looks for a: the plain word wins
     if len(include) + len(exclude) > MAX_TERMS:
-        raise QueryError(f"A search names at most {MAX_TERMS} words.")
+        raise QueryError(gettext("A search names at most %(max)d words.") % {"max": MAX_TERMS})
     if not include:
         message = (
-            "Say what to look for: a word to find, not only words to leave out."
+            gettext("Say what to look for: a word to find, not only words to leave out.")
             if exclude
-            else "Type a word to look for (very short and very common words are not indexed)."
+            else gettext(
+                "Type a word to look for (very short and very common words are not indexed)."
+            )
         )
         raise QueryError(message, empty=True)
     return Query(tuple(sorted(include)), tuple(sorted(exclude)))

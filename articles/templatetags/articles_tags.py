@@ -10,6 +10,8 @@ from urllib.parse import urlencode, urlsplit
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils.timesince import timesince
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from articles import conf
 from articles.http import loginpage
@@ -112,13 +114,25 @@ def ranking_words(article: Article) -> str:
     to the score ranking, e.g. "posted 36 minutes later" for +5 at 432 s a vote."""
     net = article.votes - article.downvotes
     if net == 0:
-        return "It has no net votes, so it ranks by its posting time alone."
+        return gettext("It has no net votes, so it ranks by its posting time alone.")
     posted = datetime.fromtimestamp(article.time, tz=UTC)
     lift = timesince(posted, posted + timedelta(seconds=abs(net) * conf.vote_score()))
-    points = f"{net:+d} point{'' if abs(net) == 1 else 's'}"
+    params = {"points": f"{net:+d}", "lift": lift}
     if net > 0:
-        return f"Its {points} rank it as if it had been posted {lift} later with no votes."
-    return f"Its {points} rank it as if it had been posted {lift} earlier with no votes."
+        message = ngettext(
+            "Its %(points)s point ranks it as if it had been posted %(lift)s later with no votes.",
+            "Its %(points)s points rank it as if it had been posted %(lift)s later with no votes.",
+            abs(net),
+        )
+    else:
+        message = ngettext(
+            "Its %(points)s point ranks it as if it had been posted %(lift)s earlier with no "
+            "votes.",
+            "Its %(points)s points rank it as if it had been posted %(lift)s earlier with no "
+            "votes.",
+            abs(net),
+        )
+    return message % params
 
 
 @register.simple_tag
@@ -156,20 +170,20 @@ def comment_number(target: str) -> int | None:
 # What each kind of moderation log entry (services._log's actions) says to a reader; the
 # API keeps the raw names.
 MODLOG_WORDS = {
-    "delete": "deleted an article",
-    "edit": "edited an article",
-    "groups": "changed the groups of an article",
-    "comment_remove": "removed a comment",
-    "group_create": "created a group",
-    "group_update": "changed the description of a group",
-    "group_delete": "deleted a group",
+    "delete": _("deleted an article"),
+    "edit": _("edited an article"),
+    "groups": _("changed the groups of an article"),
+    "comment_remove": _("removed a comment"),
+    "group_create": _("created a group"),
+    "group_update": _("changed the description of a group"),
+    "group_delete": _("deleted a group"),
 }
 
 
 @register.filter
 def modlog_words(action: str) -> str:
     """A moderation log action in words ("removed a comment"); an unknown one as it is."""
-    return MODLOG_WORDS.get(action, action)
+    return str(MODLOG_WORDS.get(action, action))
 
 
 @register.filter

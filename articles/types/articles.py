@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from articles import conf
-from articles.errors import NotAllowed
+from articles.errors import LoginRequired
 from articles.store import keys
 from articles.types.basics import (
     BadArticle,
@@ -73,7 +73,7 @@ class Actor:
         """The logged-in user behind a request; NotAllowed for a visitor."""
         pk = user.pk
         if not isinstance(pk, int) or isinstance(pk, bool):
-            raise NotAllowed("Log in first.")
+            raise LoginRequired()
         return cls(pk=pk, name=user.get_username(), is_staff=bool(user.is_staff))
 
     def as_poster(self) -> Actor:

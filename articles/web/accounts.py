@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse, reverse_lazy
 from django.utils.html import format_html
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from articles import conf
@@ -87,7 +88,7 @@ class LoginView(JinjaTemplateMixin, auth_views.LoginView):
 
 def _locked(message: str) -> str:
     """The lock's message, its way out ("reset your password") a link to the reset page."""
-    before, hint, after = message.rpartition(ratelimits.RESET_HINT)
+    before, hint, after = message.rpartition(str(ratelimits.RESET_HINT))
     if not hint:
         return message
     link = format_html('<a href="{}">{}</a>', reverse("articles:password-reset"), hint)
@@ -225,7 +226,10 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error(name, _lost_race_message(form.cleaned_data[name]))
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, f"Welcome, {user.get_username()}! Your account is made.")
+            messages.success(
+                request,
+                gettext("Welcome, %(name)s! Your account is made.") % {"name": user.get_username()},
+            )
             if intent is not None:
                 return redirect(intents.cast(request, intent))
             return redirect(safe_next(request, reverse("articles:home")))
@@ -237,7 +241,7 @@ def _lost_race_message(username: str) -> str:
     """Why a sign-up whose checks passed lost the race: the name, or a look-alike of it."""
     User, field = get_user_model(), get_user_model().USERNAME_FIELD
     taken = User._default_manager.filter(**{f"{field}__iexact": username}).exists()
-    return User().unique_error_message(User, [field]).messages[0] if taken else LOOKALIKE
+    return User().unique_error_message(User, [field]).messages[0] if taken else str(LOOKALIKE)
 
 
 @login_required(login_url=LOGIN_URL)
@@ -253,7 +257,7 @@ def account_settings(request: HttpRequest) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         people.account_update(user=request.user, **form.cleaned_data)
-        messages.success(request, "Your account is saved.")
+        messages.success(request, gettext("Your account is saved."))
         return redirect("articles:account-settings")
     delete_form = DeleteAccountForm(user=request.user, request=request)
     return _account_page(request, form=form, delete_form=delete_form)
@@ -275,7 +279,9 @@ def account_delete(request: HttpRequest) -> HttpResponse:
         return _account_page(request, form=settings_form, delete_form=form)
     people.account_delete(user=request.user)
     logout(request)
-    messages.success(request, "Your account is deleted. Its articles now show as by [deleted].")
+    messages.success(
+        request, gettext("Your account is deleted. Its articles now show as by [deleted].")
+    )
     return redirect("articles:home")
 
 
@@ -294,9 +300,9 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
         revoked = tokens.user_tokens_revoke(user=request.user)
         messages.success(
             request,
-            f"Your API tokens are revoked ({revoked})."
+            gettext("Your API tokens are revoked (%(count)d).") % {"count": revoked}
             if revoked
-            else "You had no API token to revoke.",
+            else gettext("You had no API token to revoke."),
         )
         return redirect("articles:api-tokens")
     count = tokens.user_token_count(user_id=user_pk(request))

@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles.errors import (
@@ -74,7 +75,7 @@ def sort_param(request: HttpRequest) -> CommentOrder:
     try:
         return CommentOrder(raw)
     except ValueError:
-        raise InvalidInput("sort", "Sort must be 'best' or 'new'.") from None
+        raise InvalidInput("sort", gettext("Sort must be 'best' or 'new'.")) from None
 
 
 def thread_context(thread: ThreadPage) -> dict[str, Any]:
@@ -172,11 +173,13 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
             form.renew_key()
             form.add_error(
                 None,
-                "This form was already sent with another text: send it again to post this one.",
+                gettext(
+                    "This form was already sent with another text: send it again to post this one."
+                ),
             )
         else:
             if comment is not None:  # None: the limit refused it (ratelimits.check raises instead)
-                messages.success(request, "Your comment is posted.")
+                messages.success(request, gettext("Your comment is posted."))
                 return redirect(_shown_at(comment))
     return _form_page(request, article_id, form)
 
@@ -198,7 +201,7 @@ def comment_vote(request: HttpRequest, comment_id: int) -> HttpResponse:
         return login
     form = VoteForm(request.POST)
     if not form.is_valid():
-        raise InvalidInput("direction", "A vote is up, down or none.")
+        raise InvalidInput("direction", gettext("A vote is up, down or none."))
     ratelimits.check(request, "vote")
     comment = services.comment_vote(comment_id=comment_id, user_id=user_pk(request), vote=form.vote)
     if wants_json(request):
@@ -232,7 +235,7 @@ def comment_edit(request: HttpRequest, comment_id: int) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc)
         else:
-            messages.success(request, "Your comment is updated.")
+            messages.success(request, gettext("Your comment is updated."))
             return redirect(_permalink(comment))
     context = {"comment": comment, "form": form, "action": "edit"}
     return rendering.render(
@@ -250,7 +253,7 @@ def comment_delete(request: HttpRequest, comment_id: int) -> HttpResponse:
     _own(request, comment)
     if request.method == "POST":
         services.comment_delete(comment_id=comment.id, actor=Actor.of(request.user))
-        messages.success(request, "Your comment is deleted.")
+        messages.success(request, gettext("Your comment is deleted."))
         return redirect(_context_of(comment))
     context = {"comment": comment, "action": "delete"}
     return rendering.render(request, "articles/comment_change.html", context)
@@ -268,7 +271,7 @@ def comment_remove(request: HttpRequest, comment_id: int) -> HttpResponse:
         services.comment_remove(
             comment_id=comment.id, actor=Actor.of(request.user), reason=form.cleaned_data["reason"]
         )
-        messages.success(request, f"Comment {comment.id} removed.")
+        messages.success(request, gettext("Comment %(id)d removed.") % {"id": comment.id})
         return redirect(_context_of(comment))
     context = {"comment": comment, "form": form, "action": "remove"}
     return rendering.render(
@@ -281,9 +284,9 @@ def comment_remove(request: HttpRequest, comment_id: int) -> HttpResponse:
 
 def _own(request: HttpRequest, comment: Comment) -> None:
     if not comment.visible:
-        raise NotAllowed("This comment is deleted; there is nothing left to change.")
+        raise NotAllowed(gettext("This comment is deleted; there is nothing left to change."))
     if comment.author_id != request.user.pk:
-        raise NotAllowed("Only its author may change a comment.")
+        raise NotAllowed(gettext("Only its author may change a comment."))
 
 
 def _permalink(comment: Comment) -> str:

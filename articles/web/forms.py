@@ -11,9 +11,12 @@ from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import BaseUserCreationForm, UsernameField
 from django.db import models
+from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext_lazy as _
 
 from articles import conf, names, validation
 from articles.errors import InvalidInput
+from articles.i18n import filled_lazy
 from articles.models import ABOUT_MAX
 from articles.store import logins, people
 from articles.types import Group, Vote
@@ -85,8 +88,8 @@ class SignUpForm(BaseUserCreationForm):
             and not email.required
             and _User.get_email_field_name() != self.name_field
         ):
-            email.label = "E-mail (optional)"
-            email.help_text = "Only for resetting a forgotten password; never shown to anyone."
+            email.label = _("E-mail (optional)")
+            email.help_text = _("Only for resetting a forgotten password; never shown to anyone.")
         if _is_email(self.name_field):
             return  # an address is not a name: the name rule is not for it
         username = self.fields[self.name_field]
@@ -106,7 +109,7 @@ class SignUpForm(BaseUserCreationForm):
         if people.name_taken(name):
             raise forms.ValidationError(LOOKALIKE)
         if not _is_email(self.name_field) and not names.allowed(name):
-            raise forms.ValidationError(f"A name is {names.NAME_HELP}")
+            raise forms.ValidationError(gettext("A name is %(rule)s") % {"rule": names.NAME_HELP})
         return name
 
     def save(self, commit: bool = True) -> Any:
@@ -121,7 +124,7 @@ class SignUpForm(BaseUserCreationForm):
 # Django calls clean_<field> by the field's name, which is the user model's to choose.
 setattr(SignUpForm, f"clean_{SignUpForm.name_field}", SignUpForm.clean_login_name)
 
-LOOKALIKE = "That name looks like another account's name; please choose another."
+LOOKALIKE = _("That name looks like another account's name; please choose another.")
 
 
 class AccountForm(forms.Form):
@@ -129,15 +132,18 @@ class AccountForm(forms.Form):
 
     email = forms.EmailField(
         required=False,
-        label="E-mail",
-        help_text="For resetting a forgotten password; never shown. Leave empty for none.",
+        label=_("E-mail"),
+        help_text=_("For resetting a forgotten password; never shown. Leave empty for none."),
     )
     about = forms.CharField(
         required=False,
         max_length=ABOUT_MAX,
         widget=forms.Textarea(attrs={"rows": 4}),
-        label="About you",
-        help_text=f"Shown on your user page, as plain text; at most {ABOUT_MAX} characters.",
+        label=_("About you"),
+        help_text=filled_lazy(
+            gettext_noop("Shown on your user page, as plain text; at most %(max)d characters."),
+            {"max": ABOUT_MAX},
+        ),
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -150,7 +156,9 @@ class DeleteAccountForm(forms.Form):
     """Deleting an account takes its password, so a left-open session cannot."""
 
     password = forms.CharField(
-        strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"})
+        label=_("Password"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
     def __init__(self, *args: Any, user: Any, request: Any, **kwargs: Any) -> None:
@@ -161,7 +169,7 @@ class DeleteAccountForm(forms.Form):
     def clean_password(self) -> str:
         password = str(self.cleaned_data["password"])
         logins.form_password_check(
-            self, self.request, self.user, password, "That is not your password."
+            self, self.request, self.user, password, gettext("That is not your password.")
         )
         return password
 
@@ -181,20 +189,22 @@ class PasswordChangeForm(auth_forms.PasswordChangeForm):
 
 
 class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
-    title = forms.CharField(max_length=validation.TITLE_MAX)
+    title = forms.CharField(label=_("Title"), max_length=validation.TITLE_MAX)
     link = forms.CharField(
+        label=_("Link"),
         max_length=validation.LINK_MAX,
         required=False,
-        help_text="An http:// or https:// address. Give a link, a text, or both.",
+        help_text=_("An http:// or https:// address. Give a link, a text, or both."),
         widget=forms.URLInput(attrs={"placeholder": "https://"}),
     )
     text = forms.CharField(
+        label=_("Text"),
         max_length=validation.TEXT_MAX,
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
     )
     groups = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, choices=()
+        label=_("Groups"), required=False, widget=forms.CheckboxSelectMultiple, choices=()
     )
     idempotency_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
 
@@ -220,12 +230,12 @@ class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if not self.errors and not data.get("link") and not data.get("text"):
-            self.add_error("link", "Give a link, a text, or both.")
+            self.add_error("link", gettext("Give a link, a text, or both."))
         return data
 
 
 class VoteForm(forms.Form):
-    direction = forms.ChoiceField(choices=[(v.label, v.label) for v in Vote])
+    direction = forms.ChoiceField(label=_("Direction"), choices=[(v.label, v.label) for v in Vote])
 
     @property
     def vote(self) -> Vote:
@@ -234,10 +244,13 @@ class VoteForm(forms.Form):
 
 class GroupCreateForm(StoreErrorsMixin, forms.Form):
     name = forms.CharField(
-        max_length=validation.GROUP_NAME_MAX, help_text=validation.GROUP_NAME_HELP
+        label=_("Name"), max_length=validation.GROUP_NAME_MAX, help_text=validation.GROUP_NAME_HELP
     )
     description = forms.CharField(
-        max_length=validation.DESCRIPTION_MAX, required=False, widget=forms.Textarea({"rows": 3})
+        label=_("Description"),
+        max_length=validation.DESCRIPTION_MAX,
+        required=False,
+        widget=forms.Textarea({"rows": 3}),
     )
 
     def clean_name(self) -> str:
@@ -248,22 +261,26 @@ class GroupCreateForm(StoreErrorsMixin, forms.Form):
 
 class GroupUpdateForm(StoreErrorsMixin, forms.Form):
     description = forms.CharField(
-        max_length=validation.DESCRIPTION_MAX, required=False, widget=forms.Textarea({"rows": 3})
+        label=_("Description"),
+        max_length=validation.DESCRIPTION_MAX,
+        required=False,
+        widget=forms.Textarea({"rows": 3}),
     )
 
 
 class ReasonForm(StoreErrorsMixin, forms.Form):
     """Delete an article or a group: the reason goes to the public moderation log."""
 
-    reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+    reason = forms.CharField(label=_("Reason"), max_length=validation.REASON_MAX, required=False)
 
 
 class DeleteReasonForm(StoreErrorsMixin, forms.Form):
     """Staff deleting an article: the reason is required, and public in the moderation log."""
 
     reason = forms.CharField(
+        label=_("Reason"),
         max_length=validation.REASON_MAX,
-        help_text="Shown in the public moderation log.",
+        help_text=_("Shown in the public moderation log."),
     )
 
     def clean_reason(self) -> str:
@@ -288,12 +305,15 @@ class _TextEditMixin(_Form):
 class ArticleEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):
     """Staff: an article's title, link and (for an article with a text) its text."""
 
-    title = forms.CharField(max_length=validation.TITLE_MAX)
-    link = forms.CharField(max_length=validation.LINK_MAX, required=False)
+    title = forms.CharField(label=_("Title"), max_length=validation.TITLE_MAX)
+    link = forms.CharField(label=_("Link"), max_length=validation.LINK_MAX, required=False)
     text = forms.CharField(
-        max_length=validation.TEXT_MAX, required=False, widget=forms.Textarea({"rows": 6})
+        label=_("Text"),
+        max_length=validation.TEXT_MAX,
+        required=False,
+        widget=forms.Textarea({"rows": 6}),
     )
-    reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+    reason = forms.CharField(label=_("Reason"), max_length=validation.REASON_MAX, required=False)
 
     def __init__(self, *args: Any, has_text: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -307,9 +327,12 @@ class PosterEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):
     """The poster's own edit while voting is open: the title, and the text of a text post
     (the link stays as posted: votes were cast for it)."""
 
-    title = forms.CharField(max_length=validation.TITLE_MAX)
+    title = forms.CharField(label=_("Title"), max_length=validation.TITLE_MAX)
     text = forms.CharField(
-        max_length=validation.TEXT_MAX, required=False, widget=forms.Textarea({"rows": 8})
+        label=_("Text"),
+        max_length=validation.TEXT_MAX,
+        required=False,
+        widget=forms.Textarea({"rows": 8}),
     )
 
     def __init__(self, *args: Any, has_text: bool = False, **kwargs: Any) -> None:
@@ -319,12 +342,12 @@ class PosterEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):
 
 class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
     add = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, choices=(), label="Add to"
+        required=False, widget=forms.CheckboxSelectMultiple, choices=(), label=_("Add to")
     )
     remove = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, choices=(), label="Remove from"
+        required=False, widget=forms.CheckboxSelectMultiple, choices=(), label=_("Remove from")
     )
-    reason = forms.CharField(max_length=validation.REASON_MAX, required=False)
+    reason = forms.CharField(label=_("Reason"), max_length=validation.REASON_MAX, required=False)
 
     def __init__(
         self,
@@ -341,7 +364,9 @@ class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if not self.errors and not data.get("add") and not data.get("remove"):
-            self.add_error("add", "Choose a group to add the article to or remove it from.")
+            self.add_error(
+                "add", gettext("Choose a group to add the article to or remove it from.")
+            )
         return data
 
 
@@ -355,11 +380,13 @@ class CommentForm(StoreErrorsMixin, forms.Form):
     """A new comment or reply; the text rule (length, not empty) is the store's."""
 
     text = forms.CharField(
-        label="Comment",
+        label=_("Comment"),
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="Markdown: *emphasis*, `code`, [links](https://example.org), > quotes, - lists.",
+        help_text=_(
+            "Markdown: *emphasis*, `code`, [links](https://example.org), > quotes, - lists."
+        ),
     )
     parent = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
     idempotency_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)
@@ -384,7 +411,7 @@ class CommentForm(StoreErrorsMixin, forms.Form):
 
 class CommentEditForm(StoreErrorsMixin, forms.Form):
     text = forms.CharField(
-        label="Comment",
+        label=_("Comment"),
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 6}),
@@ -403,8 +430,9 @@ class CommentRemoveForm(StoreErrorsMixin, forms.Form):
     """Staff removal of a comment: the reason is shown in the public moderation log."""
 
     reason = forms.CharField(
+        label=_("Reason"),
         max_length=validation.REASON_MAX,
-        help_text="Shown in the public moderation log.",
+        help_text=_("Shown in the public moderation log."),
     )
 
 

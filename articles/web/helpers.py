@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 
 from articles import conf
 from articles.errors import ArticlesError, InvalidInput, RateLimited
@@ -77,7 +78,7 @@ def form_response(response: HttpResponse, form: Any) -> HttpResponse:
 
 
 def login_first(
-    request: HttpRequest, back: str, what: str = "vote", vote: tuple[int, str] | None = None
+    request: HttpRequest, back: str, vote: tuple[int, str] | None = None
 ) -> HttpResponse | None:
     """None for a logged-in user. Anyone else logs in first (loginpage: the host's login
     or the app's) and comes back to `back`, with `vote` (article id, direction) to cast
@@ -88,7 +89,7 @@ def login_first(
     login_url = loginpage.url(back, vote=vote, request=request, safe="")
     if wants_json(request):
         return JsonResponse(
-            {"detail": f"Log in to {what}.", "code": "login_required", "login": login_url},
+            {"detail": gettext("Log in to vote."), "code": "login_required", "login": login_url},
             status=401,
         )
     return redirect(login_url)
@@ -114,7 +115,7 @@ def order_param(request: HttpRequest, default: Order = Order.SCORE) -> Order:
     try:
         return Order(raw)
     except ValueError:
-        raise InvalidInput("order", "Order must be 'score' or 'time'.") from None
+        raise InvalidInput("order", gettext("Order must be 'score' or 'time'.")) from None
 
 
 def period_param(request: HttpRequest) -> Period:
@@ -123,14 +124,18 @@ def period_param(request: HttpRequest) -> Period:
         return Period(raw)
     except ValueError:
         choices = ", ".join(p.value for p in Period)
-        raise InvalidInput("period", f"Period must be one of {choices}.") from None
+        raise InvalidInput(
+            "period", gettext("Period must be one of %(choices)s.") % {"choices": choices}
+        ) from None
 
 
 def day_param(raw: str) -> date:
     try:
         return date.fromisoformat(raw)
     except ValueError:
-        raise InvalidInput("day", "A day is written YYYY-MM-DD, e.g. 2026-01-31.") from None
+        raise InvalidInput(
+            "day", gettext("A day is written YYYY-MM-DD, e.g. 2026-01-31.")
+        ) from None
 
 
 def page_param(request: HttpRequest) -> str:
@@ -145,7 +150,7 @@ def staff_required(view: View) -> View:
         if not request.user.is_authenticated:
             return loginpage.redirect(request.get_full_path(), request)
         if not request.user.is_staff:
-            raise PermissionDenied("Only staff may moderate.")
+            raise PermissionDenied(gettext("Only staff may moderate."))
         return view(request, *args, **kwargs)
 
     return wrapper

@@ -20,6 +20,7 @@ from django.contrib import messages
 from django.core import signing
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
+from django.utils.translation import gettext
 
 from articles import conf
 from articles.errors import ArticlesError
@@ -109,19 +110,20 @@ def cast(request: HttpRequest, intent: Intent) -> str:
             direction=intent.direction,
         )
     except ArticlesError as exc:
-        messages.error(request, f"Your vote was not counted: {exc.message}")
+        messages.error(
+            request, gettext("Your vote was not counted: %(why)s") % {"why": exc.message}
+        )
         return intent.anchor
     except redis.RedisError:
-        messages.error(request, "Your vote was not counted: the store is unreachable.")
+        messages.error(request, gettext("Your vote was not counted: the store is unreachable."))
         return intent.anchor
     if article is not None:
-        word = {Vote.UP: "up-vote", Vote.DOWN: "down-vote"}.get(intent.direction)
-        messages.success(
-            request,
-            f"Your {word} on “{article.title}” is counted."
-            if word
-            else f"Your vote on “{article.title}” is withdrawn.",
-        )
+        counted = {
+            Vote.UP: gettext("Your up-vote on “%(title)s” is counted."),
+            Vote.DOWN: gettext("Your down-vote on “%(title)s” is counted."),
+        }
+        message = counted.get(intent.direction, gettext("Your vote on “%(title)s” is withdrawn."))
+        messages.success(request, message % {"title": article.title})
     return intent.anchor
 
 

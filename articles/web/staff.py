@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles.errors import (
@@ -40,7 +41,7 @@ def staff_dashboard(request: HttpRequest) -> HttpResponse:
     stats = selectors.stats_daily(days=30)
     context = staff_context(
         request,
-        "Dashboard",
+        gettext("Dashboard"),
         stats=stats,
         total_posts=sum(p for _, p, _ in stats),
         total_votes=sum(v for _, _, v in stats),
@@ -59,9 +60,11 @@ def staff_groups(request: HttpRequest) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc)
         else:
-            messages.success(request, f"Group {form.cleaned_data['name']} created.")
+            messages.success(
+                request, gettext("Group %(name)s created.") % {"name": form.cleaned_data["name"]}
+            )
             return redirect("articles:staff-groups")
-    context = staff_context(request, "Groups", form=form, groups=selectors.group_list())
+    context = staff_context(request, gettext("Groups"), form=form, groups=selectors.group_list())
     return render(request, "articles/staff/groups.html", context, status=form_status(form))
 
 
@@ -77,10 +80,14 @@ def staff_group_edit(request: HttpRequest, name: str) -> HttpResponse:
             description=form.cleaned_data["description"],
             actor=Actor.of(request.user),
         )
-        messages.success(request, f"Group {group.name} updated.")
+        messages.success(request, gettext("Group %(name)s updated.") % {"name": group.name})
         return redirect("articles:staff-groups")
     context = staff_context(
-        request, f"Group {group.name}", group=group, form=form, delete_form=ReasonForm()
+        request,
+        gettext("Group %(name)s") % {"name": group.name},
+        group=group,
+        form=form,
+        delete_form=ReasonForm(),
     )
     return render(request, "articles/staff/group_edit.html", context, status=form_status(form))
 
@@ -92,7 +99,7 @@ def staff_group_delete(request: HttpRequest, name: str) -> HttpResponse:
     form = ReasonForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     services.group_delete(name=name, actor=Actor.of(request.user), reason=reason)
-    messages.success(request, f"Group {name} deleted.")
+    messages.success(request, gettext("Group %(name)s deleted.") % {"name": name})
     return redirect("articles:staff-groups")
 
 
@@ -113,7 +120,7 @@ def staff_article(request: HttpRequest, article_id: int) -> HttpResponse:
         except DuplicateLink as exc:
             form.add_error("link", exc.message)
         else:
-            messages.success(request, "Article updated.")
+            messages.success(request, gettext("Article updated."))
             return redirect("articles:staff-article", article.id)
     return _staff_article_page(request, article, edit_form=form)
 
@@ -132,7 +139,7 @@ def staff_article_groups(request: HttpRequest, article_id: int) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc)
         else:
-            messages.success(request, "Groups updated.")
+            messages.success(request, gettext("Groups updated."))
             return redirect("articles:staff-article", article.id)
     return _staff_article_page(request, article, groups_form=form)
 
@@ -148,9 +155,11 @@ def staff_article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
         services.article_delete(
             article_id=article.id, actor=Actor.of(request.user), reason=form.cleaned_data["reason"]
         )
-        messages.success(request, f"Article {article.id} deleted.")
+        messages.success(request, gettext("Article %(id)d deleted.") % {"id": article.id})
         return redirect("articles:modlog")
-    context = staff_context(request, f"Delete article {article.id}", article=article, form=form)
+    context = staff_context(
+        request, gettext("Delete article %(id)d") % {"id": article.id}, article=article, form=form
+    )
     return render(request, "articles/staff/article_delete.html", context, status=form_status(form))
 
 
@@ -166,6 +175,8 @@ def _staff_article_page(
     forms.setdefault(
         "groups_form", ArticleGroupsForm(groups=selectors.group_list(), current=article.groups)
     )
-    context = staff_context(request, f"Moderate article {article.id}", article=article, **forms)
+    context = staff_context(
+        request, gettext("Moderate article %(id)d") % {"id": article.id}, article=article, **forms
+    )
     status = 400 if any(f.is_bound and f.errors for f in forms.values()) else 200
     return render(request, "articles/staff/article.html", context, status=status)

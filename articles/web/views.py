@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -83,7 +84,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
         body["detail"] = down.message
     elif store.get("full"):
         # Reads work, writes are refused: 200, so a balancer keeps serving the reads.
-        body = {"status": "degraded", "detail": StoreFull.message}
+        body = {"status": "degraded", "detail": str(StoreFull.default_message)}
     response = JsonResponse(
         {**body, "redis": store, "database": database},
         status=200 if down is None else down.status_code,
@@ -149,7 +150,9 @@ def search(request: HttpRequest) -> HttpResponse:
     try:
         order = SearchOrder(raw_order)
     except ValueError:
-        raise InvalidInput("order", "Order must be 'score', 'newest' or 'votes'.") from None
+        raise InvalidInput(
+            "order", gettext("Order must be 'score', 'newest' or 'votes'.")
+        ) from None
     period, group = period_param(request), request.GET.get("group", "")
     context: dict[str, object] = {
         "q": q,
@@ -282,7 +285,7 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
         if person.get_username() == other:
             return _user_page(request, person)
     if not found:
-        raise Http404("No such user.")
+        raise Http404(gettext("No such user."))
     person = found[0]
     page = selectors.user_comments(user_id=person.pk, page=page_param(request))
     return rendering.render(

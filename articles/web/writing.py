@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from articles.errors import (
@@ -51,7 +52,7 @@ def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
         return login
     form = VoteForm(request.POST)
     if not form.is_valid():
-        raise InvalidInput("direction", "A vote is up, down or none.")
+        raise InvalidInput("direction", gettext("A vote is up, down or none."))
     ratelimits.check(request, "vote")
     article = services.article_vote(
         article_id=article_id, user_id=user_pk(request), direction=form.vote
@@ -87,15 +88,17 @@ def submit(request: HttpRequest) -> HttpResponse:
         except DuplicateLink as exc:
             messages.info(
                 request,
-                "That link was already posted and is still open for voting, "
-                "so here it is: vote for it instead.",
+                gettext(
+                    "That link was already posted and is still open for voting, "
+                    "so here it is: vote for it instead."
+                ),
             )
             return redirect("articles:article-detail", exc.article_id)
         except InvalidInput as exc:
             form.add_store_error(exc, {"idempotency_key": "title"})
         else:
             if article is not None:
-                messages.success(request, "Your article is posted, with your own up-vote.")
+                messages.success(request, gettext("Your article is posted, with your own up-vote."))
                 return redirect("articles:article-detail", article.id)
     return form_response(rendering.render(request, "articles/submit.html", {"form": form}), form)
 
@@ -122,7 +125,7 @@ def article_edit(request: HttpRequest, article_id: int) -> HttpResponse:
         except InvalidInput as exc:
             form.add_store_error(exc)
         else:
-            messages.success(request, "Your changes are saved.")
+            messages.success(request, gettext("Your changes are saved."))
             return redirect("articles:article-detail", article.id)
     context = {"article": article, "form": form}
     return form_response(rendering.render(request, "articles/article_edit.html", context), form)
@@ -136,7 +139,9 @@ def article_delete(request: HttpRequest, article_id: int) -> HttpResponse:
     article = _own_article(request, article_id)
     if request.method == "POST":
         services.article_delete(article_id=article.id, actor=Actor.of(request.user).as_poster())
-        messages.success(request, f"Your article “{article.title}” is deleted.")
+        messages.success(
+            request, gettext("Your article “%(title)s” is deleted.") % {"title": article.title}
+        )
         return redirect(rendering.user_url(request.user))
     return rendering.render(request, "articles/article_delete.html", {"article": article})
 
@@ -170,7 +175,9 @@ def _own_article(request: HttpRequest, article_id: int) -> Article:
     article = selectors.article_get(article_id=article_id)
     if not article.poster_may_change(user_pk(request), clock.now()):
         raise NotAllowed(
-            "Only its poster may change an article, and only while voting is open; "
-            "staff can help with anything else."
+            gettext(
+                "Only its poster may change an article, and only while voting is open; "
+                "staff can help with anything else."
+            )
         )
     return article

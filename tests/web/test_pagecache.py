@@ -74,3 +74,15 @@ def test_the_cache_can_be_turned_off(settings):
     Client().get("/new/")
     post("two")
     assert "two" in Client().get("/new/").content.decode()
+
+
+def test_a_page_kept_for_one_language_is_never_shown_in_another(settings):
+    """Ensure each language has its own kept page (LocaleMiddleware picks the language per
+    visitor), and a write still drops them all."""
+    settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 60
+    post("first")
+    for language in ("de", "en", "de"):
+        assert Client().get("/new/", HTTP_ACCEPT_LANGUAGE=language).status_code == 200
+    assert sorted(pagecache._pages) == ["/new/#de", "/new/#en"]
+    pagecache.forget("/new/")
+    assert list(pagecache._pages) == []

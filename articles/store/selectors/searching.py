@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from django.utils.translation import gettext
+
 from articles import conf, validation
 from articles.errors import (
     EmptySearch,
@@ -45,7 +47,7 @@ def article_search(
     Raises EmptySearch (nothing to look for), InvalidInput (q too long, too many words,
     a bad group name or page)."""
     if not isinstance(q, str):
-        raise InvalidInput("q", "A search is text.")
+        raise InvalidInput("q", gettext("A search is text."))
     try:
         query = search.parse_query(q)
     except search.QueryError as exc:

@@ -109,10 +109,11 @@ def _normalized_or_empty(link: str) -> str:
         return ""
 
 
-def _staff_only(actor: Actor, what: str) -> None:
-    """The rule of every moderation write: staff only (NotAllowed, a 403, for anyone else)."""
+def _staff_only(actor: Actor, refusal: str) -> None:
+    """The rule of every moderation write: staff only (NotAllowed, a 403, saying `refusal`,
+    for anyone else)."""
     if not actor.is_staff:
-        raise NotAllowed(f"Only staff may {what}.")
+        raise NotAllowed(refusal)
 
 
 def _log(

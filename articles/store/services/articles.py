@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from django.utils.translation import gettext
+
 from articles import conf, validation
 from articles.errors import (
     Conflict,
@@ -57,12 +59,12 @@ def article_groups_update(
     """Staff add the article to `add` and remove it from `remove` in one step (the book's
     add_remove_groups); returns its groups. Raises NotAllowed, ArticleNotFound,
     GroupNotFound."""
-    _staff_only(actor, "move an article between groups")
+    _staff_only(actor, gettext("Only staff may move an article between groups."))
     member = _article_member(article_id)
     added = validation.clean_group_names(list(add), "add")
     removed = validation.clean_group_names(list(remove), "remove")
     if set(added) & set(removed):
-        raise InvalidInput("remove", "A group cannot be both added and removed.")
+        raise InvalidInput("remove", gettext("A group cannot be both added and removed."))
     if not added and not removed:
         return selectors.article_get(article_id=article_id).groups
     entry = _log(actor.name, "groups", member, reason, now, add=added, remove=removed)
@@ -96,7 +98,9 @@ def article_delete(
     """
     member = _article_member(article_id)
     reason = validation.clean_reason(reason)
-    refused = NotAllowed("Only staff, or the poster while voting is open, may delete an article.")
+    refused = NotAllowed(
+        gettext("Only staff, or the poster while voting is open, may delete an article.")
+    )
     is_staff = actor.is_staff
     for _ in range(scripts.ATTEMPTS):
         article = selectors.article_get(article_id=article_id)
@@ -104,8 +108,10 @@ def article_delete(
         if is_staff and not own and not reason:
             raise InvalidInput(
                 "reason",
-                "Give a reason for deleting someone else's article: it is shown in the "
-                "public moderation log.",
+                gettext(
+                    "Give a reason for deleting someone else's article: it is shown in the "
+                    "public moderation log."
+                ),
             )
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
@@ -203,20 +209,22 @@ def article_edit(
     link = None if link is None else validation.clean_link(link)
     text = None if text is None else validation.clean_text(text)
     reason = validation.clean_reason(reason)
-    refused = NotAllowed("Only staff, or the poster while voting is open, may edit an article.")
+    refused = NotAllowed(
+        gettext("Only staff, or the poster while voting is open, may edit an article.")
+    )
     conn = get_connection()
     is_staff = actor.is_staff
     for _ in range(scripts.ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
         _owner_or_staff(actor, before, refused)
         if not is_staff and link is not None and link != before.link:
-            raise NotAllowed("Only staff may change an article's link.")
+            raise NotAllowed(gettext("Only staff may change an article's link."))
         new_title = before.title if title is None else title
         new_link = before.link if link is None else link
         new_text = before.text if text is None else text
         if not new_link and not new_text:
             field = "link" if link is not None else "text"
-            raise InvalidInput(field, "Give a link, a text, or both.")
+            raise InvalidInput(field, gettext("Give a link, a text, or both."))
         norm = validation.normalize_link(new_link) if new_link else ""
         seen = _link_owner(conn, norm)
         entry = (
@@ -259,5 +267,7 @@ def article_edit(
         if status is Status.OK:
             return selectors.article_get(article_id=article_id)
         if status is Status.VOTING_CLOSED:
-            raise NotAllowed("Voting on this article has closed, so only staff may edit it.")
+            raise NotAllowed(
+                gettext("Voting on this article has closed, so only staff may edit it.")
+            )
     raise Conflict()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from django.utils.translation import gettext
+
 from articles import conf, validation
 from articles.errors import (
     CommentIdempotencyKeyReused,
@@ -91,7 +93,7 @@ def comment_post(
     if status is Status.KEY_REUSED:
         raise CommentIdempotencyKeyReused(int(result[1]))
     if status is Status.COMMENT_GONE:
-        raise InvalidInput("parent", "That comment was deleted, so it takes no replies.")
+        raise InvalidInput("parent", gettext("That comment was deleted, so it takes no replies."))
     if status is Status.ID_TAKEN:
         if _decode(result[1]) == keys.user(user_id):
             return selectors.comment_get(comment_id=comment_id, user_id=user_id)
@@ -170,7 +172,7 @@ def comment_remove(*, comment_id: int, actor: Actor, reason: str, now: float | N
     with replies stays as "[removed]", one without is removed entirely, as comment_delete.
     Raises NotAllowed (not staff, or already removed), CommentNotFound, InvalidInput
     (reason)."""
-    _staff_only(actor, "remove a comment")
+    _staff_only(actor, gettext("Only staff may remove a comment."))
     member = _comment_member(comment_id)
     reason = validation.clean_reason(reason)
     before = selectors.comment_get(comment_id=comment_id)
@@ -205,4 +207,6 @@ def _parent_member(parent_id: int | None) -> str:
     try:
         return keys.comment(parent_id)
     except ValueError:
-        raise InvalidInput("parent", "A parent is a comment id, a whole number from 1.") from None
+        raise InvalidInput(
+            "parent", gettext("A parent is a comment id, a whole number from 1.")
+        ) from None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from django.utils.translation import gettext
+
 from articles import conf, validation
 from articles.errors import (
     Conflict,
@@ -26,14 +28,14 @@ logger = logging.getLogger("articles.store.services")  # the package's one logge
 @replicated
 def group_create(*, name: str, actor: Actor, description: str = "") -> None:
     """Staff register a new group. Raises NotAllowed, InvalidInput, GroupExists."""
-    _staff_only(actor, "create a group")
+    _staff_only(actor, gettext("Only staff may create a group."))
     _group_save(name=name, description=description, actor=actor, mode="create")
 
 
 @replicated
 def group_update(*, name: str, description: str, actor: Actor) -> None:
     """Staff change a group's description. Raises NotAllowed, InvalidInput, GroupNotFound."""
-    _staff_only(actor, "change a group")
+    _staff_only(actor, gettext("Only staff may change a group."))
     _group_save(name=name, description=description, actor=actor, mode="update")
 
 
@@ -55,7 +57,7 @@ def group_delete(*, name: str, actor: Actor, reason: str = "") -> None:
     """Staff delete a group and take it off its articles. The group goes in one small step
     (its page and listings at once), its name off the members' `groups` fields in
     bounded batches after it (group_purge). Raises NotAllowed, GroupNotFound."""
-    _staff_only(actor, "delete a group")
+    _staff_only(actor, gettext("Only staff may delete a group."))
     name = validation.clean_group_name(name, "name")
     reason = validation.clean_reason(reason)
     entry = _log(actor.name, "group_delete", keys.group(name), reason, None)

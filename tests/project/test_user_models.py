@@ -1,7 +1,10 @@
 """The app in a project with its own user model: Django's, a subclass of AbstractUser, and
 an AbstractBaseUser that logs in with an e-mail address (no username, no date_joined).
+Each project also has its own login (django.contrib.auth.urls), an override of
+`articles/base.html` that extends the app's, and German beside English (LocaleMiddleware).
 Each is driven over HTTP as a browser and an API client would: sign-up, the app's log-in
-page, a post, a vote, a comment, search and the user pages; then the API; then load_demo."""
+page and the host's, a post, a vote, a comment, search and the user pages, in both
+languages; then the API; then load_demo."""
 
 from __future__ import annotations
 
@@ -22,9 +25,40 @@ pytestmark = pytest.mark.slow
 PASSWORD = "pw-Secret-123"
 
 
+# What an adopter's project adds of its own: a login page, a language, a brand.
+HOST_SETTINGS = """
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.contrib.sessions.middleware.SessionMiddleware") + 1,
+    "django.middleware.locale.LocaleMiddleware",
+)
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+TEMPLATES[0]["DIRS"] = [BASE_DIR / "templates"]
+"""
+HOST_URLS = """
+urlpatterns += [path("accounts/", include("django.contrib.auth.urls"))]
+"""
+HOST_FILES = {
+    # The host's own login page, a Django template as Django's LoginView wants it.
+    "templates/registration/login.html": (
+        '<!doctype html><html lang="en"><title>Sign in</title>'
+        '<h1 id="host-login">Sign in to Otter News</h1>'
+        '<form method="post">{% csrf_token %}{{ form.as_p }}'
+        '<input type="hidden" name="next" value="{{ next }}">'
+        "<button>Sign in</button></form></html>"
+    ),
+    # The app's frame, extended rather than copied: the host's brand beside the app's.
+    "templates/articles/base.html": (
+        '{% extends "articles/base.html" %}'
+        '{% block brand %}<span id="host-brand">Otter News</span> {{ super() }}{% endblock %}'
+    ),
+}
+
+
 @pytest.fixture(scope="module", params=["default", "abstractuser", "email"])
 def host(request: pytest.FixtureRequest, wheel: Path) -> Iterator[Host]:
-    with adopter_project(wheel, users=request.param) as made:
+    with adopter_project(
+        wheel, users=request.param, settings=HOST_SETTINGS, urls=HOST_URLS, files=HOST_FILES
+    ) as made:
         yield made
 
 
@@ -172,3 +206,49 @@ def test_load_demo_fills_the_store_and_says_so_when_run_again(host: Host) -> Non
     assert "--if-empty" in again.stderr, again.stderr
     after = requests.get(host.base + "/news-api/articles/?order=time", timeout=10).json()
     assert after["count"] == listed["count"]  # nothing half-written
+
+
+def test_the_hosts_login_brand_and_language(host: Host) -> None:
+    """A logged-out vote goes through the host's login page and comes back as the vote's
+    offer; the pages wear the host's brand around the app's frame; German is picked by
+    Accept-Language, English stays as it was."""
+    base = host.base
+    _signed_up(host, "poster")
+    login = _login_name(host, "poster")
+    api = base + "/news-api"
+    token = _api("POST", f"{api}/auth/token/", data={"username": login, "password": PASSWORD})
+    sent = {"title": "Rafts of otters", "link": f"https://example.org/rafts-{host.users}"}
+    article = _api("POST", f"{api}/articles/", token.json()["token"], sent).json()
+
+    english = requests.get(f"{base}/news/", timeout=10)
+    assert 'id="host-brand"' in english.text and "Rafts of otters" in english.text
+    assert '<html lang="en' in english.text and ">Log in<" in english.text
+    german = requests.get(f"{base}/news/", headers={"Accept-Language": "de"}, timeout=10)
+    assert 'id="host-brand"' in german.text and "Rafts of otters" in german.text
+    assert '<html lang="de"' in german.text and ">Anmelden<" in german.text
+    assert ">Log in<" not in german.text
+
+    voter_login = _login_name(host, "voter")
+    host.create_user(voter_login, PASSWORD)
+    visitor = requests.Session()
+    page = visitor.get(f"{base}/news/a/{article['id']}/", timeout=10).text
+    arrow = re.search(r'<a class="arrow up" href="([^"]+)"', page)
+    assert arrow, page[:3000]
+    answer = visitor.get(base + arrow.group(1).replace("&amp;", "&"), timeout=10)
+    assert answer.status_code == 200 and 'id="host-login"' in answer.text, answer.url
+    # The host's own form, with the `next` the app gave it.
+    fields = {
+        "csrfmiddlewaretoken": csrf_token(answer.text),
+        "username": voter_login,
+        "password": PASSWORD,
+        "next": re.search(r'name="next" value="([^"]*)"', answer.text).group(1),  # type: ignore[union-attr]
+    }
+    signed_in = visitor.post(answer.url, data=fields, headers={"Referer": answer.url})
+    assert signed_in.status_code == 200 and "vote/offer" in signed_in.url, signed_in.url
+    assert f'action="/news/a/{article["id"]}/vote/"' in signed_in.text, signed_in.text[:3000]
+    cast = visitor.post(
+        f"{base}/news/a/{article['id']}/vote/",
+        data={"csrfmiddlewaretoken": csrf_token(signed_in.text), "direction": "up"},
+        headers={"Referer": signed_in.url, "Accept": "application/json"},
+    )
+    assert cast.status_code == 200 and cast.json()["my_vote"] == "up", cast.text[:2000]

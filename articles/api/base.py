@@ -140,7 +140,7 @@ LOCATION = OpenApiParameter(
     OpenApiTypes.URI,
     OpenApiParameter.HEADER,
     required=True,
-    description="The new article's URL.",
+    description="The new article in the API (its `url`).",
     response=[201],
 )
 

@@ -110,7 +110,7 @@ class ArticleViewSet(ApiViewSet):
         description=_about(
             "Posts an article: a title, and a link or a text (or both), in any groups that "
             "exist. The poster's own up-vote counts from the start, and voting is open for a "
-            "week. Answers 201 with the article, and its URL in `Location`. With an "
+            "week. Answers 201 with the article, and its API address in `Location`. With an "
             "`Idempotency-Key`, a retry cannot post it twice.",
             "member",
             (*_WRITE, "post"),

@@ -135,6 +135,7 @@ MIDDLEWARE = [
     "articles.http.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "votesite.notfound.SiteNotFoundMiddleware",  # DEBUG only: the site's 404, not Django's
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -133,6 +133,7 @@ def _made() -> jinja2.Environment:
         ranking_words=tags.ranking_words,
         page_url=page_url,
         user_url=user_url,
+        user_page_url=user_page_url,
     )
     env.filters.update(
         date=date_filter,
@@ -247,11 +248,16 @@ def page_url(request: HttpRequest, number: int) -> str:
 
 
 def user_url(person: Any) -> str:
-    """The address of `person`'s page: /u/<name>/, or /u/<pk>/ for a name of digits alone
-    (made before the name rule), which /u/<name>/ would take for an account number."""
-    name = person.get_username()
-    if name.isdigit():
-        return url_for("articles:user-by-id", person.pk)
+    """The address of `person`'s page (user_page_url)."""
+    return user_page_url(person.pk, person.get_username())
+
+
+def user_page_url(user_id: int, name: str) -> str:
+    """The address of a user's page: /u/<name>/, with no redirect on the way, or /u/<pk>/
+    for a name of digits alone (made before the name rule), which /u/<name>/ would take
+    for an account number. A listing passes the name its item stores: no query a row."""
+    if not name or name.isdigit():
+        return url_for("articles:user-by-id", user_id)
     return url_for("articles:user-detail", name)
 
 

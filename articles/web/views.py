@@ -224,9 +224,10 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 @anonymous_cache
 @html_errors
 def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
-    """/u/<id>/ (what listings link to, by the account, never by a stored name): a
-    redirect to the user's page under their current name; the page itself for a name of
-    digits alone, whose /u/<name>/ is another account number (rendering.user_url)."""
+    """/u/<id>/ (the address by the account, which listings linked to before they linked
+    to /u/<name>/): a redirect to the user's page under their current name; the page itself
+    for a name of digits alone, whose /u/<name>/ is another account number (what listings
+    link such a name to: rendering.user_page_url)."""
     person = get_object_or_404(get_user_model(), pk=user_id)
     if person.get_username().isdigit():
         return _user_page(request, person)

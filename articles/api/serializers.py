@@ -257,6 +257,12 @@ class ErrorSerializer(serializers.Serializer):
         required=False, help_text="The comment a comment post's reused Idempotency-Key made (422)."
     )
     article_url = serializers.CharField(required=False)
+    removed_at = serializers.DateTimeField(
+        required=False, help_text="When staff removed the article (410), ISO 8601 in UTC."
+    )
+    reason = serializers.CharField(
+        required=False, help_text="Why staff removed it (410), as the moderation log says."
+    )
 
 
 # --- input -----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ COMMENT_IDS = "comment:"  # string: INCR counter of comment ids
 COMMENTS = "comments:"  # zset: comment:<id> -> post time, every comment site-wide (newest)
 PURGE = "purge:"  # set: article:<id> / group:<name> deleted, still being cleaned up in batches
 FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
+REMOVED = "removed:"  # hash: article:<id> -> JSON {time, reason} of its deletion by staff (410)
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 

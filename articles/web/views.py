@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from articles import conf
 from articles.errors import (
+    ArticleNotFound,
     DatabaseUnavailable,
     EmptySearch,
     InvalidInput,
@@ -299,13 +300,18 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
 @anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
-    """The article and a page of its comment thread (?sort=best|new, ?page=)."""
-    thread = selectors.comment_thread(
-        article_id=article_id,
-        order=comments.sort_param(request),
-        page=page_param(request),
-        user_id=viewer_id(request),
-    )
+    """The article and a page of its comment thread (?sort=best|new, ?page=); 410 with
+    when and why for one staff removed."""
+    try:
+        thread = selectors.comment_thread(
+            article_id=article_id,
+            order=comments.sort_param(request),
+            page=page_param(request),
+            user_id=viewer_id(request),
+        )
+    except ArticleNotFound:
+        selectors.raise_if_removed(article_id=article_id)
+        raise
     article = thread.article or selectors.article_get(article_id=article_id)
     own = article.poster_may_change(viewer_id(request), clock.now())
     context = {"article": article, "own": own, **comments.thread_context(thread)}

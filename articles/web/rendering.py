@@ -133,7 +133,6 @@ def _made() -> jinja2.Environment:
         ranking_words=tags.ranking_words,
         page_url=page_url,
         user_url=user_url,
-        user_page_url=user_page_url,
     )
     env.filters.update(
         date=date_filter,
@@ -159,7 +158,7 @@ def _made() -> jinja2.Environment:
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
-    env.globals.update(ago=_ago, comment_row=rows.comment_row)
+    env.globals.update(ago=_ago, comment_row=rows.comment_row, user_page_url=user_page_url)
     return env
 
 

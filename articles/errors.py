@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,24 @@ class ArticleNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "article_not_found"
     default_message = _("No such article.")
+
+
+class ArticleRemoved(ArticleNotFound):
+    """An article staff deleted (410 Gone): when and why, as its moderation log entry says."""
+
+    status_code = HTTPStatus.GONE
+    code = "article_removed"
+    message = "This article was removed by staff."
+
+    def __init__(self, removed_at: float, reason: str) -> None:
+        when = datetime.fromtimestamp(removed_at, tz=UTC)
+        said = f"This article was removed by staff on {when:%Y-%m-%d %H:%M} UTC"
+        super().__init__(f"{said}: {reason}" if reason else f"{said}.")
+        self.removed_at, self.reason = when, reason
+
+    def body(self) -> dict[str, object]:
+        removed_at = self.removed_at.isoformat().replace("+00:00", "Z")
+        return {**super().body(), "removed_at": removed_at, "reason": self.reason}
 
 
 class VotingClosed(ArticlesError):

@@ -41,6 +41,8 @@ _ERRORS = {
     403: "Logged in, but not allowed to do this.",
     404: "No such article, group or user.",
     409: "Conflict with the store's state (see `code`).",
+    410: "Staff removed the article (`article_removed`): `removed_at` and `reason` say when "
+    "and why, as the moderation log does.",
     415: "The body is not JSON (send `Content-Type: application/json`).",
     422: "The Idempotency-Key was already used for a different request "
     "(`idempotency_key_reused`, with the `article_id` it made): use a new key.",
@@ -141,7 +143,7 @@ LOCATION = OpenApiParameter(
     OpenApiTypes.URI,
     OpenApiParameter.HEADER,
     required=True,
-    description="The new article's URL.",
+    description="The new article in the API (its `url`).",
     response=[201],
 )
 

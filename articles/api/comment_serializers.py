@@ -36,8 +36,14 @@ def _html(text: str) -> str:
 
 
 def comment_url(comment_id: int, origin: str) -> str:
-    """The comment in the API (`api:comment-detail`)."""
+    """The comment in the API (`api:comment-detail`): its `url` and a new comment's
+    `Location`."""
     return origin + url_for("api:comment-detail", comment_id)
+
+
+def comment_html_url(comment: Comment, origin: str) -> str:
+    """The comment's web page, its permalink (`articles:comment-detail`): its `html_url`."""
+    return origin + url_for("articles:comment-detail", comment.article_id, comment.id)
 
 
 class CommentSerializer(serializers.Serializer):
@@ -83,6 +89,9 @@ class CommentSerializer(serializers.Serializer):
         help_text="The caller's vote: up, down or none; null when not logged in."
     )
     url = serializers.SerializerMethodField(help_text="This comment in the API.")
+    html_url = serializers.SerializerMethodField(
+        help_text="The comment's web page: its permalink, with its replies."
+    )
 
     @extend_schema_field(serializers.CharField())
     def get_text_html(self, comment: Comment) -> str:
@@ -99,6 +108,10 @@ class CommentSerializer(serializers.Serializer):
     @extend_schema_field(serializers.URLField())
     def get_url(self, comment: Comment) -> str:
         return comment_url(comment.id, _origin(self.context.get("request")))
+
+    @extend_schema_field(serializers.URLField())
+    def get_html_url(self, comment: Comment) -> str:
+        return comment_html_url(comment, _origin(self.context.get("request")))
 
 
 class ListedCommentSerializer(CommentSerializer):
@@ -137,6 +150,7 @@ def comment_data(
         "more": comment.more,
         "my_vote": vote.label if vote is not None else None,
         "url": comment_url(comment.id, origin),
+        "html_url": comment_html_url(comment, origin),
     }
     if listed:
         data["article_title"] = comment.article_title

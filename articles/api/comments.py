@@ -96,7 +96,7 @@ LOCATION = OpenApiParameter(
     OpenApiTypes.URI,
     OpenApiParameter.HEADER,
     required=True,
-    description="The new comment's URL in the API.",
+    description="The new comment in the API (its `url`).",
     response=[201],
 )
 USERNAME = OpenApiParameter(

@@ -32,10 +32,12 @@ SCHEMA_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"VoteEnum": "articles.api.serializers.VOTE_CHOICES"},
     # drf-spectacular's own enum hook, one schema for a field that takes "" (its own
     # oneOf took "" twice, so refused it), then the answers and headers common to every
-    # operation (401 for a bad token, 405, 406, RateLimit-*, Retry-After).
+    # operation (401 for a bad token, 405, 406, RateLimit-*, Retry-After), and the texts'
+    # paths at the host's mount point.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "articles.api.schema.exclusive_blank_alternatives",
         "articles.api.schema.declare_common_answers",
+        "articles.api.schema.name_the_hosts_paths",
     ],
 }

@@ -178,6 +178,40 @@ def declare_common_answers(
     return result
 
 
+# --- the host's mount point: the words name the paths the schema lists ----------------------
+
+# "/api/" where a text names an API path (the project's mount point, in which the texts are
+# written), not inside another word or path ("/news-api/").
+_WRITTEN_PREFIX = re.compile(r"(?<![\w/-])/api/")
+_LOGIN_PATH = "auth/token/"
+
+
+def _mounted(node: Any, prefix: str) -> Any:
+    if isinstance(node, list):
+        return [_mounted(item, prefix) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: _WRITTEN_PREFIX.sub(prefix, value)
+        if key in ("description", "summary") and isinstance(value, str)
+        else _mounted(value, prefix)
+        for key, value in node.items()
+    }
+
+
+def name_the_hosts_paths(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: the paths follow the URLconf (a host mounting the
+    API at `news-api/` gets `/news-api/articles/`), but the descriptions were written with
+    `/api/`; they name the host's prefix, taken from the token endpoint's path."""
+    token_paths = [p for p in result.get("paths", {}) if p.endswith(f"/{_LOGIN_PATH}")]
+    if len(token_paths) != 1:
+        return result
+    prefix = token_paths[0][: -len(_LOGIN_PATH)]
+    return result if prefix == "/api/" else dict(_mounted(result, prefix))
+
+
 # --- blank strings: one schema for a field that takes "" ---------------------------------
 
 _BLANK = {"type": "string", "maxLength": 0}

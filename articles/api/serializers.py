@@ -34,10 +34,15 @@ VOTE_CHOICES = [v.label for v in (Vote.UP, Vote.DOWN, Vote.NONE)]
 
 
 def article_url(article_id: int, request: HttpRequest | None = None) -> str:
-    """The article's web page (`articles:article-detail`), absolute when there is a request.
-    The pattern is reversed once: reverse() per article was a sixth of an API page."""
-    path = url_for("articles:article-detail", article_id)
-    return request.build_absolute_uri(path) if request is not None else path
+    """The article in the API (`api:article-detail`): its `url` and a new article's
+    `Location`, absolute when there is a request. The pattern is reversed once: reverse()
+    per article was a sixth of an API page."""
+    return _origin(request) + url_for("api:article-detail", article_id)
+
+
+def article_html_url(article_id: int, request: HttpRequest | None = None) -> str:
+    """The article's web page (`articles:article-detail`): its `html_url`."""
+    return _origin(request) + url_for("articles:article-detail", article_id)
 
 
 def _origin(request: HttpRequest | None) -> str:
@@ -81,7 +86,8 @@ class ArticleSerializer(serializers.Serializer):
     my_vote = serializers.SerializerMethodField(
         help_text="The caller's vote: up, down or none; null when not logged in."
     )
-    url = serializers.SerializerMethodField(help_text="The article's web page.")
+    url = serializers.SerializerMethodField(help_text="This article in the API.")
+    html_url = serializers.SerializerMethodField(help_text="The article's web page.")
 
     @extend_schema_field(serializers.ChoiceField(choices=VOTE_CHOICES, allow_null=True))
     def get_my_vote(self, article: Article) -> str | None:
@@ -90,6 +96,10 @@ class ArticleSerializer(serializers.Serializer):
     @extend_schema_field(serializers.URLField())
     def get_url(self, article: Article) -> str:
         return article_url(article.id, self.context.get("request"))
+
+    @extend_schema_field(serializers.URLField())
+    def get_html_url(self, article: Article) -> str:
+        return article_html_url(article.id, self.context.get("request"))
 
 
 @extend_schema_serializer(many=False)  # a list action answering one page object
@@ -138,7 +148,8 @@ def article_data(
         "comments": article.comments,
         "voting_closes_at": _iso(article.voting_closes_at),
         "my_vote": vote.label if vote is not None else None,
-        "url": origin + url_for("articles:article-detail", article.id),
+        "url": origin + url_for("api:article-detail", article.id),
+        "html_url": origin + url_for("articles:article-detail", article.id),
     }
 
 
@@ -246,6 +257,12 @@ class ErrorSerializer(serializers.Serializer):
         required=False, help_text="The comment a comment post's reused Idempotency-Key made (422)."
     )
     article_url = serializers.CharField(required=False)
+    removed_at = serializers.DateTimeField(
+        required=False, help_text="When staff removed the article (410), ISO 8601 in UTC."
+    )
+    reason = serializers.CharField(
+        required=False, help_text="Why staff removed it (410), as the moderation log says."
+    )
 
 
 # --- input -----------------------------------------------------------------------------

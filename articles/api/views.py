@@ -52,6 +52,7 @@ from articles.api.serializers import (
     article_url,
     search_page_data,
 )
+from articles.errors import ArticleNotFound
 from articles.http.addresses import user_pk
 from articles.store import ratelimits, selectors, services
 from articles.types import NewPost, SearchOrder
@@ -110,7 +111,7 @@ class ArticleViewSet(ApiViewSet):
         description=_about(
             "Posts an article: a title, and a link or a text (or both), in any groups that "
             "exist. The poster's own up-vote counts from the start, and voting is open for a "
-            "week. Answers 201 with the article, and its URL in `Location`. With an "
+            "week. Answers 201 with the article, and its API address in `Location`. With an "
             "`Idempotency-Key`, a retry cannot post it twice.",
             "member",
             (*_WRITE, "post"),
@@ -140,15 +141,20 @@ class ArticleViewSet(ApiViewSet):
             "closes.",
             "anyone",
             _READ,
-            "404 (`article_not_found`) when there is no such article, or it was deleted.",
+            "404 (`article_not_found`) when there is no such article, or its poster deleted "
+            "it; 410 (`article_removed`) when staff removed it, with `removed_at` and "
+            "`reason` (as the moderation log says).",
         ),
         parameters=[ARTICLE_ID],
-        responses={200: ArticleSerializer, **_errors(404)},
+        responses={200: ArticleSerializer, **_errors(404, 410)},
     )
     def retrieve(self, request: Request, id: str) -> Response:
-        return _article(
-            selectors.article_get(article_id=int(id), user_id=_viewer(request)), request
-        )
+        try:
+            article = selectors.article_get(article_id=int(id), user_id=_viewer(request))
+        except ArticleNotFound:
+            selectors.raise_if_removed(article_id=int(id))
+            raise
+        return _article(article, request)
 
     @documented(
         summary="Edit an article (staff, or its poster while voting is open)",

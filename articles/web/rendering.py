@@ -198,7 +198,7 @@ def _made() -> jinja2.Environment:
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
-    env.globals.update(ago=_ago, comment_row=rows.comment_row)
+    env.globals.update(ago=_ago, comment_row=rows.comment_row, user_page_url=user_page_url)
     # not "login_url": the auth views pass one (settings.LOGIN_URL)
     env.globals.update(articles_login_url=loginpage.url, vote_login_url=loginpage.vote_link)
     return env
@@ -289,11 +289,16 @@ def page_url(request: HttpRequest, number: int) -> str:
 
 
 def user_url(person: Any) -> str:
-    """The address of `person`'s page: /u/<name>/, or /u/<pk>/ for a name of digits alone
-    (made before the name rule), which /u/<name>/ would take for an account number."""
-    name = person.get_username()
-    if name.isdigit():
-        return url_for("articles:user-by-id", person.pk)
+    """The address of `person`'s page (user_page_url)."""
+    return user_page_url(person.pk, person.get_username())
+
+
+def user_page_url(user_id: int, name: str) -> str:
+    """The address of a user's page: /u/<name>/, with no redirect on the way, or /u/<pk>/
+    for a name of digits alone (made before the name rule), which /u/<name>/ would take
+    for an account number. A listing passes the name its item stores: no query a row."""
+    if not name or name.isdigit():
+        return url_for("articles:user-by-id", user_id)
     return url_for("articles:user-detail", name)
 
 

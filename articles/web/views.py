@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 
 from articles import conf
 from articles.errors import (
+    ArticleNotFound,
     DatabaseUnavailable,
     EmptySearch,
     InvalidInput,
@@ -227,9 +228,10 @@ def good_day(request: HttpRequest, day: str) -> HttpResponse:
 @anonymous_cache
 @html_errors
 def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
-    """/u/<id>/ (what listings link to, by the account, never by a stored name): a
-    redirect to the user's page under their current name; the page itself for a name of
-    digits alone, whose /u/<name>/ is another account number (rendering.user_url)."""
+    """/u/<id>/ (the address by the account, which listings linked to before they linked
+    to /u/<name>/): a redirect to the user's page under their current name; the page itself
+    for a name of digits alone, whose /u/<name>/ is another account number (what listings
+    link such a name to: rendering.user_page_url)."""
     person = get_object_or_404(get_user_model(), pk=user_id)
     if person.get_username().isdigit():
         return _user_page(request, person)
@@ -301,13 +303,18 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
 @anonymous_cache
 @html_errors
 def article_detail(request: HttpRequest, article_id: int) -> HttpResponse:
-    """The article and a page of its comment thread (?sort=best|new, ?page=)."""
-    thread = selectors.comment_thread(
-        article_id=article_id,
-        order=comments.sort_param(request),
-        page=page_param(request),
-        user_id=viewer_id(request),
-    )
+    """The article and a page of its comment thread (?sort=best|new, ?page=); 410 with
+    when and why for one staff removed."""
+    try:
+        thread = selectors.comment_thread(
+            article_id=article_id,
+            order=comments.sort_param(request),
+            page=page_param(request),
+            user_id=viewer_id(request),
+        )
+    except ArticleNotFound:
+        selectors.raise_if_removed(article_id=article_id)
+        raise
     article = thread.article or selectors.article_get(article_id=article_id)
     own = article.poster_may_change(viewer_id(request), clock.now())
     context = {"article": article, "own": own, **comments.thread_context(thread)}

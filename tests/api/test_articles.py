@@ -41,7 +41,8 @@ def test_list_has_drf_page_shape_and_every_article_field(anon, post):
         "comments": 0,
         "voting_closes_at": item["voting_closes_at"],
         "my_vote": None,
-        "url": f"http://testserver{page_path(article.id)}",
+        "url": f"http://testserver/api/articles/{article.id}/",
+        "html_url": f"http://testserver{page_path(article.id)}",
     }
     assert item["posted_at"].endswith("Z")
     assert item["voting_closes_at"].endswith("Z")

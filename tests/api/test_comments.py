@@ -75,6 +75,7 @@ def test_posting_a_comment_answers_201_with_the_comment_and_its_location(as_user
         "more": False,
         "my_vote": body["my_vote"],
         "url": f"http://testserver/api/comments/{body['id']}/",
+        "html_url": f"http://testserver/a/{article.id}/c/{body['id']}/",
     }
     assert body["posted_at"].endswith("Z") and abs(body["time"] - time.time()) < 60
     assert response["Location"] == body["url"]

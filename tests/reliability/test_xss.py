@@ -207,7 +207,8 @@ def test_hostile_text_comes_back_from_the_api_as_json_data(site):  # type: ignor
         data = staff.get(f"/api/articles/{article_id}/", HTTP_ACCEPT="application/json").json()
         assert (data["title"], data["text"], data["poster"]) == (payload, payload, payload)
         assert data["link"] == link  # data, as stored: a client must check it before use
-        assert url_is_safe(data["url"]) and data["url"].startswith("http://testserver/a/")
+        assert url_is_safe(data["url"]) and data["url"].startswith("http://testserver/api/")
+        assert url_is_safe(data["html_url"]) and data["html_url"].startswith("http://testserver/a/")
     # The browsable API shows the same data inside an HTML page: escaped there.
     for url in urls:
         response = staff.get(url, HTTP_ACCEPT="text/html")

@@ -8,6 +8,7 @@ import pytest
 
 from articles.errors import (
     ArticleNotFound,
+    ArticleRemoved,
     DuplicateLink,
     GroupExists,
     GroupNotFound,
@@ -337,8 +338,33 @@ def test_delete_removes_the_article_from_every_index_group_and_voter_set(conn, n
     selectors.group_article_list(name="a")
     services.article_delete(article_id=article_id, reason="spam", actor=staff_actor("mod", pk=99))
     left = {k.decode() for k in conn.keys("*")}
-    assert left <= {"article:", "groups:", "modlog:", "stats:posts", "stats:votes", "votes:periods"}
+    assert left <= {
+        "article:",
+        "groups:",
+        "modlog:",
+        "removed:",  # when and why, for an old link's 410
+        "stats:posts",
+        "stats:votes",
+        "votes:periods",
+    }
     assert conn.zcard("score:") == conn.zcard("time:") == 0
+
+
+def test_a_staff_deletion_keeps_when_and_why_and_a_posters_own_nothing(conn, now):
+    removed = post(now, link="https://e.org/removed")
+    own = post(now, user_id=5, link="https://e.org/own")
+    services.article_delete(
+        article_id=removed, reason="spam", actor=staff_actor("mod", pk=99), now=now
+    )
+    services.article_delete(article_id=own, actor=member_actor(5, "poster"), now=now)
+    kept = conn.hgetall("removed:")
+    assert kept == {
+        f"article:{removed}".encode(): f'{{"reason": "spam", "time": {int(now)}}}'.encode()
+    }
+    with pytest.raises(ArticleRemoved) as gone:
+        selectors.raise_if_removed(article_id=removed)
+    assert gone.value.status_code == 410 and gone.value.reason == "spam"
+    selectors.raise_if_removed(article_id=own)  # a plain 404: nothing kept
 
 
 def test_a_poster_may_delete_their_own_article_only_while_voting_is_open(now):

@@ -6,13 +6,14 @@
 -- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
 -- KEYS[10] votes:  KEYS[11] purge:  KEYS[12] comments_all:<id>  KEYS[13] comments:<id>
 -- KEYS[14] comments_new:<id>  KEYS[15..19] keys.PERIOD_KEYS (votes:<period>, votes:periods)
--- KEYS[20..] per group of the article: group:<g>, score:<g>, time:<g>
+-- KEYS[20] removed:  KEYS[21..] per group of the article: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
 -- ARGV[11] the hash's `words` as read (its search words, "" for none)
+-- ARGV[12] what removed: keeps of a deletion by staff ({time, reason} as JSON), "" for none
 -- Its comments do not go in this step, whose work must not grow with them: the article's
 -- top-level orderings are unlinked (freed off the main thread), and the article is added
 -- to purge: when comments_all:<id> lists comments, which article_purge.lua then deletes
@@ -21,13 +22,13 @@
 -- Returns {S.NOT_FOUND} | {S.RETRY} changed since read | {S.VOTING_CLOSED} | {S.OK} deleted
 local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
   KEYS[5], 'zset', KEYS[6], 'zset', KEYS[8], 'hash', KEYS[9], 'list', KEYS[10], 'zset',
-  KEYS[11], 'set', KEYS[12], 'zset', KEYS[13], 'zset', KEYS[14], 'zset'}
+  KEYS[11], 'set', KEYS[12], 'zset', KEYS[13], 'zset', KEYS[14], 'zset', KEYS[20], 'hash'}
 if KEYS[7] ~= KEYS[1] then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'zset' end
 local words = split_words(ARGV[11])
 local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
 word_specs(specs, wk, #words)
 period_specs(specs, 15)
-group_specs(specs, 20, wk)
+group_specs(specs, 21, wk)
 local bad = bad_types(specs)
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
@@ -54,9 +55,10 @@ if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
   redis.call('HDEL', KEYS[8], ARGV[5])
 end
 for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
-for k = 20, wk, 3 do
+for k = 21, wk, 3 do
   redis.call('SREM', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
 log_action(KEYS[9], ARGV[6], ARGV[7])
+if ARGV[12] ~= '' then redis.call('HSET', KEYS[20], member, ARGV[12]) end
 return {S.OK}

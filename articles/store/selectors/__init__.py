@@ -4,6 +4,7 @@ from articles.store.selectors.articles import (
     article_get,
     article_list,
     article_post_replay,
+    raise_if_removed,
     user_article_list,
     user_karma,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "group_get",
     "group_list",
     "modlog_page",
+    "raise_if_removed",
     "recent_comments",
     "stats_daily",
     "store_health",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
 from articles import validation
 from articles.errors import (
     ArticleNotFound,
+    ArticleRemoved,
     IdempotencyKeyReused,
 )
 from articles.store import keys, replicas, scripts
@@ -59,6 +61,26 @@ def article_get(*, article_id: int, user_id: int | None = None) -> Article:
     if not found:
         raise ArticleNotFound()
     return found[0]
+
+
+def raise_if_removed(*, article_id: int) -> None:
+    """Raise ArticleRemoved (410) for a missing article that staff deleted, with when and
+    why (removed:, written by the deletion); nothing for one never posted or deleted by
+    its poster (a plain 404). One round trip, asked only once the article is missing."""
+    try:
+        member = keys.article(article_id)
+    except ValueError:
+        return
+    raw = get_connection().hget(keys.REMOVED, member)
+    if raw is None:
+        return
+    try:
+        removal = json.loads(raw)
+        removed_at, reason = float(removal["time"]), str(removal["reason"])
+    except (ValueError, TypeError, KeyError):
+        logger.warning("%s: malformed entry for %s", keys.REMOVED, member)
+        return  # the plain 404 still holds
+    raise ArticleRemoved(removed_at, reason)
 
 
 @replicas.reads

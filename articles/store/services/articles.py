@@ -3,6 +3,7 @@ an article's groups. Who may do each is decided here, from the Actor."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 
@@ -136,6 +137,7 @@ def article_delete(
                 keys.article_comments(article_id),
                 keys.article_comments_new(article_id),
                 *keys.PERIOD_KEYS,
+                keys.REMOVED,
                 *[key for name in article.groups for key in keys.group_keys(name)],
                 *map(keys.idx, words),
             ],
@@ -151,6 +153,7 @@ def article_delete(
                 _given(now),
                 conf.window(),
                 " ".join(words),
+                _removal(entry),
             ],
             client=get_connection(retry=False),  # sent once: a repeat would answer 404
         )
@@ -163,6 +166,15 @@ def article_delete(
         if status is Status.VOTING_CLOSED:
             raise refused
     raise Conflict()
+
+
+def _removal(entry: str) -> str:
+    """What removed: keeps of a staff deletion (its log entry's time and reason, naming no
+    account, so a deleted staff account leaves nothing there): an old link's 410."""
+    if not entry:
+        return ""
+    logged = json.loads(entry)
+    return json.dumps({"time": logged["time"], "reason": logged["reason"]}, sort_keys=True)
 
 
 def article_purge_step(*, article_id: int, batch: int | None = None) -> int:

@@ -103,7 +103,7 @@ def authenticate_again(request: Any) -> None:
     if found is None:
         return
     setattr(_http(request), _UNCHECKED, None)
-    forget_token(found.digest)
+    _cache.forget(found.digest)
     try:
         request.user, request.auth = _read(found.digest)
     except exceptions.AuthenticationFailed:

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from articles.api import tokens as api_tokens
-from articles.store import keys, people, tokens
+from articles.store import keys, people, ratelimits, tokens
 from articles.store.connection import get_connection
 from tests import factories
 from tests.harness import redis_down
@@ -175,3 +175,21 @@ def test_a_warm_token_vote_with_redis_down_is_a_503(as_user):
     assert response.status_code == 503
     assert response.json()["code"] == "store_unavailable" and response["Retry-After"] == "5"
     assert _vote(as_user, article_id, "down").status_code == 200
+
+
+@pytest.mark.usefixtures("clock")
+def test_the_script_counts_the_very_windows_check_counts(as_user, rf):
+    """Ensure the one registry rules: a vote's script counts the keys, with the expiries,
+    that ratelimits.check() counts for the same request."""
+    article_id = _article()
+    conn = get_connection()
+    assert _vote(as_user, article_id).status_code == 200
+    counted = {key: (conn.get(key), conn.ttl(key)) for key in conn.scan_iter("ratelimit:*")}
+    conn.delete(*counted)
+    request = rf.put(f"/api/articles/{article_id}/vote/", REMOTE_ADDR="127.0.0.1")
+    request.user = as_user.user
+    ratelimits.check(request, "api", "api_user", "api_write", "vote")
+    checked = {key: (conn.get(key), conn.ttl(key)) for key in conn.scan_iter("ratelimit:*")}
+    assert len(counted) == 4 and counted.keys() == checked.keys()
+    for key, (count, ttl) in counted.items():
+        assert count == checked[key][0] == b"1" and abs(ttl - checked[key][1]) <= 2, key

@@ -11,6 +11,10 @@ Each rule is a fixed window of the app's clock (clock.py): at most `limit` count
   that refuses it (counting nothing) while a window is spent, and refund() gives it back
   when it succeeded, so only failures stay counted.
 
+defer() plans the same request windows for a script to count in its own round trip (the
+API's vote: vote_guarded.lua counts them with INCR and EXPIRE as _count does); counted()
+takes its counts as check() takes its own.
+
 ARTICLES_RATE_LIMITS overrides a rule's (limit, period) by its name, or turns it off
 with None.
 """

@@ -16,7 +16,7 @@
 | ARTICLES_CLOCK_OFFSET | 0 | seconds added to the app's clock (clock.py): a test hook |
 | ARTICLES_HEALTH_DETAIL_NETWORKS | loopback | direct peers shown /healthz's figures and /metrics |
 | ARTICLES_METRICS_TOKEN | None | a bearer token that also opens them (a scraper's) |
-| ARTICLES_TOKEN_CACHE_SECONDS | 5 | how long a process keeps an API token's user (0: off) |
+| ARTICLES_TOKEN_CACHE_SECONDS | 300 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
 | ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
@@ -74,7 +74,9 @@ DEFAULTS: dict[str, Any] = {
     # `Authorization: Bearer <token>` opens /metrics and /healthz's figures (None: no token)
     "METRICS_TOKEN": None,
     "ANONYMOUS_PAGE_SECONDS": 2,
-    "TOKEN_CACHE_SECONDS": 5,
+    # each use is checked against the credential epoch, so an entry may live long: the
+    # bound only on what no epoch records (a token row deleted in SQL)
+    "TOKEN_CACHE_SECONDS": 300,
     "SESSION_CACHE_SECONDS": 5,
     # a search's ordered results are kept this long (at most 300 s), in one of this many
     # slots (search:<slot>): the number of cache keys is bounded, whatever people type

@@ -5,11 +5,12 @@ An authorization cache (articles.caches): an entry is honoured only if its user'
 credentials were not revoked since it was read from the database. Each use reads the
 user's credential epoch (store.people: the time of their last logout, password change,
 deactivation or token revocation; one GET) and drops the entry unless it was read more
-than CLOCK_SLACK after it. So a revocation in any process takes effect in every process
-at once. With Redis unreachable an entry is not honoured: the caller asks the database,
-as with no cache. Entries also expire (ARTICLES_TOKEN_CACHE_SECONDS,
-ARTICLES_SESSION_CACHE_SECONDS: 5 s by default), the bound on what no epoch records (a
-session row deleted by hand), and at most `limit` of them are kept.
+than CLOCK_SLACK after it; or, through unchecked(), the caller reads it in a round trip
+of its own (the API's vote script). So a revocation in any process takes effect in every
+process at once. With Redis unreachable an entry is not honoured: the caller asks the
+database, as with no cache. Entries also expire (ARTICLES_TOKEN_CACHE_SECONDS, 300 s,
+and ARTICLES_SESSION_CACHE_SECONDS, 5 s, by default), the bound on what no epoch records
+(a row deleted by hand), and at most `limit` of them are kept.
 """
 
 from __future__ import annotations
@@ -41,6 +42,16 @@ class KeptUsers:
             self.entries.pop(key)
             return None
         return user, extra
+
+    def unchecked(self, key: str) -> tuple[Any, Any, float] | None:
+        """(user, extra, revoked_since) kept for `key`, if not expired, with no epoch read:
+        the caller reads it in a round trip of its own, honours the entry only while the
+        user's credential epoch is before `revoked_since`, and forgets it otherwise."""
+        kept = self.entries.get(key)
+        if kept is None:
+            return None
+        user, extra, read_at = kept
+        return user, extra, read_at - CLOCK_SLACK
 
     def keep(
         self, key: str, user: Any, extra: Any = None, *, read_at: float, expires: float

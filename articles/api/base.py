@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import redis
 from django.utils.translation import gettext
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
@@ -29,7 +30,8 @@ from articles.api.serializers import (
     article_data,
     page_data,
 )
-from articles.api.tokens import CachedTokenAuthentication
+from articles.api.tokens import CachedTokenAuthentication, check_in_handler
+from articles.errors import ArticlesError
 from articles.store import ratelimits
 from articles.types import Actor, Article, Page
 
@@ -191,6 +193,9 @@ class ApiMixin(_View):
     # action -> the limits its handler counts, counted with the API's own windows in the
     # same round trip when the caller is logged in (the handler's check() then skips them)
     folded_limits: dict[str, tuple[str, ...]] = {}
+    # actions whose handler counts the limits (deferred: ratelimits.defer) and reads a kept
+    # token's credential epoch (api.tokens.check_in_handler) in its own script: api.guarded
+    guarded_actions: frozenset[str] = frozenset()
     # drf-spectacular's AutoSchema, whatever the host's DEFAULT_SCHEMA_CLASS
     schema: ViewInspector | None = AutoSchema()
 
@@ -201,16 +206,32 @@ class ApiMixin(_View):
         return fast_renderers(super().get_renderers())
 
     def perform_authentication(self, request: Request) -> None:
+        action = getattr(self, "action", None) or ""
+        guarded = action in self.guarded_actions
+        if guarded:
+            check_in_handler(request)
         try:
             super().perform_authentication(request)
         except exceptions.AuthenticationFailed:
             # A bad token counts against its address, so guessing tokens meets the 429.
             ratelimits.check(request, "api")
             raise
-        folded = self.folded_limits.get(getattr(self, "action", None) or "", ())
+        folded = self.folded_limits.get(action, ())
         if not request.user.is_authenticated:
             folded = ()
-        ratelimits.check(request, *_api_actions(request), *folded)
+        if guarded and request.user.is_authenticated:
+            ratelimits.defer(request, *_api_actions(request), *folded)
+        else:
+            ratelimits.check(request, *_api_actions(request), *folded)
+
+    def handle_exception(self, exc: Exception) -> Any:
+        # Limits deferred to a handler that failed before its script (a 400): counted now,
+        # as check() would have counted them first; past one, its 429 answers instead.
+        try:
+            ratelimits.count_deferred(self.request)
+        except (ArticlesError, redis.RedisError) as error:
+            exc = error
+        return super().handle_exception(exc)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)

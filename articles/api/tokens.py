@@ -5,16 +5,20 @@ database query was a fifth of a vote's time). Tokens are made and revoked in the
 An authorization cache (articles.kept, articles.caches "api_tokens", MAX_TOKENS entries):
 a revoked token (user_tokens_revoke, the admin, a password change or reset) stamps its
 user's credential epoch in Redis, and every process refuses its kept entry at its next
-use. An entry also expires ARTICLES_TOKEN_CACHE_SECONDS (5 s by default) after it was
-read. 0 turns the cache off.
+use. Each use reads the epoch (one GET), but for a view whose handler reads it in its
+own round trip (check_in_handler: the vote, api.guarded). An entry also expires
+ARTICLES_TOKEN_CACHE_SECONDS (300 s by default) after it was read: the bound on what no
+epoch records (a token row deleted by hand in SQL). 0 turns the cache off.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser
 from django.db.models.signals import post_delete, post_save
 from django.utils.translation import gettext
 from rest_framework import exceptions
@@ -30,26 +34,86 @@ MAX_TOKENS = 10_000
 _cache = KeptUsers("api_tokens", MAX_TOKENS)  # token digest -> (user, token)
 _kept = _cache.entries
 
+# Set on a request (Django's) whose handler reads a kept token's credential epoch itself:
+# None until a kept token authenticates it unread, then that token's Unchecked.
+_UNCHECKED = "articles_token_unchecked"
+
+
+@dataclass(frozen=True, slots=True)
+class Unchecked:
+    """A kept token that authenticated a request with no epoch read: the handler refuses
+    it if the user's credential epoch is at or after `revoked_since`."""
+
+    digest: str
+    revoked_since: float
+
 
 class CachedTokenAuthentication(TokenAuthentication):
     model = ApiToken
+    http: Any = None  # the request being authenticated (an instance serves one request)
+
+    def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        self.http = _http(request)
+        return super().authenticate(request)
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         digest = token_digest(key)
-        seconds = conf.token_cache_seconds()
+        if self.http is not None and hasattr(self.http, _UNCHECKED):
+            found = _cache.unchecked(digest)
+            if found is not None:
+                user, token, revoked_since = found
+                setattr(self.http, _UNCHECKED, Unchecked(digest, revoked_since))
+                return user, token
         kept = _cache.get(digest)
         if kept is not None:
             return kept
-        read_at, expires = time.time(), time.monotonic() + seconds
-        try:
-            token = ApiToken.objects.select_related("user").get(digest=digest)
-        except ApiToken.DoesNotExist:
-            raise exceptions.AuthenticationFailed(gettext("Invalid token.")) from None
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed(gettext("User inactive or deleted."))
-        if seconds > 0:
-            _cache.keep(digest, token.user, token, read_at=read_at, expires=expires)
-        return token.user, token
+        return _read(digest)
+
+
+def _read(digest: str) -> tuple[Any, Any]:
+    """The token's user from the database, kept; AuthenticationFailed if none or inactive."""
+    seconds = conf.token_cache_seconds()
+    read_at, expires = time.time(), time.monotonic() + seconds
+    try:
+        token = ApiToken.objects.select_related("user").get(digest=digest)
+    except ApiToken.DoesNotExist:
+        raise exceptions.AuthenticationFailed(gettext("Invalid token.")) from None
+    if not token.user.is_active:
+        raise exceptions.AuthenticationFailed(gettext("User inactive or deleted."))
+    if seconds > 0:
+        _cache.keep(digest, token.user, token, read_at=read_at, expires=expires)
+    return token.user, token
+
+
+def check_in_handler(request: Any) -> None:
+    """`request`'s handler reads the credential epoch in a round trip of its own: a kept
+    token authenticates it with no GET, and unchecked() says what to check."""
+    setattr(_http(request), _UNCHECKED, None)
+
+
+def unchecked(request: Any) -> Unchecked | None:
+    """The kept token that authenticated `request` with its epoch unread, if one did."""
+    return getattr(_http(request), _UNCHECKED, None)
+
+
+def authenticate_again(request: Any) -> None:
+    """The unchecked token's credentials were revoked since it was kept: drop it and read
+    it from the database, as if never kept. Raises AuthenticationFailed (the caller
+    anonymous again) when the token or its user is gone or inactive."""
+    found = unchecked(request)
+    if found is None:
+        return
+    setattr(_http(request), _UNCHECKED, None)
+    _cache.forget(found.digest)
+    try:
+        request.user, request.auth = _read(found.digest)
+    except exceptions.AuthenticationFailed:
+        request.user, request.auth = AnonymousUser(), None
+        raise
+
+
+def _http(request: Any) -> Any:
+    return getattr(request, "_request", request)  # DRF's Request wraps Django's
 
 
 forget_token = _cache.forget

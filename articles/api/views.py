@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from articles import conf
+from articles.api import guarded
 from articles.api.base import (
     _READ,
     _WRITE,
@@ -53,7 +54,6 @@ from articles.api.serializers import (
     search_page_data,
 )
 from articles.errors import ArticleNotFound
-from articles.http.addresses import user_pk
 from articles.store import ratelimits, selectors, services
 from articles.types import NewPost, SearchOrder
 
@@ -72,7 +72,8 @@ EDIT_DESCRIPTION = (
 class ArticleViewSet(ApiViewSet):
     lookup_field = "id"
     lookup_value_regex = r"[0-9]{1,18}"
-    folded_limits = {"vote": ("vote",)}  # a vote: one round trip of limits, one of the vote
+    folded_limits = {"vote": ("vote",)}
+    guarded_actions = frozenset({"vote"})  # its limits and token check in the vote's script
     action_permissions = {
         "create": [IsAuthenticated],
         "destroy": [IsAuthenticated],
@@ -236,10 +237,7 @@ class ArticleViewSet(ApiViewSet):
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
         data = _valid(VoteSerializer, request.data)
-        ratelimits.check(request, "vote")
-        article = services.article_vote(
-            article_id=int(id), user_id=user_pk(request), direction=data["value"]
-        )
+        article = guarded.vote(request, article_id=int(id), direction=data["value"])
         return _article(article, request)
 
     @documented(

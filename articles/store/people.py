@@ -185,7 +185,8 @@ def _stamp(user_id: int) -> None:
         get_connection().set(keys.credential_epoch(user_id), repr(time.time()), ex=seconds)
     except (redis.RedisError, ArticlesError):
         # The revocation itself (the database's) stands; kept credentials are refused
-        # while Redis is away (articles.kept), and expire within their few seconds.
+        # while Redis is away (articles.kept), and expire within their seconds
+        # (ARTICLES_TOKEN_CACHE_SECONDS, ARTICLES_SESSION_CACHE_SECONDS): the bound here.
         logger.warning("credential epoch of user %s not stamped: Redis unreachable", user_id)
 
 

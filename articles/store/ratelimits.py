@@ -11,6 +11,10 @@ Each rule is a fixed window of the app's clock (clock.py): at most `limit` count
   that refuses it (counting nothing) while a window is spent, and refund() gives it back
   when it succeeded, so only failures stay counted.
 
+defer() plans the same request windows for a script to count in its own round trip (the
+API's vote: vote_guarded.lua counts them with INCR and EXPIRE as _count does); counted()
+takes its counts as check() takes its own.
+
 ARTICLES_RATE_LIMITS overrides a rule's (limit, period) by its name, or turns it off
 with None.
 """
@@ -109,30 +113,68 @@ def check(
     Redis counts no request: a read goes on uncounted, a write is StoreFull. Failure
     windows are counted on every call and fail closed: a Redis that cannot count (full,
     down) raises its error, so no password is checked uncounted."""
-    table, seen = rules(), _seen(request)
     moment = clock.now(now)
-    requests: list[_Window] = []
-    failures: list[_Window] = []
-    for action in actions:
-        rule = table.get(action)
-        if rule is None:
-            continue  # turned off
-        if rule.counts == "requests":
-            if action in seen.counted:
-                continue
-            seen.counted.add(action)
-        who = _identity(request, rule.by, account)
-        if who is not None:
-            window = _Window(action, who, rule, int(moment // rule.period))
-            (requests if rule.counts == "requests" else failures).append(window)
+    requests, failures = _windows(request, actions, account, moment)
     taken = _take(failures, moment) if failures else ()
     states = _count(request, requests, moment) if requests else []
-    tightest = _tightest(*states)
-    seen.tightest = _tightest(seen.tightest, tightest)  # a refusal's too: for the 429
-    for window, state in zip(requests, states, strict=False):
-        if not state.allowed:
-            raise window.refused(moment)
+    tightest = _judge(request, requests, states, moment)
     return Checked(tightest, _account(account) if account is not None else None, taken)
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """Request windows a script counts in its own round trip (the API's vote): for each of
+    `keys`, `args` holds its limit and its expiry, which the script applies as _count
+    does (INCR, then EXPIRE), and it answers each window's count for counted()."""
+
+    windows: tuple[_Window, ...]
+    moment: float
+
+    @property
+    def keys(self) -> list[str]:
+        return [w.key for w in self.windows]
+
+    @property
+    def args(self) -> list[int]:
+        return [n for w in self.windows for n in (w.rule.limit, w.rule.period + 1)]
+
+
+def defer(request: Any, *actions: str, now: float | None = None) -> None:
+    """As check(request, *actions), but counted later: by the script its handler runs
+    (take_deferred, then counted with the script's counts), or else by count_deferred().
+    Request rules only."""
+    moment = clock.now(now)
+    requests, failures = _windows(request, actions, None, moment)
+    if failures:
+        raise ValueError("failure windows are counted by check() only")
+    seen = _seen(request)
+    seen.deferred = Deferred((*seen.deferred.windows, *requests), moment)
+
+
+def take_deferred(request: Any) -> Deferred:
+    """The windows deferred for `request`, now the caller's to have counted (counted())."""
+    seen = _seen(request)
+    deferred, seen.deferred = seen.deferred, _NOTHING
+    return deferred
+
+
+def counted(request: Any, deferred: Deferred, counts: list[int]) -> None:
+    """Take a script's counts of `deferred`'s windows as check() takes its own: kept for
+    the headers, and RateLimited past any limit."""
+    states = [
+        _state(window, int(count), deferred.moment)
+        for window, count in zip(deferred.windows, counts, strict=True)
+    ]
+    _judge(request, list(deferred.windows), states, deferred.moment)
+
+
+def count_deferred(request: Any) -> None:
+    """Count the windows deferred for `request` that no script has taken (its handler
+    failed first: a 400), as check() would have. Raises what check() raises."""
+    deferred = take_deferred(request)
+    if deferred.windows:
+        windows = list(deferred.windows)
+        _judge(request, windows, _count(request, windows, deferred.moment), deferred.moment)
 
 
 def refund(checked: Checked) -> None:
@@ -192,12 +234,17 @@ class _Window:
         return RateLimited(reset, message % params)
 
 
+_NOTHING = Deferred((), 0.0)
+
+
 @dataclass(slots=True)
 class _Seen:
-    """What one request was counted in so far: the actions, and the tightest window."""
+    """What one request was counted in so far: the actions, the tightest window, and the
+    windows deferred to a script (defer())."""
 
     counted: set[str] = field(default_factory=set)
     tightest: RateLimit | None = None
+    deferred: Deferred = _NOTHING
 
 
 _SEEN = "articles_rate_limits"
@@ -228,15 +275,54 @@ def _count(request: Any, windows: list[_Window], now: float) -> list[RateLimit]:
         if getattr(request, "method", "GET") in ("GET", "HEAD", "OPTIONS"):
             return []
         raise StoreFull() from None
-    return [
-        RateLimit(
-            allowed=int(count) <= w.rule.limit,
-            limit=w.rule.limit,
-            remaining=max(0, w.rule.limit - int(count)),
-            reset=w.reset(now),
-        )
-        for w, count in zip(windows, counts, strict=True)
-    ]
+    return [_state(w, int(count), now) for w, count in zip(windows, counts, strict=True)]
+
+
+def _state(window: _Window, count: int, now: float) -> RateLimit:
+    limit = window.rule.limit
+    return RateLimit(
+        allowed=count <= limit,
+        limit=limit,
+        remaining=max(0, limit - count),
+        reset=window.reset(now),
+    )
+
+
+def _windows(
+    request: Any, actions: tuple[str, ...], account: str | None, moment: float
+) -> tuple[list[_Window], list[_Window]]:
+    """The request windows and the failure windows `actions` count `request` in now; a
+    request action already counted for it is skipped, and marked counted."""
+    table, seen = rules(), _seen(request)
+    requests: list[_Window] = []
+    failures: list[_Window] = []
+    for action in actions:
+        rule = table.get(action)
+        if rule is None:
+            continue  # turned off
+        if rule.counts == "requests":
+            if action in seen.counted:
+                continue
+            seen.counted.add(action)
+        who = _identity(request, rule.by, account)
+        if who is not None:
+            window = _Window(action, who, rule, int(moment // rule.period))
+            (requests if rule.counts == "requests" else failures).append(window)
+    return requests, failures
+
+
+def _judge(
+    request: Any, windows: list[_Window], states: list[RateLimit], moment: float
+) -> RateLimit | None:
+    """Keep the tightest of `states` for the headers (a refusal's too: for the 429), and
+    raise RateLimited for the first window past its limit."""
+    seen = _seen(request)
+    tightest = _tightest(*states)
+    seen.tightest = _tightest(seen.tightest, tightest)
+    for window, state in zip(windows, states, strict=False):
+        if not state.allowed:
+            raise window.refused(moment)
+    return tightest
 
 
 def _take(windows: list[_Window], now: float) -> tuple[str, ...]:

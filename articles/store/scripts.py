@@ -96,8 +96,16 @@ def _load(name: str, *, writes: bool = True) -> TimedScript:
     return TimedScript(name, _LIB + (_LUA / f"{name}.lua").read_bytes(), writes=writes)
 
 
+def _guarded(name: str, inner: str) -> TimedScript:
+    """`name`.lua run before `inner`.lua, whose text, as written, becomes its function
+    cast(): one script, the inner one's KEYS and ARGV first."""
+    cast = b"local function cast()\n" + (_LUA / f"{inner}.lua").read_bytes() + b"\nend\n"
+    return TimedScript(name, _LIB + cast + (_LUA / f"{name}.lua").read_bytes(), writes=True)
+
+
 POST = _load("post")
 VOTE = _load("vote")
+VOTE_GUARDED = _guarded("vote_guarded", "vote")  # a vote with its rate limits and credential
 GROUPS_UPDATE = _load("groups_update")
 DELETE = _load("delete")
 EDIT = _load("edit")

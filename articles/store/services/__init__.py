@@ -36,10 +36,17 @@ from articles.store.services.posting import (
     article_submit,
     comment_submit,
 )
-from articles.store.services.votes import article_vote, article_vote_many, vote_intent_cast
+from articles.store.services.votes import (
+    GuardedVote,
+    article_vote,
+    article_vote_guarded,
+    article_vote_many,
+    vote_intent_cast,
+)
 
 __all__ = [
     "CLEANUP_BATCH",
+    "GuardedVote",
     "article_delete",
     "article_edit",
     "article_groups_update",
@@ -50,6 +57,7 @@ __all__ = [
     "article_reindex",
     "article_submit",
     "article_vote",
+    "article_vote_guarded",
     "article_vote_many",
     "cleanups_resume",
     "comment_delete",

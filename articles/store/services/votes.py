@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
 
 from articles import conf
+from articles.errors import StoreFull
 from articles.operations import metrics
 from articles.operations.replication import replicated
 from articles.store import keys, scripts
-from articles.store.connection import get_connection
+from articles.store.connection import get_connection, out_of_memory
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import _BATCH, _article_member, _given
-from articles.types import Article, Vote
+from articles.types import Article, Status, Vote
 
 logger = logging.getLogger("articles.store.services")  # the package's one logger
 
@@ -73,6 +78,61 @@ def article_vote(
     window is open is decided by Redis' clock (see _given); `now` fixes it for tests.
     """
     result = scripts.VOTE(*_vote_call(article_id, user_id, direction, now), client=get_connection())
+    return _voted(article_id, direction, result)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardedVote:
+    """What article_vote_guarded's one round trip answered: each rate-limit window's count
+    (in the order given); `revoked`: the credential was revoked since it was read, and
+    nothing was cast; else vote.lua's `reply`, or None when a window refused the vote."""
+
+    article_id: int
+    direction: Vote
+    counts: list[int]
+    revoked: bool
+    reply: Sequence[Any] | None
+
+    def article(self) -> Article:
+        """The article as the vote left it; raises what article_vote raises."""
+        if self.reply is None:
+            raise ValueError("no vote was cast")
+        return _voted(self.article_id, self.direction, self.reply)
+
+
+@replicated
+def article_vote_guarded(
+    *,
+    article_id: int,
+    user_id: int,
+    direction: Vote,
+    revoked_since: float | None,
+    limit_keys: Sequence[str] = (),
+    limit_args: Sequence[int] = (),
+    now: float | None = None,
+) -> GuardedVote:
+    """article_vote behind its caller's checks, in the same one step: count the request in
+    each rate-limit counter (`limit_args`: a limit, then an expiry, for each of
+    `limit_keys`) and cast nothing past a limit; then cast nothing if the user's
+    credential epoch (store.people) is at or after `revoked_since` (None: no check)."""
+    script_keys, args = _vote_call(article_id, user_id, direction, now)
+    epoch = len(script_keys) + 1
+    script_keys += [keys.credential_epoch(user_id), *limit_keys]
+    args += [epoch, "" if revoked_since is None else repr(revoked_since), *limit_args]
+    try:
+        reply = scripts.VOTE_GUARDED(script_keys, args, client=get_connection())
+    except redis.ResponseError as exc:
+        if out_of_memory(exc):  # as ratelimits.check() answers a write with Redis full
+            raise StoreFull() from None
+        raise
+    counts = [int(count) for count in reply[1]]
+    revoked = Status(int(reply[0])) is Status.RETRY
+    cast = reply[2] if len(reply) > 2 else None
+    return GuardedVote(article_id, direction, counts, revoked, cast)
+
+
+def _voted(article_id: int, direction: Vote, result: Sequence[Any]) -> Article:
+    """The article from vote.lua's reply, the vote counted in the metrics; raises its error."""
     raise_for_status(result)
     outcome = "changed" if int(result[1]) else "repeated"
     metrics.VOTES.labels(direction=direction.name.lower(), outcome=outcome).inc()

@@ -32,16 +32,6 @@ from pathlib import Path
 from typing import Any
 
 PATH = "/bench/fixed/"
-# startproject's MIDDLEWARE (Django 5.2): the baseline pays for these too.
-DEFAULTS = {
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-}
 FULL = "votesite, whole MIDDLEWARE"
 NONE = "votesite, no middleware"
 
@@ -141,8 +131,9 @@ def votesite_costs(reps: int, per_round: int) -> dict[str, list[float]]:
     return time_rounds(calls, reps, per_round)
 
 
-def plain_costs(reps: int, per_round: int) -> dict[str, list[float]]:
-    """The fresh startproject's fixed view, default MIDDLEWARE and none, in its own process."""
+def plain_costs(reps: int, per_round: int) -> tuple[dict[str, list[float]], list[str]]:
+    """The fresh startproject's fixed view, default MIDDLEWARE and none, in its own process;
+    and its MIDDLEWARE."""
     import shutil
 
     from bench import baseline
@@ -164,12 +155,13 @@ def plain_costs(reps: int, per_round: int) -> dict[str, list[float]]:
             check=True,
             timeout=600,
         ).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        found = json.loads(out.strip().splitlines()[-1])
+        return found["times"], found["middleware"]
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _inside_plain(reps: int, per_round: int) -> dict[str, list[float]]:
+def _inside_plain(reps: int, per_round: int) -> dict[str, Any]:
     import django
 
     django.setup()
@@ -179,13 +171,15 @@ def _inside_plain(reps: int, per_round: int) -> dict[str, list[float]]:
         "plain Django, default MIDDLEWARE": caller(handler_with(list(settings.MIDDLEWARE))),
         "plain Django, no middleware": caller(handler_with([])),
     }
-    return time_rounds(calls, reps, per_round)
+    return {"times": time_rounds(calls, reps, per_round), "middleware": settings.MIDDLEWARE}
 
 
-def table(site: dict[str, list[float]], plain: dict[str, list[float]]) -> list[str]:
+def table(
+    site: dict[str, list[float]], plain: dict[str, list[float]], defaults: list[str]
+) -> list[str]:
     """Markdown: the references, then each middleware's cost (the stack up to it less the
     stack before it) in µs and as a share of the plain project's request; those a fresh
-    project has too are marked (default)."""
+    project has too (`defaults`) are marked (default)."""
     med = {name: statistics.median(v) for name, v in {**plain, **site}.items()}
     base = med["plain Django, default MIDDLEWARE"]
     full = med[FULL]
@@ -203,7 +197,7 @@ def table(site: dict[str, list[float]], plain: dict[str, list[float]]) -> list[s
     for path in middleware:
         now = med[FULL if path == middleware[-1] else path]
         cost, before = now - before, now
-        mark = " (default)" if path in DEFAULTS else ""
+        mark = " (default)" if path in defaults else ""
         lines.append(f"| {path}{mark} | {cost:.0f} | {cost / base * 100:.1f} % |")
     return lines
 
@@ -237,9 +231,9 @@ def main(argv: list[str] | None = None) -> None:
         import django
 
         django.setup()
-        plain = plain_costs(args.reps, args.calls)
+        plain, defaults = plain_costs(args.reps, args.calls)
         site = votesite_costs(args.reps, args.calls)
-        lines, added = table(site, plain), added_share(site, plain)
+        lines, added = table(site, plain, defaults), added_share(site, plain)
     finally:
         import shutil
 

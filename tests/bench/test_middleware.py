@@ -144,3 +144,20 @@ def test_the_middleware_part_times_every_middleware_of_the_stack() -> None:
     assert "django.middleware.locale.LocaleMiddleware" in table
     assert "plain Django, default MIDDLEWARE" in table and "plain Django, no middleware" in table
     assert isinstance(found["added"], float)
+
+
+def test_the_versus_part_times_the_libraries_middleware_beside_ours() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.versus", "--reps", "1", "--calls", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "µs" not in line]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| request line (made, rendered, written)",
+        "| Content-Security-Policy",
+        "| Prometheus, after the others",
+    ]

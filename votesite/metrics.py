@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from django_prometheus.middleware import PrometheusAfterMiddleware
+from django_prometheus.utils import TimeSince
+
+_NONE = object()
 
 
 class RequestMetricsMiddleware(PrometheusAfterMiddleware):
@@ -27,3 +30,41 @@ class RequestMetricsMiddleware(PrometheusAfterMiddleware):
         if series is None:
             series = self._series[key] = metric.labels(**labels)
         return series
+
+    def process_response(self, request: Any, response: Any) -> Any:
+        """The library's own steps and series, with the response's charset (parsed from its
+        Content-Type each time it is read) and the view's name looked up once."""
+        method, name = self._method(request), self._get_view_name(request)
+        status = str(response.status_code)
+        metrics = self.metrics
+        self.label_metric(metrics.responses_by_status, request, response, status=status).inc()
+        self.label_metric(
+            metrics.responses_by_status_view_method,
+            request,
+            response,
+            status=status,
+            view=name,
+            method=method,
+        ).inc()
+        charset = getattr(response, "charset", _NONE)
+        if charset is not _NONE:
+            self.label_metric(
+                metrics.responses_by_charset, request, response, charset=str(charset)
+            ).inc()
+        if getattr(response, "streaming", False):
+            self.label_metric(metrics.responses_streaming, request, response).inc()
+        content = getattr(response, "content", _NONE)
+        if content is not _NONE:
+            self.label_metric(metrics.responses_body_bytes, request, response).observe(len(content))
+        started = getattr(request, "prometheus_after_middleware_event", _NONE)
+        if started is not _NONE:
+            self.label_metric(
+                metrics.requests_latency_by_view_method,
+                request,
+                response,
+                view=name,
+                method=request.method,
+            ).observe(TimeSince(started))
+        else:
+            self.label_metric(metrics.requests_unknown_latency, request, response).inc()
+        return response

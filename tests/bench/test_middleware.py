@@ -161,3 +161,45 @@ def test_the_versus_part_times_the_libraries_middleware_beside_ours() -> None:
         "| Content-Security-Policy",
         "| Prometheus, after the others",
     ]
+
+
+def _samples() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every django_http_ sample but the latencies' buckets and sums (they hold times)."""
+    found = {}
+    for family in REGISTRY.collect():
+        for sample in family.samples:
+            timing = "latency" in sample.name and not sample.name.endswith("_count")
+            created = sample.name.endswith("_created")  # when a series was first made
+            if sample.name.startswith("django_http_") and not timing and not created:
+                found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return found
+
+
+def test_the_request_metrics_record_what_django_prometheus_records() -> None:
+    from django.http import HttpResponseNotFound, StreamingHttpResponse
+    from django.urls import resolve
+    from django_prometheus.middleware import PrometheusAfterMiddleware
+
+    from votesite.metrics import RequestMetricsMiddleware
+
+    def responses() -> list[HttpResponse]:
+        return [
+            HttpResponse("ok"),
+            HttpResponse(b"x" * 5000, content_type="text/html; charset=latin-1"),
+            HttpResponseNotFound("gone"),
+            StreamingHttpResponse(iter([b"a", b"b"])),
+        ]
+
+    def through(middleware: type) -> dict:
+        before = _samples()
+        for response in responses():
+            request = RequestFactory().post("/new/", {"a": "b"})
+            request.resolver_match = resolve("/new/")
+            m = middleware(lambda r, response=response: response)
+            m(request)
+        after = _samples()
+        return {k: v - before.get(k, 0.0) for k, v in after.items() if v != before.get(k, 0.0)}
+
+    theirs = through(PrometheusAfterMiddleware)
+    assert theirs  # it counted something
+    assert through(RequestMetricsMiddleware) == theirs

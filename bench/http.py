@@ -1,81 +1,59 @@
-"""HTTP through gunicorn (production settings, loopback) driven by wrk, bounded in time
-and in requests: the API, the pages and the vote endpoint, each against plain Django (a
-fresh startproject serving fixed JSON, bench/baseline.py) served the same way in the
-same run."""
+"""HTTP through gunicorn (production settings, gunicorn.conf.py's gthread workers, loopback)
+driven by wrk, bounded in time and in requests: the pages, the API, search and the vote
+endpoint, each against two references served the same way in the same run: plain Django
+(a fresh startproject serving fixed JSON, bench/baseline.py) with its default MIDDLEWARE,
+the baseline, and with none. votesite runs twice: with the anonymous page cache off (every
+page rendered: the goals) and on (reported apart)."""
 
 from __future__ import annotations
 
 import json
-import re
+import os
 import secrets
 import shutil
 import statistics
-import subprocess
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-GROUP_API = "/api/groups/bench/articles/"
+from bench import wrk as wrk_tool
+from bench.wrk import parse_wrk
+
+__all__ = ["Endpoint", "endpoints", "parse_wrk", "run"]
+
 USERS = 2_000  # voters for the vote endpoint (spreads any per-user rate limit)
 
-LUA = """
-local max_requests = {max_requests}
-local kind = "{kind}"
-local path = "{path}"
-local max_id = {max_id}
-local tokens = {{{tokens}}}
-local cookie = "{cookie}"
-local sent = 0
-init = function(args)
-  math.randomseed(tonumber(tostring({{}}):match("0x(%x+)") or "1", 16) % 2147483647)
-end
-request = function()
-  sent = sent + 1
-  if kind == "vote" then
-    local id = math.random(1, max_id)
-    local token = tokens[math.random(1, #tokens)]
-    return wrk.format("PUT", "/api/articles/" .. id .. "/vote/",
-      {{["Authorization"] = "Token " .. token, ["Content-Type"] = "application/json"}},
-      '{{"value": "up"}}')
-  end
-  local headers = {{}}
-  if cookie ~= "" then headers["Cookie"] = cookie end
-  if kind == "article" then
-    return wrk.format("GET", "/a/" .. math.random(1, max_id) .. "/", headers)
-  end
-  return wrk.format("GET", path, headers)
-end
-response = function(status, headers, body)
-  if sent >= max_requests then wrk.thread:stop() end
-end
-"""
-
-
-# The HTTP table's groups, in its order.
+# The tables, in their order, and the servers behind them.
 REFERENCE, UNCACHED, CACHED = "reference", "uncached", "cached"
-GROUP_TITLES = {
-    REFERENCE: "fixed JSON view: plain Django (the baseline) and votesite",
-    UNCACHED: "rendered every time",
-    CACHED: "anonymous, served from the per-process page cache (ARTICLES_ANONYMOUS_PAGE_SECONDS)",
+TITLES = {
+    REFERENCE: "References: the fixed JSON view",
+    UNCACHED: "Without the page cache (ARTICLES_ANONYMOUS_PAGE_SECONDS = 0): every page rendered",
+    CACHED: "Anonymous, with the per-process page cache on (ARTICLES_ANONYMOUS_PAGE_SECONDS, 2 s)",
 }
+PLAIN, BARE, SITE, NOCACHE = "plain", "bare", "site", "nocache"
 MIDDLEWARE_OVERHEAD = 0.15  # goal: votesite's middleware costs at most this share of a baseline
+THREAD_COMMENTS = 300  # comments on the thread page's article (the issue's case)
 
 
 @dataclass
 class Endpoint:
     name: str
-    kind: str  # "get" | "vote" | "article" (a random article's page)
+    kind: str  # "get" | "vote" | "article" (a random article's page) | "search" (a query in turn)
     path: str
     target: float | None  # goal: share of the baseline's requests/s (None: a reference)
     logged_in: bool = False  # sent with a logged-in session's cookie
     group: str = UNCACHED
-    server: str = "site"  # "site" | "plain" (baseline, default middleware) | "bare" (none)
+    server: str = NOCACHE  # PLAIN | BARE (the references) | NOCACHE | SITE (page cache on)
     available: bool = True
     why: str = ""
+    bytes: int = 0  # the probe's body
     rps: list[float] = field(default_factory=list)
     p50: list[float] = field(default_factory=list)
     p99: list[float] = field(default_factory=list)
+    cpu_us: list[float] = field(default_factory=list)  # the workers' CPU per request
+    redis_us: list[float] = field(default_factory=list)  # Redis' CPU per request
     requests: int = 0
     errors: int = 0
 
@@ -84,155 +62,263 @@ class Endpoint:
         return statistics.median(self.rps) if self.rps else 0.0
 
 
-def endpoints(user_page: str) -> list[Endpoint]:
-    """The baseline first (every ratio is to it), then the references, then votesite's
-    pages: those rendered every time apart from those the anonymous page cache serves."""
+def endpoints(user_page: str, thread: int = 1, comments: int = THREAD_COMMENTS) -> list[Endpoint]:
+    """The references first (every ratio is to them), then votesite with the page cache
+    off, then the anonymous listings with it on."""
+    listings = [
+        ("home GET /", "/"),
+        ("new GET /new/", "/new/"),
+        ("top GET /top/?period=week", "/top/?period=week"),
+        ("group GET /g/bench/", "/g/bench/"),
+        (f"user GET {user_page}", user_page),
+    ]
     return [
         Endpoint(
-            "plain Django, default middleware (fresh startproject), fixed JSON",
+            "plain Django, default MIDDLEWARE (fresh startproject): the baseline",
             "get",
             "/bench/fixed/",
             None,
             group=REFERENCE,
-            server="plain",
+            server=PLAIN,
         ),
         Endpoint(
-            "plain Django, no middleware, fixed JSON",
+            "plain Django, no middleware",
             "get",
             "/bench/fixed/",
             None,
             group=REFERENCE,
-            server="bare",
+            server=BARE,
         ),
         Endpoint(
-            "votesite's middleware on a fixed view (/bench/fixed/)",
+            "votesite's whole MIDDLEWARE, fixed view (/bench/fixed/)",
             "get",
             "/bench/fixed/",
             None,
             group=REFERENCE,
         ),
-        Endpoint("API page GET /api/articles/", "get", "/api/articles/", 0.4),
-        Endpoint("API top GET /api/articles/top/", "get", "/api/articles/top/?period=week", 0.4),
-        Endpoint(
-            "API group GET /api/groups/bench/articles/", "get", "/api/groups/bench/articles/", 0.4
+        *(Endpoint(f"{name}, anonymous", "get", path, 0.3) for name, path in listings),
+        *(
+            Endpoint(f"{name}, logged in", "get", path, 0.3, logged_in=True)
+            for name, path in listings
         ),
-        Endpoint("home page GET /, logged in", "get", "/", 0.3, logged_in=True),
-        Endpoint("new GET /new/, logged in", "get", "/new/", 0.3, logged_in=True),
-        # Anonymous, but a random article each time: the page cache seldom holds it.
-        Endpoint("article GET /a/{id}/ (random id)", "article", "/a/1/", 0.3),
-        Endpoint("vote PUT /api/articles/{id}/vote/", "vote", "/api/articles/1/vote/", 0.5),
-        Endpoint("home page GET / (HTML)", "get", "/", 0.3, group=CACHED),
-        Endpoint("new GET /new/", "get", "/new/", 0.3, group=CACHED),
-        Endpoint("top GET /top/?period=week", "get", "/top/?period=week", 0.3, group=CACHED),
-        Endpoint("group GET /g/bench/", "get", "/g/bench/", 0.3, group=CACHED),
-        Endpoint("user GET /u/{name}/", "get", user_page, 0.3, group=CACHED),
+        Endpoint("API GET /api/articles/", "get", "/api/articles/", 0.4),
+        Endpoint("API GET /api/articles/top/", "get", "/api/articles/top/?period=week", 0.4),
+        Endpoint("API GET /api/groups/bench/articles/", "get", "/api/groups/bench/articles/", 0.4),
+        Endpoint("vote PUT /api/articles/{id}/vote/, token", "vote", "/api/articles/1/vote/", 0.5),
+        Endpoint("search GET /search/?q= (6 queries in turn)", "search", "/search/?q=", 0.3),
+        Endpoint("article GET /a/{id}/ (random id), anonymous", "article", "/a/1/", 0.3),
+        Endpoint(
+            f"article GET /a/{thread}/ with {comments} comments, logged in",
+            "get",
+            f"/a/{thread}/",
+            0.1,
+            logged_in=True,
+        ),
+        *(
+            Endpoint(f"{name}, anonymous", "get", path, 0.3, group=CACHED, server=SITE)
+            for name, path in listings
+        ),
     ]
 
 
-def run(report, opts, env: dict[str, str], directory: Path, now: float) -> None:
+def run(report: Any, opts: Any, env: dict[str, str], directory: Path, now: float) -> None:
+    from django_redis import get_redis_connection
+
     from bench import baseline, servers
     from bench.pages import user_page
     from bench.report import log
+    from bench.searches import GOAL_KINDS, QUERIES
 
     wrk = shutil.which("wrk")
     if wrk is None:
         report.section("HTTP", ["wrk is not installed (apt-get install wrk): HTTP not measured."])
         return
     tokens = _users_and_tokens()
-    server_env = {
-        k: v for k, v in __import__("os").environ.items() if k != "BENCH_COUNT_ROUND_TRIPS"
-    }
-    server_env.update(env)
+    comments = getattr(opts, "thread_comments", THREAD_COMMENTS)
+    thread, plain_article, shown = _thread(comments, now)
+    site_env = {k: v for k, v in os.environ.items() if k != "BENCH_COUNT_ROUND_TRIPS"}
+    site_env.update(env)
     project = baseline.make(directory / "baseline")
-    plain_port, bare_port = servers.free_port(), servers.free_port()
-    gunicorns = [
-        servers.Gunicorn(opts.port, server_env, workers=opts.workers),
-        servers.Gunicorn(
-            plain_port,
-            baseline.environ(project, baseline.DEFAULT),
-            workers=opts.workers,
-            app=f"{baseline.PACKAGE}.wsgi:application",
+    ports = {name: servers.free_port() for name in (PLAIN, BARE, SITE, NOCACHE)}
+    ports[SITE] = opts.port
+    app = f"{baseline.PACKAGE}.wsgi:application"
+    log_file = directory / "gunicorn.log"
+    gunicorns = {
+        SITE: servers.Gunicorn(ports[SITE], site_env, opts.workers, log=log_file),
+        NOCACHE: servers.Gunicorn(
+            ports[NOCACHE],
+            {**site_env, "BENCH_ANONYMOUS_PAGE_SECONDS": "0"},
+            opts.workers,
+            log=log_file,
         ),
-        servers.Gunicorn(
-            bare_port,
-            baseline.environ(project, baseline.BARE),
-            workers=opts.workers,
-            app=f"{baseline.PACKAGE}.wsgi:application",
+        PLAIN: servers.Gunicorn(
+            ports[PLAIN], baseline.environ(project, baseline.DEFAULT), opts.workers, app, log_file
         ),
-    ]
-    bases = {
-        name: f"http://127.0.0.1:{port}"
-        for name, port in (("site", opts.port), ("plain", plain_port), ("bare", bare_port))
+        BARE: servers.Gunicorn(
+            ports[BARE], baseline.environ(project, baseline.BARE), opts.workers, app, log_file
+        ),
     }
+    bases = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     cookie = _session_cookie()
-    points = endpoints(user_page())
+    queries = [q.text.replace(" ", "+") for q in QUERIES if q.kind in GOAL_KINDS]
+    points = endpoints(user_page(), thread, comments)
+    redis = get_redis_connection("articles")
     try:
-        for server in gunicorns:
+        for server in gunicorns.values():
             server.start()
         for endpoint in points:
-            _probe(bases[endpoint.server], endpoint, tokens[0], cookie)
+            _probe(bases[endpoint.server], endpoint, tokens[0], cookie, queries)
         live = [e for e in points if e.available]
-        # Warm every worker's imports and connections before timing.
-        for endpoint in live:
-            _wrk(wrk, bases[endpoint.server], endpoint, opts, tokens, directory, cookie, 1, 500)
+
+        def timed(endpoint: Endpoint, seconds: float, requests: int) -> dict[str, Any]:
+            lua = wrk_tool.script(
+                directory,
+                f"{points.index(endpoint)}",
+                kind=endpoint.kind,
+                path=endpoint.path,
+                requests=requests,
+                max_id=opts.articles,
+                tokens=tokens,
+                queries=queries,
+                cookie=cookie if endpoint.logged_in else "",
+            )
+            server = gunicorns[endpoint.server]
+            cpu, redis_cpu = server.worker_cpu(), _redis_cpu(redis)
+            result = wrk_tool.run(
+                wrk,
+                bases[endpoint.server] + endpoint.path,
+                lua,
+                connections=opts.connections,
+                seconds=seconds,
+            )
+            done = max(1, result["requests"])
+            result["cpu_us"] = (server.worker_cpu() - cpu) / done * 1e6
+            result["redis_us"] = (_redis_cpu(redis) - redis_cpu) / done * 1e6
+            return result
+
+        # Warm every worker's imports, connections and per-process caches before timing.
+        for endpoint in live if getattr(opts, "http_warmup", True) else []:
+            timed(endpoint, 1, 500)
         for rep in range(opts.http_reps):
             for endpoint in live:
-                result = _wrk(
-                    wrk, bases[endpoint.server], endpoint, opts, tokens, directory, cookie
-                )
+                result = timed(endpoint, opts.http_seconds, opts.http_requests)
                 endpoint.rps.append(result["rps"])
                 endpoint.p50.append(result["p50"])
                 endpoint.p99.append(result["p99"])
+                endpoint.cpu_us.append(result["cpu_us"])
+                endpoint.redis_us.append(result["redis_us"])
                 endpoint.requests += result["requests"]
                 endpoint.errors += result["errors"]
             log(f"HTTP round {rep + 1}/{opts.http_reps} done")
+        per_comment = _bytes_per_comment(bases[NOCACHE], cookie, thread, plain_article, shown)
     finally:
-        for server in gunicorns:
+        for server in gunicorns.values():
             server.stop()
-    _report(report, opts, points)
+    _report(report, opts, points, per_comment)
 
 
-def _report(report, opts, points: list[Endpoint]) -> None:
-    plain = points[0]
-    site_fixed = next(e for e in points if e.group == REFERENCE and e.server == "site")
-    base = plain.median_rps
+def _redis_cpu(conn: Any) -> float:
+    info = conn.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
-    def ratio(e: Endpoint) -> float | None:
+
+def _thread(comments: int, now: float) -> tuple[int, int, int]:
+    """Two articles by a benchmark user, one with a thread of `comments` comments (posted
+    as bench/comments.py posts its own) and one with none: their ids, and how many of the
+    comments the thread's first page shows."""
+    import random
+
+    from articles.store import selectors, services
+    from articles.types import NewPost
+    from bench.comments import post_thread
+
+    made = []
+    for title in ("HTTP bench thread", "HTTP bench article without comments"):
+        made.append(
+            services.article_post(
+                NewPost(
+                    user_id=1,
+                    poster_name="bench0",
+                    title=title,
+                    link=f"https://example.org/http-bench-{len(made)}-{secrets.token_hex(6)}",
+                    now=now - comments - 120,
+                )
+            ).id
+        )
+    post_thread(made[0], comments, random.Random(23), now)
+    shown = len(selectors.comment_thread(article_id=made[0]).items)
+    return made[0], made[1], shown
+
+
+def _bytes_per_comment(base: str, cookie: str, thread: int, plain: int, shown: int) -> dict:
+    """The logged-in article page's HTML with the thread and without comments: what each
+    comment shown adds."""
+    sizes = {}
+    for name, article in (("thread", thread), ("plain", plain)):
+        request = urllib.request.Request(f"{base}/a/{article}/", headers={"Cookie": cookie})  # noqa: S310
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+            sizes[name] = len(response.read())
+    per = (sizes["thread"] - sizes["plain"]) / shown if shown else float("nan")
+    return {**sizes, "shown": shown, "per_comment": per}
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _report(report: Any, opts: Any, points: list[Endpoint], thread: dict) -> None:
+    plain = next(e for e in points if e.server == PLAIN)
+    bare = next(e for e in points if e.server == BARE)
+    site_fixed = next(e for e in points if e.group == REFERENCE and e.server == NOCACHE)
+
+    def ratio(e: Endpoint, to: Endpoint = plain) -> float | None:
+        base = to.median_rps
         return e.median_rps / base if e.available and e.rps and base else None
 
-    rows = []
-    for group, title in GROUP_TITLES.items():
-        rows.append(f"| **{title}** | | | | | | |")
-        for e in (e for e in points if e.group == group):
-            if not e.available:
-                rows.append(f"| {e.name} | not available ({e.why}) | | | | | |")
-                continue
-            rows.append(
-                f"| {e.name} | {e.median_rps:,.0f} | {ratio(e) or 0:.2f}x | "
-                f"{statistics.median(e.p50):.1f} | {statistics.median(e.p99):.1f} | "
-                f"{e.requests:,} | {e.errors} |"
-            )
+    def row(e: Endpoint) -> str:
+        if not e.available:
+            return f"| {e.name} | not available ({e.why}) |" + " |" * 9
+        versus = [ratio(e), ratio(e, bare)]
+        return (
+            f"| {e.name} | {e.median_rps:,.0f} | "
+            + " | ".join("-" if r is None else f"{r:.2f}x" for r in versus)
+            + f" | {_median(e.cpu_us):,.0f} | {_median(e.redis_us):,.0f} | {e.bytes:,} | "
+            f"{_median(e.p50):.1f} | {_median(e.p99):.1f} | {e.requests:,} | {e.errors} |"
+        )
+
+    head = [
+        "| endpoint | requests/s | x baseline (default MIDDLEWARE) | x no middleware | "
+        "worker CPU µs/request | Redis CPU µs/request | body bytes | p50 ms | p99 ms | "
+        "requests | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     site_ratio = ratio(site_fixed)
     overhead = None if site_ratio is None else round((1 - site_ratio) * 100, 1)
-    report.section(
-        "HTTP (gunicorn, production settings, loopback, wrk)",
-        [
-            f"gunicorn {opts.workers} workers (worker class and threads from gunicorn.conf.py), "
-            f"DEBUG off, whitenoise; wrk 2 threads, "
-            f"{opts.connections} connections, {opts.http_reps} rounds of {opts.http_seconds:g} s "
-            f"(at most {opts.http_requests:,} requests) per endpoint, interleaved; the vote "
-            f"endpoint spreads random articles over {USERS:,} token-authenticated users. "
-            "The baseline is plain Django: a fresh `django-admin startproject` with its default "
-            "MIDDLEWARE, serving the same fixed JSON from gunicorns of its own started the same "
-            "way (bench/baseline.py); the no-middleware row is the same project with "
-            "MIDDLEWARE = []. votesite's middleware overhead = 1 - (votesite's fixed view / "
-            f"plain Django's): {'not measured' if overhead is None else f'{overhead:g} %'}.",
-            "",
-            "| endpoint | requests/s | vs plain Django | p50 ms | p99 ms | requests | errors |",
-            "|---|---|---|---|---|---|---|",
-            *rows,
-        ],
-    )
+    cpu_added = _median(site_fixed.cpu_us) - _median(plain.cpu_us)
+    lines = [
+        f"gunicorn, {opts.workers} workers each (gunicorn.conf.py: gthread, its threads and "
+        f"timeouts), DEBUG off, whitenoise, votesite's request lines written to a file; "
+        f"wrk {wrk_tool.THREADS} threads, {opts.connections} connections, "
+        f"{opts.http_reps} rounds of {opts.http_seconds:g} s (at most "
+        f"{opts.http_requests:,} requests) per endpoint, every endpoint once a round, "
+        "interleaved; medians over the rounds. The baseline is plain Django: a fresh "
+        "`django-admin startproject` with its default MIDDLEWARE serving the same fixed JSON "
+        "from gunicorns of its own started the same way (bench/baseline.py); the second "
+        "reference is the same project with MIDDLEWARE = []. Worker CPU is the serving "
+        "workers' user + system time (/proc) over the requests wrk completed; Redis CPU is "
+        "INFO cpu's over the same. The vote endpoint spreads random articles over "
+        f"{USERS:,} token-authenticated users; logged-in pages send one user's session.",
+        "",
+        f"votesite's middleware on the fixed view: {overhead if overhead is not None else '-'} % "
+        f"fewer requests/s than the baseline, {cpu_added:,.0f} µs more worker CPU a request.",
+        f"The article page with its thread: {thread.get('thread', 0):,} bytes logged in, "
+        f"{thread.get('shown', 0)} comments shown, {thread.get('per_comment', float('nan')):,.0f} "
+        f"bytes a comment (against the same page without comments, {thread.get('plain', 0):,} "
+        "bytes).",
+    ]
+    for group, title in TITLES.items():
+        lines += ["", f"**{title}**", "", *head, *(row(e) for e in points if e.group == group)]
+    report.section("HTTP (gunicorn, production settings, loopback, wrk)", lines)
     report.goal(
         "HTTP votesite middleware overhead: 1 - (votesite fixed view / plain Django fixed view)",
         overhead,
@@ -243,13 +329,11 @@ def _report(report, opts, points: list[Endpoint]) -> None:
     for e in points:
         if e.target is None:
             continue
-        cached = " (page cache)" if e.group == CACHED else ""
-        report.goal(f"HTTP {e.name}{cached}: requests/s vs plain Django", ratio(e), e.target or 0)
+        cached = " (page cache on)" if e.group == CACHED else ""
+        report.goal(f"HTTP {e.name}{cached}: requests/s vs plain Django", ratio(e), e.target)
     for e in points:
         if e.available:
-            report.goal(
-                f"HTTP {e.name}: p99 ms", statistics.median(e.p99), 50, unit="", at_most=True
-            )
+            report.goal(f"HTTP {e.name}: p99 ms", _median(e.p99), 50, unit="", at_most=True)
             report.goal(f"HTTP {e.name}: errors", e.errors, 0, unit="", at_most=True)
 
 
@@ -303,9 +387,11 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None  # the 3xx is raised as an HTTPError: the probe sees it
 
 
-def _probe(base: str, endpoint: Endpoint, token: str, cookie: str = "") -> None:
+def _probe(
+    base: str, endpoint: Endpoint, token: str, cookie: str = "", queries: list[str] | None = None
+) -> None:
     """A path that answers 404 (no such route yet) is reported as not available, and so
-    is one that redirects (wrk would time the redirect, not the page)."""
+    is one that redirects (wrk would time the redirect, not the page). Keeps the body's size."""
     if endpoint.kind == "vote":
         request = urllib.request.Request(  # noqa: S310 - our own loopback server
             base + endpoint.path,
@@ -315,87 +401,14 @@ def _probe(base: str, endpoint: Endpoint, token: str, cookie: str = "") -> None:
         )
     else:
         headers = {"Cookie": cookie} if endpoint.logged_in else {}
-        request = urllib.request.Request(base + endpoint.path, headers=headers)  # noqa: S310
+        path = endpoint.path + ((queries or [""])[0] if endpoint.kind == "search" else "")
+        request = urllib.request.Request(base + path, headers=headers)  # noqa: S310
     try:
         with urllib.request.build_opener(_NoRedirects).open(request, timeout=10) as response:
             status = response.status
+            endpoint.bytes = len(response.read())
     except urllib.error.HTTPError as exc:
         status = exc.code
     if status >= 300:
         endpoint.available = False
         endpoint.why = f"{status} on this branch" if status == 404 else f"answers {status}"
-
-
-def _wrk(
-    wrk: str,
-    base: str,
-    endpoint: Endpoint,
-    opts,
-    tokens: list[str],
-    directory: Path,
-    cookie: str = "",
-    seconds: float | None = None,
-    requests: int | None = None,
-) -> dict[str, float]:
-    threads = 2
-    total = requests or opts.http_requests
-    script = directory / f"wrk-{endpoint.kind}{'-in' if endpoint.logged_in else ''}.lua"
-    script.write_text(
-        LUA.format(
-            max_requests=max(1, total // threads),
-            kind=endpoint.kind,
-            path=endpoint.path,
-            max_id=opts.articles,
-            tokens=",".join(f'"{t}"' for t in tokens),
-            cookie=cookie if endpoint.logged_in else "",
-        )
-    )
-    duration = max(1, round(seconds or opts.http_seconds))
-    out = subprocess.run(
-        [
-            wrk,
-            "-t",
-            str(threads),
-            "-c",
-            str(opts.connections),
-            "-d",
-            f"{duration}s",
-            "--timeout",
-            "5s",
-            "--latency",
-            "-s",
-            str(script),
-            base + endpoint.path,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=duration + 30,
-    ).stdout
-    return parse_wrk(out)
-
-
-def parse_wrk(out: str) -> dict[str, float]:
-    def latency(pct: str) -> float:
-        match = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
-        if not match:
-            return float("nan")
-        value, unit = float(match.group(1)), match.group(2)
-        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    done = re.search(r"(\d+) requests in", out)
-    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    sockets = re.search(
-        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out
-    )
-    errors = int(non2xx.group(1)) if non2xx else 0
-    if sockets:
-        errors += sum(int(n) for n in sockets.groups())
-    return {
-        "rps": float(rps.group(1)) if rps else 0.0,
-        "p50": latency("50"),
-        "p99": latency("99"),
-        "requests": int(done.group(1)) if done else 0,
-        "errors": errors,
-    }

@@ -56,8 +56,12 @@ class Options:
     http: bool
     out: Path | None
     http_only: bool = False
+    http_warmup: bool = True  # a second of wrk on each endpoint before the timed rounds
     only: str | None = None  # run only this part ("search"); its block of the page is rewritten
     comments: int = 500
+    thread_comments: int = 300  # the HTTP part's article page with a thread
+    middleware_reps: int = 9
+    middleware_calls: int = 2000
 
 
 def parse(argv: list[str]) -> Options:
@@ -79,7 +83,7 @@ def parse(argv: list[str]) -> Options:
     parser.add_argument("--http-reps", type=int, default=3)
     parser.add_argument("--http-requests", type=int, default=50_000)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (gthread)")
     parser.add_argument("--port", type=int, default=8103)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--no-http", action="store_true")
@@ -92,14 +96,23 @@ def parse(argv: list[str]) -> Options:
         help="load the main store and baseline B, then run only this part",
     )
     parser.add_argument("--comments", type=int, default=500, help="comments in the thread case")
+    parser.add_argument(
+        "--thread-comments", type=int, default=300, help="comments on the HTTP thread page"
+    )
+    parser.add_argument("--middleware-reps", type=int, default=9)
+    parser.add_argument("--middleware-calls", type=int, default=2000, help="requests a round")
     parser.add_argument("--out", type=Path, help="write the report (Markdown) here")
     a = parser.parse_args(argv)
     if a.only and a.http_only:
         parser.error("--only and --http-only do not go together")
     if a.smoke:
         a.articles, a.group, a.small, a.large, a.large_votes = 2_000, 200, 500, 5_000, 3
-        a.reps, a.seconds, a.http_seconds, a.http_reps, a.http_requests = 2, 0.02, 0.5, 1, 300
-        a.comments = 50
+        a.reps, a.seconds, a.http_seconds, a.http_reps = 2, 0.02, 0.5, 1
+        # Each wrk run lasts a second at least: a cap of a few hundred requests ended the fast
+        # endpoints early and read as the same rate for all; the second bounds them now.
+        a.http_requests = 20_000
+        a.comments, a.thread_comments = 50, 30
+        a.middleware_reps, a.middleware_calls = 3, 200
     return Options(
         articles=a.articles,
         group=a.group,
@@ -117,8 +130,12 @@ def parse(argv: list[str]) -> Options:
         postgres=not a.no_postgres,
         http=not a.no_http,
         http_only=a.http_only,
+        http_warmup=not a.smoke,
         only=a.only,
         comments=a.comments,
+        thread_comments=a.thread_comments,
+        middleware_reps=a.middleware_reps,
+        middleware_calls=a.middleware_calls,
         out=a.out,
     )
 
@@ -229,8 +246,9 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
         )
         log(f"loaded {alias}: {totals} in {took:.0f} s")
     if opts.http_only:
-        from bench import http
+        from bench import http, middleware
 
+        middleware.run(report, opts)
         http.run(report, opts, env, directory, now)
         return
     orm_dbs = ["orm_sqlite", *(["orm_pg"] if pg else [])]
@@ -294,6 +312,9 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     server_time(report, cases, conn)
     stampede(report, conn, opts)
     memory(report, opts)
+    from bench import middleware
+
+    middleware.run(report, opts)
     if opts.http:
         from bench import http
 

@@ -108,7 +108,9 @@ class Gunicorn:
     """gunicorn serving votesite with production settings (DEBUG off, whitenoise) plus the
     benchmark's fixed-JSON view, on 127.0.0.1:`port`; or, with `app`, another project
     (the plain Django baseline) in the same way. Both read the project's gunicorn.conf.py
-    (worker class, threads, timeouts); the options given here win over it, for both alike."""
+    (gthread workers, threads, timeouts); the options given here (address, worker count,
+    backlog, log level) win over it, for both alike. What the server writes (votesite's
+    request lines) goes to `log`, a file, as a deployment's would go to a pipe."""
 
     def __init__(
         self,
@@ -116,11 +118,13 @@ class Gunicorn:
         env: dict[str, str],
         workers: int = 2,
         app: str = "votesite.wsgi:application",
+        log: Path | None = None,
     ) -> None:
         self.port = port
         self.env = env
         self.workers = workers
         self.app = app
+        self.log = log
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> None:
@@ -135,8 +139,6 @@ class Gunicorn:
             f"127.0.0.1:{self.port}",
             "--workers",
             str(self.workers),
-            "--worker-class",
-            "sync",
             "--backlog",
             "256",
             "--log-level",
@@ -144,7 +146,14 @@ class Gunicorn:
             "--access-logfile",
             "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
         ]
-        self.process = subprocess.Popen(command, env=self.env, start_new_session=True)
+        output = self.log.open("ab") if self.log is not None else None
+        try:
+            self.process = subprocess.Popen(
+                command, env=self.env, start_new_session=True, stderr=output
+            )
+        finally:
+            if output is not None:
+                output.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -156,6 +165,18 @@ class Gunicorn:
             if self.process.poll() is not None:
                 raise RuntimeError("gunicorn exited at start")
         raise RuntimeError("gunicorn did not answer")
+
+    def worker_cpu(self) -> float:
+        """CPU seconds (user + system) its workers have used so far, from /proc."""
+        if self.process is None:
+            return 0.0
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.process.pid:  # its parent: the master
+                    total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

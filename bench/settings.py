@@ -78,3 +78,8 @@ DATABASES = {
         "CONN_MAX_AGE": None,
     },
 }
+
+# The HTTP part runs a second votesite with the anonymous page cache off (0): every page
+# rendered, as the goals ask (bench/http.py).
+if os.environ.get("BENCH_ANONYMOUS_PAGE_SECONDS"):
+    ARTICLES_ANONYMOUS_PAGE_SECONDS = float(os.environ["BENCH_ANONYMOUS_PAGE_SECONDS"])

@@ -128,7 +128,7 @@ MIDDLEWARE = [
     "votesite.logs.RequestLogMiddleware",
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "votesite.security.ContentSecurityPolicyMiddleware",  # django-csp, its header built once
     "votesite.security.PermissionsPolicyMiddleware",
     "articles.http.middleware.RequestSizeMiddleware",  # 413 over DATA_UPLOAD_MAX_MEMORY_SIZE
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -143,7 +143,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "articles.http.middleware.ReplicaReadsMiddleware",  # only with REDIS_READ_URLS
     "articles.http.middleware.RedisUnavailableMiddleware",
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    "votesite.metrics.RequestMetricsMiddleware",  # django-prometheus' After, series kept
 ]
 
 ROOT_URLCONF = "votesite.urls"

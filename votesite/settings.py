@@ -134,6 +134,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "articles.http.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -292,6 +293,7 @@ SPECTACULAR_SETTINGS = SCHEMA_SETTINGS
 
 # --- Internationalisation, static files, auth pages -------------------------------
 LANGUAGE_CODE = "en-us"
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

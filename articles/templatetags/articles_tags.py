@@ -10,6 +10,7 @@ from urllib.parse import urlencode, urlsplit
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils.timesince import timesince
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from articles import conf
 from articles.store import clock, keys
@@ -105,13 +106,23 @@ def ranking_words(article: Article) -> str:
     to the score ranking, e.g. "posted 36 minutes later" for +5 at 432 s a vote."""
     net = article.votes - article.downvotes
     if net == 0:
-        return "It has no net votes, so it ranks by its posting time alone."
+        return gettext("It has no net votes, so it ranks by its posting time alone.")
     posted = datetime.fromtimestamp(article.time, tz=UTC)
     lift = timesince(posted, posted + timedelta(seconds=abs(net) * conf.vote_score()))
-    points = f"{net:+d} point{'' if abs(net) == 1 else 's'}"
     if net > 0:
-        return f"Its {points} rank it as if it had been posted {lift} later with no votes."
-    return f"Its {points} rank it as if it had been posted {lift} earlier with no votes."
+        text = ngettext(
+            "Its %(points)s point rank it as if it had been posted %(lift)s later with no votes.",
+            "Its %(points)s points rank it as if it had been posted %(lift)s later with no votes.",
+            abs(net),
+        )
+    else:
+        text = ngettext(
+            "Its %(points)s point rank it as if it had been posted %(lift)s earlier with no votes.",
+            "Its %(points)s points rank it as if it had been posted %(lift)s earlier "
+            "with no votes.",
+            abs(net),
+        )
+    return text % {"points": f"{net:+d}", "lift": lift}
 
 
 @register.simple_tag
@@ -149,20 +160,20 @@ def comment_number(target: str) -> int | None:
 # What each kind of moderation log entry (services._log's actions) says to a reader; the
 # API keeps the raw names.
 MODLOG_WORDS = {
-    "delete": "deleted an article",
-    "edit": "edited an article",
-    "groups": "changed the groups of an article",
-    "comment_remove": "removed a comment",
-    "group_create": "created a group",
-    "group_update": "changed the description of a group",
-    "group_delete": "deleted a group",
+    "delete": gettext_lazy("deleted an article"),
+    "edit": gettext_lazy("edited an article"),
+    "groups": gettext_lazy("changed the groups of an article"),
+    "comment_remove": gettext_lazy("removed a comment"),
+    "group_create": gettext_lazy("created a group"),
+    "group_update": gettext_lazy("changed the description of a group"),
+    "group_delete": gettext_lazy("deleted a group"),
 }
 
 
 @register.filter
 def modlog_words(action: str) -> str:
     """A moderation log action in words ("removed a comment"); an unknown one as it is."""
-    return MODLOG_WORDS.get(action, action)
+    return str(MODLOG_WORDS.get(action, action))
 
 
 @register.filter

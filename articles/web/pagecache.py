@@ -1,6 +1,7 @@
 """A short-lived cache of listing pages for visitors with no session, in each process.
 
-The anonymous listing pages are the same for every such visitor; rendering 25 rows costs
+The anonymous listing pages are the same for every such visitor in one language (the
+active one is part of the key); rendering 25 rows costs
 about 15x a bare view. A TTL cache (articles.caches "anonymous_pages"): a page is kept
 ARTICLES_ANONYMOUS_PAGE_SECONDS (2 s by default), at most MAX_PAGES of them, so a visitor
 sees a vote or a post made in another process at most that late. A write made in this
@@ -19,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils import translation
 
 from articles import conf
 from articles.caches import Cache, Kind
@@ -39,7 +41,8 @@ def anonymous_cache(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
         seconds = conf.anonymous_page_seconds()
         if seconds <= 0 or request.method != "GET" or not _shared(request):
             return view(request, *args, **kwargs)
-        key = request.get_full_path()
+        # The language after the path: forget() matches keys by their start.
+        key = f"{request.get_full_path()} {translation.get_language()}"
         kept = _pages.get(key)
         if kept is not None:
             return HttpResponse(kept[0], content_type=kept[1])

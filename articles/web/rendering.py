@@ -182,11 +182,14 @@ def _install_translations(env: jinja2.Environment) -> None:
         language=translation.get_language,
     )
     env.newstyle_gettext = True  # type: ignore[attr-defined]  # jinja2.ext.i18n reads it
-    env.filters.update(number=formats.number_format)
+    env.filters.update(number=number)
 
 
 def _formatted(text: str, variables: dict[str, Any]) -> Markup:
-    """A translated text (the template's own, so markup) with its values escaped in."""
+    """A translated text (the template's own, so markup) with its values escaped in; one
+    with neither values nor a `%` is as it is (most of a page's texts, done at once)."""
+    if not variables and "%" not in text:
+        return Markup(text)  # noqa: S704
     return Markup(text) % {k: _finalize(v) for k, v in variables.items()}  # noqa: S704
 
 
@@ -206,6 +209,15 @@ def _pgettext(context: str, message: str, /, **variables: Any) -> Markup:
 def _npgettext(context: str, singular: str, plural: str, num: int, /, **variables: Any) -> Markup:
     variables.setdefault("num", num)
     return _formatted(translation.npgettext(context, singular, plural, num), variables)
+
+
+def number(value: Any) -> Any:
+    """A quantity in the active language's notation (Django's number_format: its decimal
+    separator, and its grouping where the host sets USE_THOUSAND_SEPARATOR). A whole number
+    without grouping reads the same in every language, and is passed on as it is."""
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
+        return value
+    return formats.number_format(value)
 
 
 def _resolved(user: Any) -> Any:

@@ -10,7 +10,8 @@ from urllib.parse import urlencode, urlsplit
 from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils.timesince import timesince
-from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from articles import conf
 from articles.store import clock, keys
@@ -109,20 +110,22 @@ def ranking_words(article: Article) -> str:
         return gettext("It has no net votes, so it ranks by its posting time alone.")
     posted = datetime.fromtimestamp(article.time, tz=UTC)
     lift = timesince(posted, posted + timedelta(seconds=abs(net) * conf.vote_score()))
+    params = {"points": f"{net:+d}", "lift": lift}
     if net > 0:
-        text = ngettext(
-            "Its %(points)s point rank it as if it had been posted %(lift)s later with no votes.",
+        message = ngettext(
+            "Its %(points)s point ranks it as if it had been posted %(lift)s later with no votes.",
             "Its %(points)s points rank it as if it had been posted %(lift)s later with no votes.",
             abs(net),
         )
     else:
-        text = ngettext(
-            "Its %(points)s point rank it as if it had been posted %(lift)s earlier with no votes.",
-            "Its %(points)s points rank it as if it had been posted %(lift)s earlier "
-            "with no votes.",
+        message = ngettext(
+            "Its %(points)s point ranks it as if it had been posted %(lift)s earlier with no "
+            "votes.",
+            "Its %(points)s points rank it as if it had been posted %(lift)s earlier with no "
+            "votes.",
             abs(net),
         )
-    return text % {"points": f"{net:+d}", "lift": lift}
+    return message % params
 
 
 @register.simple_tag
@@ -160,13 +163,13 @@ def comment_number(target: str) -> int | None:
 # What each kind of moderation log entry (services._log's actions) says to a reader; the
 # API keeps the raw names.
 MODLOG_WORDS = {
-    "delete": gettext_lazy("deleted an article"),
-    "edit": gettext_lazy("edited an article"),
-    "groups": gettext_lazy("changed the groups of an article"),
-    "comment_remove": gettext_lazy("removed a comment"),
-    "group_create": gettext_lazy("created a group"),
-    "group_update": gettext_lazy("changed the description of a group"),
-    "group_delete": gettext_lazy("deleted a group"),
+    "delete": _("deleted an article"),
+    "edit": _("edited an article"),
+    "groups": _("changed the groups of an article"),
+    "comment_remove": _("removed a comment"),
+    "group_create": _("created a group"),
+    "group_update": _("changed the description of a group"),
+    "group_delete": _("deleted a group"),
 }
 
 

@@ -1,14 +1,14 @@
 """A short-lived cache of listing pages for visitors with no session, in each process.
 
-The anonymous listing pages are the same for every such visitor in one language (the
-active one is part of the key); rendering 25 rows costs
+The anonymous listing pages are the same for every such visitor; rendering 25 rows costs
 about 15x a bare view. A TTL cache (articles.caches "anonymous_pages"): a page is kept
-ARTICLES_ANONYMOUS_PAGE_SECONDS (2 s by default), at most MAX_PAGES of them, so a visitor
-sees a vote or a post made in another process at most that late. A write made in this
-process, through any surface, drops them at once (store.scripts.written). Only a
-request with neither a session cookie nor a messages cookie is served from it or stored
-in it: a page made for someone (their votes, their name, a CSRF token, a message) is
-never shown to anyone else, and a logged-in user always sees their own vote at once.
+ARTICLES_ANONYMOUS_PAGE_SECONDS (2 s by default), at most MAX_PAGES of them (one per
+address and language), so a visitor sees a vote or a post made in another process at
+most that late. A write made in this process, through any surface, drops them at once
+(store.scripts.written). Only a request with neither a session cookie nor a messages
+cookie is served from it or stored in it: a page made for someone (their votes, their
+name, a CSRF token, a message) is never shown to anyone else, and a logged-in user always
+sees their own vote at once.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def anonymous_cache(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
         seconds = conf.anonymous_page_seconds()
         if seconds <= 0 or request.method != "GET" or not _shared(request):
             return view(request, *args, **kwargs)
-        # The language after the path: forget() matches keys by their start.
-        key = f"{request.get_full_path()} {translation.get_language()}"
+        # Per language too (LocaleMiddleware picks one per visitor); after the path, so
+        # forget() still finds a path's pages by their start.
+        key = f"{request.get_full_path()}#{translation.get_language()}"
         kept = _pages.get(key)
         if kept is not None:
             return HttpResponse(kept[0], content_type=kept[1])

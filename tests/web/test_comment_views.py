@@ -482,7 +482,7 @@ def test_a_comment_vote_drops_only_its_articles_kept_pages(client, make_user):
         assert anonymous.get(url).status_code == 200
     login(client, make_user("bob")).post(f"/c/{c.id}/vote/", {"direction": "up"})
     # A kept page's key is its path, then the language it is in.
-    assert sorted(pagecache._pages) == ["/new/ en"]
+    assert sorted(pagecache._pages) == ["/new/#en"]
     assert '<b data-field="net">1</b>' in text_of(anonymous.get(f"/a/{a.id}/"))
 
 

@@ -179,6 +179,8 @@ def test_the_german_catalogue_is_complete_and_not_fuzzy():
     header, messages = entries[0], entries[1:]
     assert header["msgid"] == "" and "Language: de\n" in header["msgstr"]
     assert "Plural-Forms: nplurals=2; plural=(n != 1);" in header["msgstr"]
+    fields = header["msgstr"].splitlines()
+    assert all(re.fullmatch(r"[\w-]+: [^\\]*", f) for f in fields), fields
     assert len(messages) > 300
     for entry in entries:
         assert "fuzzy" not in entry.get("flags", ""), _key(entry)

@@ -12,7 +12,7 @@ PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
 .PHONY: install install-dev lock var redis redis-stop migrate demo run test test-redis7 lint format browser lighthouse wrk \
-	postgres serve secret-key bench bench-smoke schema nginx
+	postgres serve secret-key bench bench-smoke schema nginx messages
 
 # Two sets: the runtime one (requirements.txt: run, serve, bench, the Docker image) and the
 # development one (requirements-dev.txt: that plus the test and lint tools).
@@ -75,6 +75,14 @@ lint: install-dev
 format: install-dev
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+
+# The app's message catalogues (articles/locale/<lang>/LC_MESSAGES/django.po and .mo) from
+# its sources: makemessages, with the Jinja2 pages read by Jinja2's own extractor, then
+# compilemessages; both files are committed (tests/web/test_translations.py checks them).
+# Needs GNU gettext. Another language: LANGS="de fr".
+LANGS ?= de
+messages: install
+	$(PY) tools/messages.py $(foreach lang,$(LANGS),-l $(lang))
 
 # The committed OpenAPI schema (a test fails until it matches the code).
 schema: install-dev

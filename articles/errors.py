@@ -51,12 +51,16 @@ class ArticleRemoved(ArticleNotFound):
 
     status_code = HTTPStatus.GONE
     code = "article_removed"
-    message = "This article was removed by staff."
+    default_message = _("This article was removed by staff.")
 
     def __init__(self, removed_at: float, reason: str) -> None:
         when = datetime.fromtimestamp(removed_at, tz=UTC)
-        said = f"This article was removed by staff on {when:%Y-%m-%d %H:%M} UTC"
-        super().__init__(f"{said}: {reason}" if reason else f"{said}.")
+        values = {"time": f"{when:%Y-%m-%d %H:%M}", "reason": reason}
+        if reason:
+            said = gettext("This article was removed by staff on %(time)s UTC: %(reason)s")
+        else:
+            said = gettext("This article was removed by staff on %(time)s UTC.")
+        super().__init__(said % values)
         self.removed_at, self.reason = when, reason
 
     def body(self) -> dict[str, object]:

@@ -5,9 +5,9 @@ Each fetch counts against the "feed" rate limit (articles/store/ratelimits.py; 4
 Retry-After past it). A feed's entries' HTML comes from markdown.render, whose
 per-process cache makes a feed read again render nothing; and the feed's XML is kept in
 the process too, content-addressed (articles.caches "feeds"): keyed by a digest of what
-it is made of (the feed, its address, its object, its items as read now, its title,
-subtitle and link), so never stale, and bounded by bytes (FEED_CACHE_BYTES, 32 MB). A
-feed read again, unchanged, costs its selector and the digest (~2 ms for 50 entries of
+it is made of (the feed, its address, its object, the active language, its items as read
+now, its title, subtitle and link), so never stale, and bounded by bytes (FEED_CACHE_BYTES,
+32 MB). A feed read again, unchanged, costs its selector and the digest (~2 ms for 50 entries of
 10,000 characters) instead of its XML (~50-100 ms for the same: Django's feed writer
 escapes every character twice).
 """
@@ -21,8 +21,11 @@ from typing import Any
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils import translation
 from django.utils.feedgenerator import Atom1Feed
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from articles import conf, markdown
 from articles.caches import Cache, Kind
@@ -62,6 +65,7 @@ class CountedFeed(Feed):
             type(self).__qualname__,
             request.build_absolute_uri(request.path),
             obj,
+            translation.get_language(),
             *(self._part(name, obj) for name in ("items", "title", "subtitle", "link")),
         )
         return hashlib.blake2b(repr(made_of).encode(), digest_size=16).digest()
@@ -74,6 +78,21 @@ class CountedFeed(Feed):
         return part(obj) if part.__code__.co_argcount == 2 else part()
 
 
+_TOP_OF_THE_LAST = {
+    Period.DAY: gettext_lazy("top articles of the last day"),
+    Period.WEEK: gettext_lazy("top articles of the last week"),
+    Period.MONTH: gettext_lazy("top articles of the last month"),
+    Period.YEAR: gettext_lazy("top articles of the last year"),
+}
+
+
+def _formatted(text: str, **values: Any) -> SafeString:
+    """A translated text (the app's own, so markup) with its values escaped in: the
+    entries' summaries are HTML."""
+    escaped = {name: conditional_escape(value) for name, value in values.items()}
+    return mark_safe(text % escaped)  # noqa: S308 (every value escaped right here)
+
+
 def clear() -> None:
     """Forget every kept feed (tests)."""
     _built.clear()
@@ -81,13 +100,13 @@ def clear() -> None:
 
 class ArticleFeed(CountedFeed):
     feed_type = Atom1Feed
-    heading = "articles"  # "<site name>: <heading>" is the feed's title
+    heading = gettext_lazy("articles")  # "<site name>: <heading>" is the feed's title
 
     def title(self) -> str:
         return f"{conf.site_name()}: {self.heading}"
 
     def subtitle(self) -> str:
-        return f"Articles voted on by the {conf.site_name()} community."
+        return gettext("Articles voted on by the %(site)s community.") % {"site": conf.site_name()}
 
     def link(self) -> str:
         return reverse("articles:home")
@@ -101,19 +120,25 @@ class ArticleFeed(CountedFeed):
     def item_description(self, item: Article) -> str:
         # Atom readers render the summary as HTML (type="html"): escape what users wrote.
         net = item.votes - item.downvotes
+        summary = ngettext(
+            "%(net)s point (%(up)s up, %(down)s down), posted by %(poster)s.",
+            "%(net)s points (%(up)s up, %(down)s down), posted by %(poster)s.",
+            net,
+        )
         parts: list[str] = [
             format_html(
-                "<p>{} point{} ({} up, {} down), posted by {}.</p>",
-                net,
-                "" if net == 1 else "s",
-                item.votes,
-                item.downvotes,
-                item.poster_name,
+                "<p>{}</p>",
+                _formatted(
+                    summary, net=net, up=item.votes, down=item.downvotes, poster=item.poster_name
+                ),
             )
         ]
         link = safe_url(item.link)
         if link:
-            parts.append(format_html('<p>Link: <a href="{}">{}</a></p>', link, link))
+            anchor = format_html('<a href="{}">{}</a>', link, link)
+            parts.append(
+                format_html("<p>{}</p>", _formatted(gettext("Link: %(link)s"), link=anchor))
+            )
         if item.text:
             parts.append(str(markdown.render(item.text)))
         return "\n".join(parts)
@@ -132,7 +157,7 @@ class ArticleFeed(CountedFeed):
 
 
 class TopFeed(ArticleFeed):
-    heading = "top articles of all time"
+    heading = gettext_lazy("top articles of all time")
 
     def link(self) -> str:
         return reverse("articles:top")
@@ -148,13 +173,13 @@ class TopPeriodFeed(ArticleFeed):
         try:
             found = Period(period)
         except ValueError:
-            raise Http404("No such period.") from None
+            raise Http404(gettext("No such period.")) from None
         if found is Period.ALL:
-            raise Http404("The all-time feed is /feeds/top/.")
+            raise Http404(gettext("The all-time feed is /feeds/top/."))
         return found
 
     def title(self, obj: Period) -> str:  # type: ignore[override]
-        return f"{conf.site_name()}: top articles of the last {obj.value}"
+        return f"{conf.site_name()}: {_TOP_OF_THE_LAST[obj]}"
 
     def link(self, obj: Period) -> str:  # type: ignore[override]
         return f"{reverse('articles:top')}?period={obj.value}"
@@ -164,7 +189,7 @@ class TopPeriodFeed(ArticleFeed):
 
 
 class NewFeed(ArticleFeed):
-    heading = "new articles"
+    heading = gettext_lazy("new articles")
 
     def link(self) -> str:
         return reverse("articles:new")
@@ -174,10 +199,12 @@ class NewFeed(ArticleFeed):
 
 
 class GoodFeed(ArticleFeed):
-    heading = "good articles"
+    heading = gettext_lazy("good articles")
 
     def subtitle(self) -> str:
-        return f"Articles with at least {conf.good_votes()} up-votes, newest first."
+        return gettext("Articles with at least %(votes)s up-votes, newest first.") % {
+            "votes": conf.good_votes()
+        }
 
     def items(self) -> list[Article]:
         return selectors.good_article_page(per_page=conf.home_good()).items
@@ -188,13 +215,15 @@ class GroupFeed(ArticleFeed):
         try:
             return selectors.group_get(name=name)
         except (GroupNotFound, InvalidInput):
-            raise Http404("No such group.") from None  # bad data stays a 503 naming its key
+            raise Http404(
+                gettext("No such group.")
+            ) from None  # bad data stays a 503 naming its key
 
     def title(self, obj: Group) -> str:  # type: ignore[override]
         return f"{conf.site_name()}: {obj.name}"
 
     def subtitle(self, obj: Group) -> str:  # type: ignore[override]
-        return obj.description or f"Articles in {obj.name}."
+        return obj.description or gettext("Articles in %(group)s.") % {"group": obj.name}
 
     def link(self, obj: Group) -> str:  # type: ignore[override]
         return reverse("articles:group-detail", args=[obj.name])
@@ -212,10 +241,13 @@ class ArticleCommentsFeed(CountedFeed):
         return selectors.article_get(article_id=article_id)  # ArticleNotFound: the 404 page
 
     def title(self, obj: Article) -> str:
-        return f"{conf.site_name()}: comments on {obj.title}"
+        return gettext("%(site)s: comments on %(title)s") % {
+            "site": conf.site_name(),
+            "title": obj.title,
+        }
 
     def subtitle(self, obj: Article) -> str:
-        return f"The newest comments on “{obj.title}”, newest first."
+        return gettext("The newest comments on “%(title)s”, newest first.") % {"title": obj.title}
 
     def link(self, obj: Article) -> str:
         return reverse("articles:article-detail", args=[obj.id]) + "#comments"
@@ -224,8 +256,12 @@ class ArticleCommentsFeed(CountedFeed):
         return selectors.article_comments_feed(article_id=obj.id)
 
     def item_title(self, item: Comment) -> str:
-        where = f" on {item.article_title}" if item.article_title else ""
-        return f"Comment by {item.author_name}{where}"
+        if item.article_title:
+            return gettext("Comment by %(author)s on %(title)s") % {
+                "author": item.author_name,
+                "title": item.article_title,
+            }
+        return gettext("Comment by %(author)s") % {"author": item.author_name}
 
     def item_link(self, item: Comment) -> str:
         return reverse("articles:comment-detail", args=[item.article_id, item.id])

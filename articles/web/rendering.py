@@ -36,6 +36,7 @@ from django.middleware.csrf import get_token
 from django.template import defaultfilters
 from django.template.backends.utils import csrf_input
 from django.templatetags.static import static
+from django.utils import formats, translation
 from django.utils.module_loading import import_string
 from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
@@ -121,7 +122,7 @@ class JinjaTemplateMixin:
 
 
 # The Jinja2 extensions of the app's environment, by import path: the one place to add one.
-EXTENSIONS: list[str] = []
+EXTENSIONS: list[str] = ["jinja2.ext.i18n"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,7 @@ def _made() -> jinja2.Environment:
         trim_blocks=False,
         keep_trailing_newline=True,
     )
+    _install_translations(env)
     env.globals.update(
         static=static,
         url=url_for,
@@ -202,6 +204,61 @@ def _made() -> jinja2.Environment:
     # not "login_url": the auth views pass one (settings.LOGIN_URL)
     env.globals.update(articles_login_url=loginpage.url, vote_login_url=loginpage.vote_link)
     return env
+
+
+def _install_translations(env: jinja2.Environment) -> None:
+    """Django's translation functions as the pages' `_`, `gettext`, `ngettext`, `pgettext`
+    and `npgettext`, looked up in the active language at render time, newstyle: the values
+    are named in the call (`_("%(n)s new", n=x)`, `{% trans n=x %}`) and escaped as
+    _finalize escapes (as Django's blocktranslate does), not as markupsafe would (`'` as
+    &#39;), so an English page reads byte for byte as the text did before it was marked.
+    `language()` is the active language (the pages' <html lang>), `number` a quantity in
+    its notation."""
+    env.globals.update(
+        _=_gettext,
+        gettext=_gettext,
+        ngettext=_ngettext,
+        pgettext=_pgettext,
+        npgettext=_npgettext,
+        language=translation.get_language,
+    )
+    env.newstyle_gettext = True  # type: ignore[attr-defined]  # jinja2.ext.i18n reads it
+    env.filters.update(number=number)
+
+
+def _formatted(text: str, variables: dict[str, Any]) -> Markup:
+    """A translated text (the template's own, so markup) with its values escaped in; one
+    with neither values nor a `%` is as it is (most of a page's texts, done at once)."""
+    if not variables and "%" not in text:
+        return Markup(text)  # noqa: S704
+    return Markup(text) % {k: _finalize(v) for k, v in variables.items()}  # noqa: S704
+
+
+def _gettext(message: str, /, **variables: Any) -> Markup:
+    return _formatted(translation.gettext(message), variables)
+
+
+def _ngettext(singular: str, plural: str, num: int, /, **variables: Any) -> Markup:
+    variables.setdefault("num", num)
+    return _formatted(translation.ngettext(singular, plural, num), variables)
+
+
+def _pgettext(context: str, message: str, /, **variables: Any) -> Markup:
+    return _formatted(translation.pgettext(context, message), variables)
+
+
+def _npgettext(context: str, singular: str, plural: str, num: int, /, **variables: Any) -> Markup:
+    variables.setdefault("num", num)
+    return _formatted(translation.npgettext(context, singular, plural, num), variables)
+
+
+def number(value: Any) -> Any:
+    """A quantity in the active language's notation (Django's number_format: its decimal
+    separator, and its grouping where the host sets USE_THOUSAND_SEPARATOR). A whole number
+    without grouping reads the same in every language, and is passed on as it is."""
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
+        return value
+    return formats.number_format(value)
 
 
 def _resolved(user: Any) -> Any:

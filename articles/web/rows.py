@@ -4,7 +4,8 @@ comments of a thread page likewise (comment_row), each without its replies.
 
 The key is the whole `Article` as read (every field, so any vote, edit or regrouping makes a
 new version), whether voting is open, the viewer's own vote on it, the script prefix its
-links are made under, and only two facts about the viewer: logged in, and staff. The row
+links are made under, the active language, and only two facts about the viewer: logged
+in, and staff. The row
 is rendered with nothing else about the request or the user in its context, so nothing
 else of one viewer can land in a row another sees.
 What differs per request is left as a slot and filled on every page: the CSRF field
@@ -97,7 +98,7 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
     is_open = article.voting_open(now)
     # The words a search marks in titles (none elsewhere) are part of the row.
     marks = tuple(context.get("marks") or ())
-    key = (article, is_open, authenticated, staff, bool(detail), marks, get_script_prefix())
+    key = (article, is_open, authenticated, staff, bool(detail), marks, *_made_under())
     parts = _rows.get(key)
     if parts is None:
         parts = _render(context.environment, article, is_open, authenticated, staff, detail, marks)
@@ -127,7 +128,7 @@ def comment_row(
         staff,
         mine,
         editable,
-        get_script_prefix(),
+        *_made_under(),
     )
     parts = _comments.get(key)
     if parts is None:
@@ -144,6 +145,12 @@ def comment_row(
         )
         _comments.put(key, parts)
     return _filled(context, parts, lambda: ago_of(comment.time, time.time()))
+
+
+def _made_under() -> tuple[str, str | None]:
+    """What a row's text depends on besides its data and viewer: the script prefix its links
+    are made under, and the active language its words are in."""
+    return get_script_prefix(), translation.get_language()
 
 
 def _filled(

@@ -35,6 +35,8 @@ def test_the_wheel_carries_the_app_and_nothing_of_the_host(wheel: Path) -> None:
         "articles/api/urls.py",
         "articles/web/views.py",
         "articles/data/confusables.txt",
+        "articles/locale/de/LC_MESSAGES/django.po",
+        "articles/locale/de/LC_MESSAGES/django.mo",
     ):
         assert needed in names, needed
     assert not [n for n in names if n.startswith(("votesite/", "tests/", "bench/"))]

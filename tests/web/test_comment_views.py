@@ -481,7 +481,8 @@ def test_a_comment_vote_drops_only_its_articles_kept_pages(client, make_user):
     for url in (f"/a/{a.id}/", f"/a/{a.id}/c/{c.id}/", "/new/"):
         assert anonymous.get(url).status_code == 200
     login(client, make_user("bob")).post(f"/c/{c.id}/vote/", {"direction": "up"})
-    assert sorted(pagecache._pages) == ["/new/"]
+    # A kept page's key is its path, then the language it is in.
+    assert sorted(pagecache._pages) == ["/new/#en"]
     assert '<b data-field="net">1</b>' in text_of(anonymous.get(f"/a/{a.id}/"))
 
 

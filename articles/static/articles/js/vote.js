@@ -1,16 +1,32 @@
 // In-page voting on articles and comments: the vote forms work without JavaScript; with
 // it, a vote is sent with fetch and the counts update in place, without reloading the page.
+// Its words come translated from the page, in data attributes of its own <script> element
+// (articles/base.html); English when a page leaves them out.
 (function () {
   "use strict";
+
+  var given = (document.currentScript && document.currentScript.dataset) || {};
+  var WORDS = {
+    withdrawUp: given.withdrawUp || "Withdraw your up-vote",
+    withdrawDown: given.withdrawDown || "Withdraw your down-vote",
+    voteUp: given.voteUp || "Vote up",
+    voteDown: given.voteDown || "Vote down",
+    votedUp: given.votedUp || "you voted up",
+    votedDown: given.votedDown || "you voted down",
+    point: given.point || "point",
+    points: given.points || "points",
+    counts: given.counts || "{up} up, {down} down",
+    failed: given.failed || "The vote did not go through.",
+    offline: given.offline || "The vote did not go through; check your connection and try again.",
+  };
 
   function setButton(button, direction, pressed) {
     var up = direction === "up";
     button.value = pressed ? "none" : direction;
     button.classList.toggle("on", pressed);
     button.setAttribute("aria-pressed", pressed ? "true" : "false");
-    button.title = pressed
-      ? "Withdraw your " + direction + "-vote"
-      : "Vote " + (up ? "up" : "down");
+    if (pressed) button.title = up ? WORDS.withdrawUp : WORDS.withdrawDown;
+    else button.title = up ? WORDS.voteUp : WORDS.voteDown;
   }
 
   // An article's row or a comment: the fields of replies nested inside it are theirs.
@@ -23,12 +39,13 @@
       if (el.closest(ITEM) !== item) return;
       var name = el.getAttribute("data-field");
       if (name === "my_vote") {
-        el.textContent = data.my_vote === "none" ? "" : "you voted " + data.my_vote;
+        el.textContent = { up: WORDS.votedUp, down: WORDS.votedDown }[data.my_vote] || "";
         el.classList.toggle("down", data.my_vote === "down");
       } else if (name === "points") {
-        el.textContent = data.net === 1 ? "point" : "points";
+        // The catalogue's two forms (English, German): one for 1, the other for the rest.
+        el.textContent = data.net === 1 ? WORDS.point : WORDS.points;
       } else if (name === "counts") {
-        el.title = data.votes + " up, " + data.downvotes + " down";
+        el.title = WORDS.counts.replace("{up}", data.votes).replace("{down}", data.downvotes);
       } else if (name in data) {
         el.textContent = data[name];
       }
@@ -80,12 +97,12 @@
           } else if (response.status === 401 && data.login) {
             window.location.href = data.login;
           } else {
-            notice(data.detail || "The vote did not go through.");
+            notice(data.detail || WORDS.failed);
           }
         });
       })
       .catch(function () {
-        notice("The vote did not go through; check your connection and try again.");
+        notice(WORDS.offline);
       })
       .then(function () {
         box.classList.remove("busy");

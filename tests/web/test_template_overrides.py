@@ -24,6 +24,7 @@ from tests.factories import article
 pytestmark = pytest.mark.django_db
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')  # masked anew each time
+AGES = re.compile(r"(<time [^>]*>)[^<]*(</time>)")  # "now", then "a second ago"
 
 
 def brand(request: HttpRequest) -> dict[str, Any]:
@@ -135,7 +136,7 @@ def test_the_default_processors_leave_the_pages_as_they_were(client, make_user, 
         templates = _templates(tmp_path)
         templates[0]["OPTIONS"]["context_processors"] = processors
         with override_settings(TEMPLATES=templates):
-            pages.append(CSRF.sub("", client.get("/").content.decode()))
+            pages.append(AGES.sub(r"\1\2", CSRF.sub("", client.get("/").content.decode())))
     assert pages[0] == pages[1]
 
 

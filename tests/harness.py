@@ -136,6 +136,23 @@ def store_on(location: str, *aliases: str, **options: object) -> Iterator[None]:
         yield
 
 
+def primary_and_replica(
+    directory: Path, replica_config: str = ""
+) -> tuple[EmbeddedRedis, EmbeddedRedis]:
+    """A primary and one replica of it on free loopback ports, both started (the
+    replica's own `replica_config` lines added)."""
+    primary = EmbeddedRedis(directory / "p", port=free_port(), daemonize=False)
+    primary.start()
+    replica = EmbeddedRedis(
+        directory / "r",
+        port=free_port(),
+        daemonize=False,
+        extra_config=f"replicaof 127.0.0.1 {primary.port}\n{replica_config}",
+    )
+    replica.start()
+    return primary, replica
+
+
 @contextlib.contextmanager
 def redis_down(*aliases: str, at: str = "") -> Iterator[None]:
     """The store (and any other cache `aliases`) on an address nothing listens on: `at`,

@@ -17,22 +17,14 @@ from articles.store import replicas, services
 from articles.store.tokens import token_create
 from articles.types import NewPost
 from tests import factories
-from tests.harness import free_port, redis_hung, store_on
+from tests.harness import free_port, primary_and_replica, redis_hung, store_on
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 
 @pytest.fixture
 def replica(tmp_short: Path) -> Iterator[tuple[EmbeddedRedis, EmbeddedRedis]]:
-    primary = EmbeddedRedis(tmp_short / "p", port=free_port(), daemonize=False)
-    primary.start()
-    copy = EmbeddedRedis(
-        tmp_short / "r",
-        port=free_port(),
-        daemonize=False,
-        extra_config=f"replicaof 127.0.0.1 {primary.port}\nrepl-diskless-sync-delay 0\n",
-    )
-    copy.start()
+    primary, copy = primary_and_replica(tmp_short, "repl-diskless-sync-delay 0\n")
     try:
         with (
             store_on(f"redis://127.0.0.1:{primary.port}/0"),
@@ -146,12 +138,20 @@ def test_a_replica_that_falls_behind_is_left_until_it_catches_up(replica, client
     assert _reads(copy) > before
 
 
-def test_a_replica_that_hangs_costs_a_retry_on_the_primary_never_a_503(replica, client: Client):
+def _read_from_the_copy(
+    replica: tuple[EmbeddedRedis, EmbeddedRedis], client: Client
+) -> tuple[EmbeddedRedis, int]:
+    """An article, and the copy found fit and read from by a page, before the next check."""
     primary, copy = replica
     article_id = _post("Still here")
     _settle(primary, copy)
     before = _reads(copy)
-    assert client.get("/").status_code == 200 and _reads(copy) > before  # found fit
+    assert client.get("/").status_code == 200 and _reads(copy) > before
+    return copy, article_id
+
+
+def test_a_replica_that_hangs_costs_a_retry_on_the_primary_never_a_503(replica, client: Client):
+    copy, article_id = _read_from_the_copy(replica, client)
     with redis_hung(copy):  # before the next check: the read itself meets it
         response = client.get(f"/a/{article_id}/")
         assert response.status_code == 200 and b"Still here" in response.content
@@ -161,11 +161,7 @@ def test_a_replica_that_hangs_costs_a_retry_on_the_primary_never_a_503(replica, 
 
 
 def test_a_replica_that_goes_away_costs_a_retry_on_the_primary_never_a_503(replica, client: Client):
-    primary, copy = replica
-    article_id = _post("Still here")
-    _settle(primary, copy)
-    before = _reads(copy)
-    assert client.get("/").status_code == 200 and _reads(copy) > before  # found fit
+    copy, article_id = _read_from_the_copy(replica, client)
     copy.stop()
     for path in ("/", f"/a/{article_id}/", "/api/articles/"):
         response = client.get(path)

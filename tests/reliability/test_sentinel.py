@@ -28,7 +28,7 @@ from articles.store.connection import get_connection
 from articles.types import NewPost, Vote
 from tests import factories
 from tests.actors import staff_actor
-from tests.harness import free_port, redis_hung, store_on
+from tests.harness import free_port, primary_and_replica, redis_hung, store_on
 from votesite.settings import sentinel_cache
 
 log = logging.getLogger("reliability")
@@ -193,22 +193,8 @@ def test_voting_resumes_through_the_new_primary_within_10_s_and_keeps_every_ackn
     )
 
 
-def _primary_and_replica(directory: Path) -> tuple[EmbeddedRedis, EmbeddedRedis]:
-    """A primary and one replica of it on free loopback ports, both started."""
-    primary = EmbeddedRedis(directory / "p", port=free_port(), daemonize=False)
-    primary.start()
-    replica = EmbeddedRedis(
-        directory / "r",
-        port=free_port(),
-        daemonize=False,
-        extra_config=f"replicaof 127.0.0.1 {primary.port}\n",
-    )
-    replica.start()
-    return primary, replica
-
-
 def test_a_write_no_replica_confirms_is_not_acknowledged(tmp_short: Path):
-    primary, replica = _primary_and_replica(tmp_short)
+    primary, replica = primary_and_replica(tmp_short)
     try:
         with (
             store_on(f"redis://127.0.0.1:{primary.port}/0"),
@@ -294,7 +280,7 @@ def test_a_primary_without_its_replicas_refuses_writes_with_a_503_not_a_500(tmp_
 
 
 def test_a_write_sent_to_a_replica_is_a_503_not_a_500(tmp_short: Path):
-    primary, replica = _primary_and_replica(tmp_short)
+    primary, replica = primary_and_replica(tmp_short)
     try:
         with store_on(f"{primary.url}?db=0"):
             article = services.article_post(
@@ -318,7 +304,7 @@ def test_waiting_on_a_demoted_primary_is_a_503_with_retry_after_not_a_500(tmp_sh
     here a writable replica) is an outage, on the service and through the API."""
     from rest_framework.test import APIClient
 
-    primary, replica = _primary_and_replica(tmp_short)
+    primary, replica = primary_and_replica(tmp_short)
     try:
         replica.client().config_set("replica-read-only", "no")
         with (

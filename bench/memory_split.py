@@ -8,17 +8,23 @@ writes two stores with the benchmark's loader (bench/data.py: the keys post.lua 
 write, then the kept top of each period, votes:<period>, backfilled):
 
 1. `--articles` (100,000) with 11 votes each: `INFO memory` used_memory per article
-   all-in (grown from the empty server), and `MEMORY USAGE <key> SAMPLES 0` summed over
-   every key of each family (one SCAN of the keyspace), per article. MEMORY USAGE counts a
-   key's name, value and dict entry; what it leaves out (the keyspace's bucket arrays, the
-   expiry entries of voter sets, allocator slack) is the "keyspace tables" row.
+   all-in (grown from the empty server); `MEMORY USAGE <key> SAMPLES 0` summed over every
+   key of each family (one SCAN of the keyspace), per article; and what deleting each
+   family in turn gives back to used_memory ("freed by DEL": value, key, dict and expiry
+   entries), less the keyspace's bucket arrays (DEBUG HTSTATS), a row of their own since
+   they resize in powers of two whatever key crosses the line. MEMORY USAGE is an estimate:
+   on 8.2 it overstates sets stored as hash tables (idx:, large voter sets) and both
+   versions leave out a zset's dict buckets; the freed column is the measured one.
 2. `--vote-articles` (10,000) with `--votes` (100) each, the capacity load's votes per
-   article: the voter sets' bytes per vote at that size (their encodings differ by size).
+   article with the benchmark's heavy tail: the voter sets' bytes per vote at that size
+   (their encodings differ by size: listpack up to 128 members on 7.2+, else hash table).
 
 Then the capacity at `--per-day` articles and `--votes-per-day` votes a day, after a week and
 after a year: voter sets expire a week after the post; the hash, score:/time:/votes:, links:,
-submitted:, the search index and the keyspace entry stay; votes:<period> holds the period's
-articles (a day, a week, 30 days, 365 days). The article mix is the benchmark's (bench/words.py).
+submitted: and the search index stay; votes:<period> holds the period's articles (a day, a
+week, 30 days, 365 days); bucket arrays are the next power of two of the keys (and of the
+voter sets, for expiry). Figures are used_memory: RSS adds the allocator's fragmentation.
+The article mix is the benchmark's (bench/words.py), printed with the results.
 """
 
 from __future__ import annotations

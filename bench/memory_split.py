@@ -14,7 +14,7 @@ write, then the kept top of each period, votes:<period>, backfilled):
    entries), less the keyspace's bucket arrays (DEBUG HTSTATS), a row of their own since
    they resize in powers of two whatever key crosses the line. MEMORY USAGE is an estimate:
    on 8.2 it overstates sets stored as hash tables (idx:, large voter sets) and both
-   versions leave out a zset's dict buckets; the freed column is the measured one.
+   versions count 8 B a zset entry less than DEL frees; the freed column is the measured one.
 2. `--vote-articles` (10,000) with `--votes` (100) each, the capacity load's votes per
    article with the benchmark's heavy tail: the voter sets' bytes per vote at that size
    (their encodings differ by size: listpack up to 128 members on 7.2+, else hash table).

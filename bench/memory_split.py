@@ -1,0 +1,308 @@
+"""Redis memory of the whole store by key family, per article, and the capacity it implies.
+
+    python -m bench.memory_split                                   # embedded Redis (8.2)
+    python -m bench.memory_split --server /usr/bin/redis-server    # any other redis-server
+
+Runs its own throwaway redis-server (BASE_CONFIG, append-only file off: memory only) and
+writes two stores with the benchmark's loader (bench/data.py: the keys post.lua and vote.lua
+write, then the kept top of each period, votes:<period>, backfilled):
+
+1. `--articles` (100,000) with 11 votes each: `INFO memory` used_memory per article
+   all-in (grown from the empty server); `MEMORY USAGE <key> SAMPLES 0` summed over every
+   key of each family (one SCAN of the keyspace), per article; and what deleting each
+   family in turn gives back to used_memory ("freed by DEL": value, key, dict and expiry
+   entries), less the keyspace's bucket arrays (DEBUG HTSTATS), a row of their own since
+   they resize in powers of two whatever key crosses the line. MEMORY USAGE is an estimate:
+   on 8.2 it overstates sets stored as hash tables (idx:, large voter sets) and both
+   versions count 8 B a zset entry less than DEL frees; the freed column is the measured one.
+2. `--vote-articles` (10,000) with `--votes` (100) each, the capacity load's votes per
+   article with the benchmark's heavy tail: the voter sets' bytes per vote at that size
+   (their encodings differ by size: listpack up to 128 members on 7.2+, else hash table).
+
+Then the capacity at `--per-day` articles and `--votes-per-day` votes a day, after a week and
+after a year: voter sets expire a week after the post; the hash, score:/time:/votes:, links:,
+submitted: and the search index stay; votes:<period> holds the period's articles (a day, a
+week, 30 days, 365 days); bucket arrays are the next power of two of the keys (and of the
+voter sets, for expiry). Figures are used_memory: RSS adds the allocator's fragmentation.
+The article mix is the benchmark's (bench/words.py), printed with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+FAMILIES = (
+    "article hashes",
+    "score:",
+    "time:",
+    "votes:",
+    "good:",
+    "votes:day",
+    "votes:week",
+    "votes:month",
+    "votes:year",
+    "links:",
+    "submitted:<pk>",
+    "voted:<id>",
+    "voted_down:<id>",
+    "idx:<word>",
+    "comments",
+    "others",
+)
+STAYS = ("article hashes", "score:", "time:", "votes:", "good:", "links:", "submitted:<pk>")
+VOTERS = ("voted:<id>", "voted_down:<id>")
+PERIOD_DAYS = {"votes:day": 1, "votes:week": 7, "votes:month": 30, "votes:year": 365}
+
+
+def family(key: str) -> str:
+    if key.startswith("article:") and key != "article:":
+        return "article hashes"
+    if key in ("score:", "time:", "votes:", "good:", "links:") or key in PERIOD_DAYS:
+        return key
+    for prefix, name in (
+        ("submitted:", "submitted:<pk>"),
+        ("voted:", "voted:<id>"),
+        ("voted_down:", "voted_down:<id>"),
+        ("idx:", "idx:<word>"),
+    ):
+        if key.startswith(prefix):
+            return name
+    if key.startswith(("comment", "replies", "user_comments:")):
+        return "comments"
+    return "others"
+
+
+def used(conn: Any) -> int:
+    while True:  # a lazy free (UNLINK-style DEL) still running would hide what it frees
+        time.sleep(0.2)
+        memory = conn.info("memory")
+        if not int(memory.get("lazyfree_pending_objects", 0)):
+            return int(memory["used_memory"])
+
+
+def buckets(conn: Any) -> int:
+    """Bytes of the keyspace's bucket arrays (main and expiry tables, both halves while
+    rehashing): 8 B a bucket. They grow and shrink in powers of two, whichever key is
+    added or deleted at the time, so they are a row of their own, not a family's."""
+    stats = conn.execute_command("DEBUG", "HTSTATS", 0)
+    return 8 * sum(
+        int(line.split(":")[1]) for line in stats.decode().splitlines() if "table size:" in line
+    )
+
+
+def freed(conn: Any, names: dict[str, list[str]]) -> tuple[Counter[str], int]:
+    """used_memory given back by deleting each family in turn (its keys, values, dict
+    entries and expiry entries: all-in), less any bucket array the keyspace shrank meanwhile;
+    and the bucket arrays' bytes before any deletion."""
+    out: Counter[str] = Counter()
+    tables = buckets(conn)
+    for kind, keys in names.items():
+        before, held = used(conn), buckets(conn)
+        for start in range(0, len(keys), 1_000):
+            conn.delete(*keys[start : start + 1_000])
+        out[kind] = before - used(conn) - (held - buckets(conn))
+    return out, tables
+
+
+def split(conn: Any) -> dict[str, Any]:
+    """One SCAN of the keyspace: MEMORY USAGE summed by family, key counts, and each voter
+    set's (encoding, members, bytes)."""
+    total: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    cards: dict[str, int] = {}
+    voter_sets: list[tuple[str, int, int]] = []
+    names: dict[str, list[str]] = {}
+    for batch in _scan(conn):
+        pipe = conn.pipeline(transaction=False)
+        for key in batch:
+            pipe.memory_usage(key, samples=0)
+            kind = family(key)
+            if kind in VOTERS:
+                pipe.scard(key)
+                pipe.object("encoding", key)
+            elif kind in PERIOD_DAYS:
+                pipe.zcard(key)
+        replies = iter(pipe.execute())
+        for key in batch:
+            kind, size = family(key), int(next(replies) or 0)
+            total[kind] += size
+            count[kind] += 1
+            names.setdefault(kind, []).append(key)
+            if kind in VOTERS:
+                card, encoding = int(next(replies)), next(replies)
+                voter_sets.append((encoding.decode(), card, size))
+            elif kind in PERIOD_DAYS:
+                cards[kind] = int(next(replies))
+    return {
+        "bytes": total,
+        "keys": count,
+        "cards": cards,
+        "voter_sets": voter_sets,
+        "names": {k: names[k] for k in FAMILIES if k in names},
+    }
+
+
+def _scan(conn: Any) -> Any:
+    cursor = 0
+    while True:
+        cursor, found = conn.scan(cursor, count=2_000)
+        if found:
+            yield [k.decode() for k in found]
+        if cursor == 0:
+            return
+
+
+def load(conn: Any, articles: int, votes: int) -> dict[str, Any]:
+    """The benchmark's data set into the empty server; the mix of what was written."""
+    from bench import data
+
+    conn.flushall()
+    spec = data.Spec(
+        articles=articles, group_size=articles // 10, now=time.time(), votes_per_article=votes
+    )
+    mix: Counter[str] = Counter()
+
+    def tallied() -> Any:
+        from articles.store import search
+
+        for chunk in data.rows(spec):
+            for row in chunk:
+                mix["title"] += len(row.title)
+                mix["link"] += len(row.link)
+                mix["text"] += len(row.text)
+                mix["with text"] += bool(row.text)
+                mix["words"] += len(search.article_words(row.title, row.text, row.link))
+                mix["votes"] += len(row.ups) + len(row.downs)
+            yield chunk
+
+    empty = used(conn)
+    data.load_redis(conn, spec, tallied())
+    grown = used(conn) - empty
+    memory = conn.info("memory")
+    mix["rss"] = int(memory["used_memory_rss"])
+    mix["used"] = int(memory["used_memory"])
+    found = split(conn)
+    gone, tables = freed(conn, found.pop("names"))
+    return {
+        "articles": articles,
+        "used": grown,
+        "mix": mix,
+        "freed": gone,
+        "tables": tables,
+        **found,
+    }
+
+
+def per_vote(run: dict[str, Any]) -> dict[str, float]:
+    """Voter-set bytes per vote: all-in (freed by DEL, set overheads included), and by
+    encoding (MEMORY USAGE)."""
+    out = {"all-in": sum(run["freed"][k] for k in VOTERS) / run["mix"]["votes"]}
+    for encoding in sorted({e for e, _, _ in run["voter_sets"]}):
+        sets = [(c, s) for e, c, s in run["voter_sets"] if e == encoding]
+        members = sum(c for c, _ in sets)
+        label = f"{encoding} ({len(sets):,} sets of {members / len(sets):.0f} on average)"
+        out[label] = sum(s for _, s in sets) / members
+    return out
+
+
+def report(main: dict[str, Any], votes: dict[str, Any], per_day: int, votes_day: int) -> None:
+    n, mix, all_in = main["articles"], main["mix"], main["used"]
+    usage, gone, count = main["bytes"], main["freed"], main["keys"]
+    print(
+        f"Article mix ({n:,}): title {mix['title'] / n:.0f} chars, link {mix['link'] / n:.0f}, "
+        f"text {mix['text'] / n:.0f} on average ({mix['with text'] / n:.0%} have one), "
+        f"{mix['words'] / n:.1f} search words, {mix['votes'] / n:.2f} votes per article"
+    )
+    print(f"used_memory grew {all_in:,} B: {all_in / n:,.0f} B per article all-in "
+          f"(RSS / used_memory after the load: {mix['rss'] / mix['used']:.2f})\n")  # fmt: skip
+    print("| family | keys | MEMORY USAGE B/article | freed by DEL B/article | share |")
+    print("|---|---:|---:|---:|---:|")
+    for name in FAMILIES:
+        if count[name]:
+            print(f"| {name} | {count[name]:,} | {usage[name] / n:,.1f} | "
+                  f"{gone[name] / n:,.1f} | {gone[name] / all_in:.1%} |")  # fmt: skip
+    tables = main["tables"]
+    rest = all_in - sum(gone.values()) - tables
+    for label, size in (("keyspace bucket arrays (main + expiry)", tables), ("rest", rest)):
+        print(f"| {label} | | | {size / n:,.1f} | {size / all_in:.1%} |")
+    print(f"| **all (used_memory)** | {sum(count.values()):,} | {sum(usage.values()) / n:,.0f} | "
+          f"**{all_in / n:,.0f}** | |\n")  # fmt: skip
+    cards = main["cards"]
+    entry = {p: gone[p] / cards[p] for p in PERIOD_DAYS if cards.get(p)}
+    print("votes:<period> B per entry: " + ", ".join(f"{p} {v:.0f}" for p, v in entry.items()))
+    for label, run in (("main load", main), (f"{votes['articles']:,} articles", votes)):
+        each = run["mix"]["votes"] / run["articles"]
+        shown = ", ".join(f"{e}: {v:.1f}" for e, v in per_vote(run).items())
+        print(f"voter sets B per vote, {label} ({each:.0f} votes each): {shown}")
+    # Capacity: what stays per article, what a live vote costs, what the periods hold.
+    stays = sum(gone[f] for f in (*STAYS, "idx:<word>")) / n
+    vote_b = per_vote(votes)["all-in"]
+    live_sets = sum(votes["keys"][f] for f in VOTERS) / votes["articles"]
+    year_entry = entry.get("votes:year", 0.0)
+    print(f"\nstays per article {stays:,.0f} B; "
+          f"votes:<period> {year_entry:.0f} B per entry; a live vote {vote_b:.1f} B\n")  # fmt: skip
+    print("| after | articles kept | votes live | articles (stay) | votes:<period> "
+          "| voter sets | keyspace tables | total |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, days in (("one week", 7), ("one year", 365)):
+        kept, live_articles, live = per_day * days, per_day * 7, votes_day * 7
+        periods = sum(per_day * min(d, days) for d in PERIOD_DAYS.values()) * year_entry
+        keyspace = _tables(kept + live_articles * live_sets) + _tables(live_articles * live_sets)
+        parts = [kept * stays, periods, live * vote_b, keyspace]
+        print(f"| {label} | {kept:,} | {live:,} | "
+              + " | ".join(_size(p) for p in parts) + f" | **{_size(sum(parts))}** |")  # fmt: skip
+
+
+def _tables(keys: float) -> float:
+    """A dict's bucket array: 8 B a bucket, the next power of two at or above its keys."""
+    return 8.0 * 2 ** math.ceil(math.log2(max(keys, 1)))
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:,.2f} GiB"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--server", type=Path, default=None, help="a redis-server binary")
+    parser.add_argument("--articles", type=int, default=100_000)
+    parser.add_argument("--vote-articles", type=int, default=10_000)
+    parser.add_argument("--votes", type=int, default=100, help="votes per article, 2nd load")
+    parser.add_argument("--per-day", type=int, default=100_000)
+    parser.add_argument("--votes-per-day", type=int, default=10_000_000)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="vs-mem-", dir="/tmp") as tmp:
+        from articles.operations.embedded import EmbeddedRedis
+
+        server = EmbeddedRedis(
+            Path(tmp),
+            daemonize=False,
+            binary=opts.server,
+            extra_config='appendonly no\nsave ""\nenable-debug-command local\n',
+        )
+        server.start()
+        try:
+            os.environ["REDIS_URL"] = f"{server.url}?db=0"
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "votesite.settings")
+            os.environ.setdefault("DJANGO_DEBUG", "true")  # the development key; nothing served
+            import django
+
+            django.setup()
+            conn = server.client(timeout=120)
+            print(f"redis {conn.info('server')['redis_version']} ({server.binary})")
+            first = load(conn, opts.articles, 11)
+            second = load(conn, opts.vote_articles, opts.votes)
+            report(first, second, opts.per_day, opts.votes_per_day)
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()

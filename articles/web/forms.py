@@ -356,6 +356,9 @@ class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
         current: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
+        # The staff article page holds it beside the edit form, which has a reason too:
+        # its own ids keep each label naming its own field.
+        kwargs.setdefault("auto_id", "id_groups_%s")
         super().__init__(*args, **kwargs)
         names = [g.name for g in groups]
         _choices(self, "add", [(n, n) for n in names if n not in current])

@@ -188,6 +188,10 @@ class PasswordChangeForm(auth_forms.PasswordChangeForm):
         return old
 
 
+# Under every text the pages render as Markdown (an article's, a comment's), the same words.
+MARKDOWN_HELP = _("Markdown: *emphasis*, `code`, [links](https://example.org), > quotes, - lists.")
+
+
 class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
     title = forms.CharField(label=_("Title"), max_length=validation.TITLE_MAX)
     link = forms.CharField(
@@ -202,6 +206,7 @@ class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
         max_length=validation.TEXT_MAX,
         required=False,
         widget=forms.Textarea(attrs={"rows": 6}),
+        help_text=MARKDOWN_HELP,
     )
     groups = forms.MultipleChoiceField(
         label=_("Groups"), required=False, widget=forms.CheckboxSelectMultiple, choices=()
@@ -333,6 +338,7 @@ class PosterEditForm(_TextEditMixin, StoreErrorsMixin, forms.Form):
         max_length=validation.TEXT_MAX,
         required=False,
         widget=forms.Textarea({"rows": 8}),
+        help_text=MARKDOWN_HELP,
     )
 
     def __init__(self, *args: Any, has_text: bool = False, **kwargs: Any) -> None:
@@ -356,6 +362,9 @@ class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
         current: Sequence[str] = (),
         **kwargs: Any,
     ) -> None:
+        # The staff article page holds it beside the edit form, which has a reason too:
+        # its own ids keep each label naming its own field.
+        kwargs.setdefault("auto_id", "id_groups_%s")
         super().__init__(*args, **kwargs)
         names = [g.name for g in groups]
         _choices(self, "add", [(n, n) for n in names if n not in current])
@@ -384,9 +393,7 @@ class CommentForm(StoreErrorsMixin, forms.Form):
         required=False,
         strip=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text=_(
-            "Markdown: *emphasis*, `code`, [links](https://example.org), > quotes, - lists."
-        ),
+        help_text=MARKDOWN_HELP,
     )
     parent = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
     idempotency_key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=128)

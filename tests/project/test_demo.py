@@ -7,6 +7,7 @@ import io
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.utils import timezone
 
 from articles.management import demo_comments
 from articles.management.commands.load_demo import ARTICLES
@@ -84,3 +85,25 @@ def test_the_demo_has_a_lively_nested_thread_and_comments_on_other_articles():
 
 def _count(thread) -> int:  # type: ignore[no-untyped-def]
     return sum(1 + _count(said.replies) for said in thread)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("use_tz", [True, False])
+def test_demo_users_joined_before_their_first_post(client, settings, use_tz):
+    """No user page says "member since" today above the demo's posts from days ago (in
+    a project that keeps local, naive times too)."""
+    settings.USE_TZ = use_tz
+    call_command("load_demo", "--articles", "50", stdout=io.StringIO())
+    posts = [a for n in range(1, 5) for a in selectors.article_list(order=Order.TIME, page=n).items]
+    assert len(posts) == len(ARTICLES) + 50
+    first: dict[int, float] = {}
+    for post in posts:
+        pk = int(post.poster.removeprefix("user:"))
+        first[pk] = min(post.time, first.get(pk, post.time))
+    joined = dict(get_user_model().objects.values_list("pk", "date_joined"))
+    late = {pk: (joined[pk], t) for pk, t in first.items() if joined[pk].timestamp() >= t}
+    assert not late, f"joined after their first post: {late}"
+    alice = get_user_model().objects.get(username="alice")
+    page = client.get(f"/u/{alice.pk}/", follow=True).content.decode()
+    since = alice.date_joined.strftime("member since %-d %B %Y")
+    assert since in page and alice.date_joined.date() < timezone.now().date()

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import random
+from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import models, transaction
+from django.utils import timezone
 
 from articles.errors import DuplicateLink, GroupExists
 from articles.management import demo_comments
@@ -100,6 +103,7 @@ _ENDINGS = [
 ]  # fmt: skip
 
 DEMO_PASSWORD = "votesite-demo"  # noqa: S105 - printed for the local demo only
+DAYS = 6  # the demo's articles are spread over the last DAYS days (inside the voting week)
 
 
 class Command(BaseCommand):
@@ -124,6 +128,8 @@ class Command(BaseCommand):
             return
         rng = random.Random(seed)
         people, named_readers = self._users()
+        # Its own generator: the articles, votes and comments stay those of the seed.
+        _joined_before([*people.values(), *named_readers.values()], clock.now(), seed)
         readers = [user.pk for user in named_readers.values()]
         # The command is the operator's: it acts as staff, in the moderator's name.
         staff = people["moderator"]
@@ -137,7 +143,7 @@ class Command(BaseCommand):
             poster = list(people.values())[i % len(people)]
             # Within the week: Redis' own clock judges the voting window, so the votes below
             # (dated after their post) would be refused on an article older than that.
-            posted = now - rng.uniform(0.2, 6) * 86_400
+            posted = now - rng.uniform(0.2, DAYS) * 86_400
             text = "" if link else "Tell us below, and vote for the answers you like."
             try:
                 article = services.article_post(
@@ -198,7 +204,7 @@ class Command(BaseCommand):
                     title=f"{title.strip()} (#{n + 1})",
                     link=f"https://example.org/demo/{rng.getrandbits(64):016x}",
                     groups=tuple(rng.sample(groups, rng.choice((0, 1, 1, 2)))),
-                    now=now - rng.uniform(0.2, 6) * 86_400,
+                    now=now - rng.uniform(0.2, DAYS) * 86_400,
                 )
             )
             ups = min(len(readers) - 1, int(rng.paretovariate(1.1)) - 1)
@@ -262,6 +268,26 @@ class Command(BaseCommand):
             mine = User._default_manager.filter(**{f"{field}__in": wanted})
             bulk_profiles(mine.filter(articles_profile=None))
         return people, {wanted[u.get_username()]: u for u in mine.order_by("pk")}
+
+
+def _joined_before(users: list[Any], now: float, seed: int) -> None:
+    """Date each demo user's joining (when the user model keeps one) a week to a year
+    before the demo's first article, so no user page says "member since" today above
+    posts from days ago. An earlier date, from an earlier load, is kept."""
+    User = get_user_model()
+    if "date_joined" not in {f.name for f in User._meta.get_fields()}:
+        return
+    rng = random.Random(seed)
+    changed = []
+    for user in users:
+        joined = now - (DAYS + 1 + rng.uniform(0, 358)) * 86_400
+        when = datetime.fromtimestamp(joined, tz=UTC)
+        if not settings.USE_TZ:
+            when = timezone.make_naive(when)
+        if user.date_joined is None or user.date_joined > when:
+            user.date_joined = when
+            changed.append(user)
+    User._default_manager.bulk_update(changed, ["date_joined"])
 
 
 def _login(name: str) -> str:

@@ -6,15 +6,17 @@ credentials were not revoked since it was read from the database. Each use reads
 user's credential epoch (store.people: the time of their last logout, password change,
 deactivation or token revocation; one GET) and drops the entry unless it was read more
 than CLOCK_SLACK after it; or, through unchecked(), the caller reads it in a round trip
-of its own (the API's vote script). So a revocation in any process takes effect in every
-process at once. With Redis unreachable an entry is not honoured: the caller asks the
-database, as with no cache. Entries also expire (ARTICLES_TOKEN_CACHE_SECONDS, 300 s,
-and ARTICLES_SESSION_CACHE_SECONDS, 5 s, by default), the bound on what no epoch records
-(a row deleted by hand), and at most `limit` of them are kept.
+of its own (the vote script of the API and the pages: http.guarded). So a revocation in
+any process takes effect in every process at once. With Redis unreachable an entry is
+not honoured: the caller asks the database, as with no cache. Entries also expire
+(ARTICLES_TOKEN_CACHE_SECONDS, 300 s, and ARTICLES_SESSION_CACHE_SECONDS, 5 s, by
+default), the bound on what no epoch records (a row deleted by hand), and at most
+`limit` of them are kept.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from articles.caches import Cache, Kind
@@ -23,6 +25,16 @@ from articles.store import people
 # Clocks of different machines differ: a credential read less than this after a
 # revocation (by the reader's clock) is read again from the database next time.
 CLOCK_SLACK = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Unchecked:
+    """A kept credential (`key`) that identified a request with no epoch read: the handler
+    refuses it if the user's credential epoch is at or after `revoked_since`
+    (http.guarded)."""
+
+    key: str
+    revoked_since: float
 
 
 class KeptUsers:

@@ -9,8 +9,9 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -180,3 +181,24 @@ def audited() -> Iterator[None]:
     store (tests on a server of their own audit it themselves)."""
     yield
     assert audit.invariant_audit() == []
+
+
+@pytest.fixture
+def round_trips(monkeypatch) -> Iterator[Callable[[Callable[[], Any]], tuple[int, Any]]]:  # type: ignore[no-untyped-def]
+    """Count every command sent to any Redis server by this process (a pipeline or a
+    script is one), whatever client sends it: (round trips, result) of a call."""
+    sent = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counted(self, command, check_health=True):  # type: ignore[no-untyped-def]
+        sent[0] += 1
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counted)
+
+    def trips(call: Callable[[], Any]) -> tuple[int, Any]:
+        sent[0] = 0
+        result = call()
+        return sent[0], result
+
+    yield trips

@@ -194,7 +194,7 @@ class ApiMixin(_View):
     # same round trip when the caller is logged in (the handler's check() then skips them)
     folded_limits: dict[str, tuple[str, ...]] = {}
     # actions whose handler counts the limits (deferred: ratelimits.defer) and reads a kept
-    # token's credential epoch (api.tokens.check_in_handler) in its own script: api.guarded
+    # token's credential epoch (api.tokens.check_in_handler) in its own script: http.guarded
     guarded_actions: frozenset[str] = frozenset()
     # drf-spectacular's AutoSchema, whatever the host's DEFAULT_SCHEMA_CLASS
     schema: ViewInspector | None = AutoSchema()

@@ -6,7 +6,7 @@ An authorization cache (articles.kept, articles.caches "api_tokens", MAX_TOKENS 
 a revoked token (user_tokens_revoke, the admin, a password change or reset) stamps its
 user's credential epoch in Redis, and every process refuses its kept entry at its next
 use. Each use reads the epoch (one GET), but for a view whose handler reads it in its
-own round trip (check_in_handler: the vote, api.guarded). An entry also expires
+own round trip (check_in_handler: the vote, http.guarded). An entry also expires
 ARTICLES_TOKEN_CACHE_SECONDS (300 s by default) after it was read: the bound on what no
 epoch records (a token row deleted by hand in SQL). 0 turns the cache off.
 """
@@ -14,7 +14,6 @@ epoch records (a token row deleted by hand in SQL). 0 turns the cache off.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -25,7 +24,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
 from articles import conf
-from articles.kept import KeptUsers
+from articles.kept import KeptUsers, Unchecked
 from articles.models import ApiToken
 from articles.store.tokens import token_digest
 
@@ -37,15 +36,6 @@ _kept = _cache.entries
 # Set on a request (Django's) whose handler reads a kept token's credential epoch itself:
 # None until a kept token authenticates it unread, then that token's Unchecked.
 _UNCHECKED = "articles_token_unchecked"
-
-
-@dataclass(frozen=True, slots=True)
-class Unchecked:
-    """A kept token that authenticated a request with no epoch read: the handler refuses
-    it if the user's credential epoch is at or after `revoked_since`."""
-
-    digest: str
-    revoked_since: float
 
 
 class CachedTokenAuthentication(TokenAuthentication):
@@ -104,9 +94,9 @@ def authenticate_again(request: Any) -> None:
     if found is None:
         return
     setattr(_http(request), _UNCHECKED, None)
-    _cache.forget(found.digest)
+    _cache.forget(found.key)
     try:
-        request.user, request.auth = _read(found.digest)
+        request.user, request.auth = _read(found.key)
     except exceptions.AuthenticationFailed:
         request.user, request.auth = AnonymousUser(), None
         raise

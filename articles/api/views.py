@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from articles import conf
-from articles.api import guarded
+from articles.api import tokens
 from articles.api.base import (
     _READ,
     _WRITE,
@@ -54,6 +54,7 @@ from articles.api.serializers import (
     search_page_data,
 )
 from articles.errors import ArticleNotFound
+from articles.http import guarded
 from articles.store import ratelimits, selectors, services
 from articles.types import NewPost, SearchOrder
 
@@ -237,7 +238,7 @@ class ArticleViewSet(ApiViewSet):
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
         data = _valid(VoteSerializer, request.data)
-        article = guarded.vote(request, article_id=int(id), direction=data["value"])
+        article = guarded.vote(request, tokens, article_id=int(id), direction=data["value"])
         return _article(article, request)
 
     @documented(

@@ -86,6 +86,11 @@ def login_first(
     redirect to it."""
     if request.user.is_authenticated:
         return None
+    return to_login(request, back, vote)
+
+
+def to_login(request: HttpRequest, back: str, vote: tuple[int, str] | None = None) -> HttpResponse:
+    """login_first()'s answer to someone not logged in."""
     login_url = loginpage.url(back, vote=vote, request=request, safe="")
     if wants_json(request):
         return JsonResponse(

@@ -5,7 +5,8 @@ page, a third of a session vote's time.
 Only a user Django itself authenticated is kept: after AuthenticationMiddleware's full check
 (session found, user active, password hash of the session still valid) answered for the
 session cookie's own key. The host's settings, its session engine and its own views are
-untouched; only views wrapped in `session_user` read the kept user.
+untouched; only views wrapped in `session_user` read the kept user, and the vote, wrapped
+in `session_user_unchecked`, checks it in its own script (http.guarded).
 
 An authorization cache (articles.kept, articles.caches "session_users", MAX_SESSIONS
 entries): a logout, a password change, a deactivation or a deletion of the user stamps
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.contrib import auth
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.db.models.signals import post_delete, post_save
@@ -29,33 +31,75 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
 
 from articles import conf
-from articles.kept import KeptUsers
+from articles.kept import KeptUsers, Unchecked
 
 MAX_SESSIONS = 10_000
 
 _cache = KeptUsers("session_users", MAX_SESSIONS)  # session key -> user
 _kept = _cache.entries
 
+# Set on a request given a kept user with its credential epoch unread (its Unchecked).
+_UNCHECKED = "articles_session_unchecked"
+
 
 def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Give `view` the session's user from the cache when it is kept there."""
+    return _with_session_user(view, unchecked=False)
 
+
+def session_user_unchecked(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """As session_user, but a kept user is given with its credential epoch unread, for a
+    view that reads it in a round trip of its own (the vote, http.guarded): unchecked()
+    says what to check, authenticate_again() reads the session anew when it fails."""
+    return _with_session_user(view, unchecked=True)
+
+
+def _with_session_user(
+    view: Callable[..., HttpResponse], *, unchecked: bool
+) -> Callable[..., HttpResponse]:
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         seconds = conf.session_cache_seconds()
         key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
         if seconds <= 0 or not key:
             return view(request, *args, **kwargs)
-        kept = _cache.get(key)
-        if kept is not None:
-            request.user = kept[0]
-            return view(request, *args, **kwargs)
+        if unchecked:
+            found = _cache.unchecked(key)
+            if found is not None:
+                request.user = found[0]
+                setattr(request, _UNCHECKED, Unchecked(key, found[2]))
+                return view(request, *args, **kwargs)
+        else:
+            kept = _cache.get(key)
+            if kept is not None:
+                request.user = kept[0]
+                return view(request, *args, **kwargs)
         read_at, expires = time.time(), time.monotonic() + seconds
         response = view(request, *args, **kwargs)
         _keep(request, key, read_at, expires)
         return response
 
     return wrapper
+
+
+def unchecked(request: HttpRequest) -> Unchecked | None:
+    """The kept session that gave `request` its user with the epoch unread, if one did."""
+    return getattr(request, _UNCHECKED, None)
+
+
+def authenticate_again(request: HttpRequest) -> None:
+    """The unchecked session's user had their credentials revoked since it was kept (a
+    logout elsewhere, a password change, a deactivation): drop it and let Django read the
+    session and its user again, as if never kept. request.user is anonymous if the session
+    is no longer logged in; if it still is, it is kept anew."""
+    found = unchecked(request)
+    if found is None:
+        return
+    delattr(request, _UNCHECKED)
+    _cache.forget(found.key)
+    read_at = time.time()
+    request.user = auth.get_user(request)
+    _keep(request, found.key, read_at, time.monotonic() + conf.session_cache_seconds())
 
 
 def _keep(request: HttpRequest, key: str, read_at: float, expires: float) -> None:

@@ -14,9 +14,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from articles.errors import (
     DuplicateLink,
     InvalidInput,
+    LoginRequired,
     NotAllowed,
 )
-from articles.http import loginpage
+from articles.http import guarded, loginpage
 from articles.http.addresses import user_pk
 from articles.http.loginpage import LOGIN_URL
 from articles.http.responses import wants_json
@@ -26,7 +27,7 @@ from articles.types import (
     Article,
     NewPost,
 )
-from articles.web import rendering
+from articles.web import rendering, sessionusers
 from articles.web.forms import (
     ArticleSubmitForm,
     PosterEditForm,
@@ -38,25 +39,30 @@ from articles.web.helpers import (
     html_errors,
     login_first,
     safe_next,
+    to_login,
 )
-from articles.web.sessionusers import session_user
+from articles.web.sessionusers import session_user_unchecked
 
 
 @require_POST
-@session_user
+@session_user_unchecked
 @html_errors
 def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
-    """Up, down or withdraw; back to the page the vote came from (JSON for the script)."""
+    """Up, down or withdraw; back to the page the vote came from (JSON for the script).
+    One Redis round trip when the session's user is kept: its rate limit, the check of
+    its credential epoch and the vote are one script (http.guarded)."""
     back = safe_next(request, reverse("articles:article-detail", args=[article_id]))
-    if (login := login_first(request, back, vote=_vote_of(request, article_id))) is not None:
+    vote = _vote_of(request, article_id)
+    if (login := login_first(request, back, vote=vote)) is not None:
         return login
     form = VoteForm(request.POST)
     if not form.is_valid():
         raise InvalidInput("direction", gettext("A vote is up, down or none."))
-    ratelimits.check(request, "vote")
-    article = services.article_vote(
-        article_id=article_id, user_id=user_pk(request), direction=form.vote
-    )
+    ratelimits.defer(request, "vote")
+    try:
+        article = guarded.vote(request, sessionusers, article_id=article_id, direction=form.vote)
+    except LoginRequired:  # the kept session was logged out since: read again, it is gone
+        return to_login(request, back, vote)
     if wants_json(request):
         return JsonResponse(
             {

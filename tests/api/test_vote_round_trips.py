@@ -5,11 +5,9 @@ nothing, in this process or in one whose kept entry no signal reached."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import redis
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -20,27 +18,6 @@ from tests import factories
 from tests.harness import redis_down
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def round_trips(monkeypatch) -> Iterator[Callable[[Callable[[], Any]], tuple[int, Any]]]:  # type: ignore[no-untyped-def]
-    """Count every command sent to any Redis server by this process (a pipeline or a
-    script is one), whatever client sends it: (round trips, result) of a call."""
-    sent = [0]
-    original = redis.connection.AbstractConnection.send_packed_command
-
-    def counted(self, command, check_health=True):  # type: ignore[no-untyped-def]
-        sent[0] += 1
-        return original(self, command, check_health)
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counted)
-
-    def trips(call: Callable[[], Any]) -> tuple[int, Any]:
-        sent[0] = 0
-        result = call()
-        return sent[0], result
-
-    yield trips
 
 
 def _article() -> int:

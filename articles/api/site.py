@@ -308,9 +308,10 @@ class TokenView(ApiMixin, ObtainAuthToken):
         request=None,
         responses={204: None, **_errors(401, 403)},
         description=_about(
-            "Deletes the caller's tokens: they stop working at once in the server process that "
-            "answered, and within a few seconds (5 by default) everywhere. A password change "
-            "or reset revokes them too. POST again for a new one. Answers 204, no body.",
+            "Deletes the caller's tokens: they stop working at once, in every server process "
+            "(each checks its kept tokens against the revocation in Redis at their next use). "
+            "A password change or reset revokes them too. POST again for a new one. Answers "
+            "204, no body.",
             "member",
             _WRITE,
         ),

@@ -30,12 +30,13 @@ STARTPROJECT_PROCESSORS = [
     "django.contrib.messages.context_processors.messages",
 ]
 CSRF = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]+"')
-AGO = re.compile(r"[^<>·]* ago\b")  # "2 seconds ago": a second may pass between two renders
+# An age ("now", "2 seconds ago") is a <time>'s text: a second may pass between two renders.
+AGE = re.compile(r"(<time [^>]*>)[^<]*(</time>)")
 
 
 def same(page: str) -> str:
-    """`page` without what differs from one render to the next (tokens, "ago")."""
-    return AGO.sub(" ago", CSRF.sub(r"\1", page))
+    """`page` without what differs from one render to the next (tokens, ages)."""
+    return AGE.sub(r"\1\2", CSRF.sub(r"\1", page))
 
 
 def backend_environment(**options: Any) -> Any:

@@ -17,14 +17,13 @@ import argparse
 import os
 import random
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from articles.types import NewPost
+from bench import scratch_site
 
 TOP_LEVEL = 50
 MAX_DEPTH = 5  # below the default ARTICLES_COMMENT_DISPLAY_DEPTH (6): no reply is cut by depth
@@ -375,18 +374,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.3)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
-    directory = Path(tempfile.mkdtemp(prefix="vs-comments-", dir="/tmp"))
-    (directory / "var").mkdir()
-    sock = directory / "redis" / "redis.sock"
-    os.environ.update(
-        BENCH_DIR=str(directory),
-        REDIS_URL=f"unix://{sock}?db=0",
-        REDIS_CACHE_URL=f"unix://{sock}?db=1",
-        VOTESITE_VAR_DIR=str(directory / "var"),
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DJANGO_SECRET_KEY="bench-" + "x" * 50,
-        BENCH_COUNT_ROUND_TRIPS="1",
-    )
+    directory = scratch_site("vs-comments-", BENCH_COUNT_ROUND_TRIPS="1")
     import django
 
     django.setup()

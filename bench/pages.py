@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import tempfile
@@ -18,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bench import scratch_site
 
 # Goals, as multiples of the bare view's CPU per request (in-process).
 PAGE_LIMIT = 8.0
@@ -277,17 +278,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--only", default="", help="only the cases whose name holds this")
     args = parser.parse_args()
-    directory = Path(tempfile.mkdtemp(prefix="vs-pages-", dir="/tmp"))
-    (directory / "var").mkdir()
-    sock = directory / "redis" / "redis.sock"
-    os.environ.update(
-        BENCH_DIR=str(directory),
-        REDIS_URL=f"unix://{sock}?db=0",
-        REDIS_CACHE_URL=f"unix://{sock}?db=1",
-        VOTESITE_VAR_DIR=str(directory / "var"),
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DJANGO_SECRET_KEY="bench-" + "x" * 50,  # production settings refuse to start without one
-    )
+    directory = scratch_site("vs-pages-")
     import django
 
     django.setup()

@@ -10,13 +10,12 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
-import os
 import pstats
 import random
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
+
+from bench import scratch_site
 
 GROUPS = [
     ("socket I/O (Redis, the database)", ("<method 'recv", "<method 'sendall", "<method 'send")),
@@ -44,19 +43,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=8, help="also list the N costliest functions")
     parser.add_argument("--by-tottime", action="store_true", help="rank by own time")
     args = parser.parse_args()
-    directory = Path(tempfile.mkdtemp(prefix="vs-prof-", dir="/tmp"))
-    (directory / "var").mkdir()
-    sock = directory / "redis" / "redis.sock"
-    os.environ.update(
-        BENCH_DIR=str(directory),
-        REDIS_URL=f"unix://{sock}?db=0",
-        REDIS_CACHE_URL=f"unix://{sock}?db=1",
-        VOTESITE_VAR_DIR=str(directory / "var"),
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DJANGO_SECRET_KEY="bench-" + "x" * 50,  # production settings refuse to start without one
-        # one user votes here, many times: lift the per-user vote limit (60 a minute)
-        ARTICLES_VOTES_PER_MINUTE="1000000",
-    )
+    # one user votes here, many times: lift the per-user vote limit (60 a minute)
+    directory = scratch_site("vs-prof-", ARTICLES_VOTES_PER_MINUTE="1000000")
     import django
 
     django.setup()

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import random
 import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+from bench import scratch_site
 
 # Django's `startproject` settings list these; votesite's three are its own TEMPLATES'.
 STARTPROJECT_PROCESSORS = [
@@ -146,17 +145,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.5, help="a variant's round")
     parser.add_argument("--reps", type=int, default=9)
     args = parser.parse_args()
-    directory = Path(tempfile.mkdtemp(prefix="vs-tpl-", dir="/tmp"))
-    (directory / "var").mkdir()
-    sock = directory / "redis" / "redis.sock"
-    os.environ.update(
-        BENCH_DIR=str(directory),
-        REDIS_URL=f"unix://{sock}?db=0",
-        REDIS_CACHE_URL=f"unix://{sock}?db=1",
-        VOTESITE_VAR_DIR=str(directory / "var"),
-        DJANGO_SETTINGS_MODULE="bench.settings",
-        DJANGO_SECRET_KEY="bench-" + "x" * 50,
-    )
+    directory = scratch_site("vs-tpl-")
     import django
 
     django.setup()

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from articles.types import NewPost
 from bench import scratch_site
 
 TOP_LEVEL = 50
@@ -95,7 +94,7 @@ def build(*, comments: int, seed: int = 12) -> tuple[list[ThreadCase], dict[str,
 
     from articles.store import selectors, services
     from articles.store.tokens import token_create
-    from articles.types import Order
+    from articles.types import NewPost, Order
 
     rng = random.Random(seed)
     now = time.time()

@@ -145,15 +145,12 @@ def new(request: HttpRequest) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     """/search/?q=words -excluded&order=score|newest|votes&group=&period=: a form and its
     results, no JavaScript needed. Nothing to look for is a message on the page (200);
-    a query too long or with too many words is the 400 page naming `q`."""
+    a query too long or with too many words is the 400 page naming `q`. A typed order
+    may be any word SearchOrder.from_word knows (`time`, `new`, `top`, ...)."""
     q = request.GET.get("q", "")
-    raw_order = request.GET.get("order", SearchOrder.SCORE.value)
-    try:
-        order = SearchOrder(raw_order)
-    except ValueError:
-        raise InvalidInput(
-            "order", gettext("Order must be 'score', 'newest' or 'votes'.")
-        ) from None
+    order = SearchOrder.from_word(request.GET.get("order") or SearchOrder.SCORE.value)
+    if order is None:
+        raise InvalidInput("order", gettext("Order must be 'score', 'newest' or 'votes'."))
     period, group = period_param(request), request.GET.get("group", "")
     context: dict[str, object] = {
         "q": q,
@@ -162,6 +159,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "period": period,
         "periods": list(Period),
         "group": group,
+        "groups": selectors.group_names(),
     }
     try:
         page = selectors.article_search(

@@ -10,6 +10,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 
+from articles.errors import StoreCorrupt
 from articles.operations import audit
 from articles.store import keys, search, selectors
 from tests import factories
@@ -94,3 +95,14 @@ def test_changing_the_language_bridges_again_until_the_next_rebuild(conn, now, s
     call_command("reindex_search", "--no-progress", stdout=io.StringIO())
     assert conn.get(keys.SEARCH_STEMMER) == b"porter"
     assert ids("tools") == [1]
+
+
+def test_a_stemmer_marker_of_the_wrong_type_is_reported_and_no_search_reads_past_it(conn, now):
+    post(now, "Two tools compared")
+    conn.rpush(keys.SEARCH_STEMMER, "english")
+    problems = [p for p in audit.invariant_audit() if p.entry == keys.SEARCH_STEMMER]
+    assert [(p.kind, p.detail) for p in problems] == [
+        ("wrong_type", "search:stemmer is a list, not a string")
+    ]
+    with pytest.raises(StoreCorrupt):
+        selectors.article_search(q="tools")

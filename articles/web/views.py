@@ -24,6 +24,7 @@ from articles.errors import (
     StoreUnavailable,
 )
 from articles.http.database import database_reachable, database_unavailable
+from articles.http.responses import dependency_error
 from articles.store import clock, keys, people, selectors
 from articles.types import (
     DELETED_NAME,
@@ -140,6 +141,17 @@ def new(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _group_choices() -> list[str] | None:
+    """The groups the search form lists, or None for a text box: too many to list, or the
+    store is down (the form alone still answers, as it needs nothing else)."""
+    try:
+        return selectors.group_names()
+    except Exception as exc:
+        if dependency_error(exc) is None:
+            raise
+        return None
+
+
 @require_GET
 @html_errors
 def search(request: HttpRequest) -> HttpResponse:
@@ -159,7 +171,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "period": period,
         "periods": list(Period),
         "group": group,
-        "groups": selectors.group_names(),
+        "groups": _group_choices(),
     }
     try:
         page = selectors.article_search(

@@ -102,3 +102,17 @@ def test_page_and_api_find_every_form_of_a_word(client, now):
     assert sorted(found(client.get("/search/", {"q": "tools"}).content.decode())) == [one, two]
     api = APIClient().get("/api/articles/search/", {"q": "tool"}).json()
     assert sorted(a["id"] for a in api["results"]) == [one, two]
+
+
+def test_the_form_alone_answers_while_redis_is_stopped(own_redis, settings, client):  # type: ignore[no-untyped-def]
+    settings.ARTICLES_REDIS_URL = own_redis.url
+    services.group_create(name="db", actor=staff_actor())
+    assert '<select name="group">' in client.get("/search/").content.decode()
+    own_redis.stop()
+    try:
+        response = client.get("/search/")
+        assert response.status_code == 200
+        assert 'type="text" name="group"' in response.content.decode()  # no list to read
+        assert client.get("/search/", {"q": "redis"}).status_code == 503
+    finally:
+        own_redis.start()

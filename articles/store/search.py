@@ -183,7 +183,9 @@ def _stemmer(language: str) -> snowballstemmer.stemmer:
         ) from None
 
 
-@lru_cache(maxsize=65_536)  # a site's vocabulary repeats: most words are stemmed once
+# snowballstemmer is pure Python, ~10-80 us a word (PyStemmer, its C twin, is used when
+# installed); a site's words repeat, so most are stemmed once. 16,384 words: ~3 MB a process.
+@lru_cache(maxsize=16_384)
 def _stem(word: str, language: str) -> str:
     stem = str(_stemmer(language).stemWord(word))
     # A stem is shorter or as long, but it must stay a key's word (keys.idx) and not

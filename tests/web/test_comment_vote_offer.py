@@ -102,3 +102,19 @@ def test_a_reply_comes_back_to_the_thread_it_was_sent_from(csrf_client, make_use
         form_page=thread,
     )
     assert response["Location"].startswith(f"/a/{a.id}/?sort=new#c")
+
+
+def test_a_reply_from_the_permalink_page_goes_back_to_the_thread_it_came_from(
+    csrf_client, make_user
+):
+    """Without the script, "reply" opens the parent's permalink page with the thread as its
+    `next`: its form comes back there."""
+    ann = make_user("ann")
+    a = article(ann)
+    top = comment(ann, a.id, "Top.")
+    login(csrf_client, ann)
+    thread = text_of(csrf_client.get(f"/a/{a.id}/?sort=best"))
+    link = f"/a/{a.id}/c/{top.id}/?next=/a/{a.id}/%3Fsort%3Dbest#reply"
+    assert f'href="{link}"' in thread
+    permalink = text_of(csrf_client.get(link.split("#")[0]))
+    assert f'name="next" value="/a/{a.id}/?sort=best"' in permalink

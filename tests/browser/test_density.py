@@ -45,6 +45,7 @@ SIZES = """(selector) => {
 CONTROLS = [
     ("vote arrows", "/new/", ".vote:not(.small) .arrow"),
     ("comment arrows", "article", ".vote.small .arrow"),
+    ("title links", "/new/", ".item .title a"),
     ("article action links", "/new/", ".item .meta a"),
     ("comment action links", "article", ".c-actions a"),
     ("group chips", "/new/", ".item .groups a"),

@@ -154,3 +154,18 @@ def test_the_german_top_bar_is_one_row_at_1280_px(live_server, visitor) -> None:
         )
         page.screenshot(path=str(SHOTS / f"topbar-staff-{language}-1280.png"))
     assert heights["de-DE"] == heights["en-GB"] < 60, heights
+
+
+def test_the_phone_top_bar_is_two_rows_in_german_too(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
+    """Logged out (Submit, Log in, Sign up: the longest German account part a visitor has)."""
+    base = live_server.url
+    heights = {}
+    for language in ("en-GB", "de-DE"):
+        page = visitor(None, locale=language)
+        page.set_viewport_size(PHONE)
+        page.goto(f"{base}/new/")
+        heights[language] = page.evaluate(
+            "document.querySelector('.topbar').getBoundingClientRect().height"
+        )
+        page.screenshot(path=str(SHOTS / f"topbar-visitor-{language}-390.png"))
+    assert heights["de-DE"] == heights["en-GB"] < 80, heights

@@ -44,6 +44,7 @@ urlpatterns = [
     ),
     path("c/<int:comment_id>/", comments.comment_link, name="comment-link"),
     path("c/<int:comment_id>/vote/", comments.comment_vote, name="comment-vote"),
+    path("c/<int:comment_id>/vote/offer/", comments.comment_vote_offer, name="comment-vote-offer"),
     path("c/<int:comment_id>/edit/", comments.comment_edit, name="comment-edit"),
     path("c/<int:comment_id>/delete/", comments.comment_delete, name="comment-delete"),
     path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),

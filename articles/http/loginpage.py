@@ -12,7 +12,8 @@ The page is, in this order:
 
 The app's own page takes a vote to cast after the login (`vote_on`, `direction`: see
 web/intents.py). Another login page knows nothing of votes, so a vote goes there as its
-`next`: the vote's offer (/a/<id>/vote/offer/), a form of the vote once logged in.
+`next`: the vote's offer (/a/<id>/vote/offer/), a form of the vote once logged in. A
+comment vote goes to its offer (/c/<id>/vote/offer/) through any login page.
 
 The resolved page is a content-addressed cache ("login_page": keyed by both settings, the
 URLconf and the script prefix, so never stale; any settings change empties it).
@@ -85,6 +86,13 @@ def vote_link(article_id: int, direction: str, back: str) -> str:
 def vote_page(article_id: int, direction: str, back: str, safe: str = "/") -> str:
     """The page that offers the vote to a logged-in user: a form of it."""
     page = reverse("articles:article-vote-offer", args=[article_id])
+    return _with_query(page, {"direction": direction, "next": back}, safe)
+
+
+def comment_vote_page(comment_id: int, direction: str, back: str, safe: str = "/") -> str:
+    """The page that offers a comment vote to a logged-in user, a form of it; a logged-out
+    comment arrow leads there, and it sends a visitor on to the login page and back."""
+    page = reverse("articles:comment-vote-offer", args=[comment_id])
     return _with_query(page, {"direction": direction, "next": back}, safe)
 
 

@@ -109,7 +109,11 @@ def _intent_context(request: HttpRequest) -> dict[str, Any]:
         or intents.requested(request, back or reverse("articles:home"))
     )
     intent = intents.read(request, token)
-    return {"intent": intent, "intent_article": intents.described(intent)}
+    return {
+        "intent": intent,
+        "intent_article": intents.described(intent),
+        "comment_vote": intents.comment_vote_asked(back),
+    }
 
 
 class LogoutView(auth_views.LogoutView):

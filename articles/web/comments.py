@@ -180,7 +180,7 @@ def comment_post(request: HttpRequest, article_id: int) -> HttpResponse:
         else:
             if comment is not None:  # None: the limit refused it (ratelimits.check raises instead)
                 messages.success(request, gettext("Your comment is posted."))
-                return redirect(_shown_at(comment))
+                return redirect(_shown_at(request, comment))
     return _form_page(request, article_id, form)
 
 
@@ -197,7 +197,12 @@ def _parent_of(form: CommentForm) -> int | None:
 def comment_vote(request: HttpRequest, comment_id: int) -> HttpResponse:
     """Up, down or withdraw, as on articles; back to the comment (JSON for the script)."""
     back = safe_next(request, reverse("articles:comment-link", args=[comment_id]))
-    if (login := login_first(request, back)) is not None:
+    direction = request.POST.get("direction", "")
+    if direction in ("up", "down"):  # asked for logged out: offered once logged in
+        offer = loginpage.comment_vote_page(comment_id, direction, back)
+        if (login := login_first(request, offer)) is not None:
+            return login
+    elif (login := login_first(request, back)) is not None:
         return login
     form = VoteForm(request.POST)
     if not form.is_valid():
@@ -215,6 +220,23 @@ def comment_vote(request: HttpRequest, comment_id: int) -> HttpResponse:
             }
         )
     return redirect(f"{back.split('#')[0]}#c{comment.id}")
+
+
+@require_GET
+@html_errors
+def comment_vote_offer(request: HttpRequest, comment_id: int) -> HttpResponse:
+    """The comment vote asked for while logged out (`direction`), offered as a form once
+    logged in, then back to the comment (`next`). A GET casts nothing: the vote is the
+    form's POST, CSRF-checked. Logged out, the login page comes first."""
+    back = safe_next(request, reverse("articles:comment-link", args=[comment_id]))
+    direction = request.GET.get("direction", "")
+    if direction not in ("up", "down"):
+        raise InvalidInput("direction", gettext("A vote is up or down."))
+    if not request.user.is_authenticated:
+        return loginpage.redirect(request.get_full_path(), request)
+    comment = selectors.comment_get(comment_id=comment_id, user_id=user_pk(request))
+    context = {"comment": comment, "direction": direction, "back": back}
+    return rendering.render(request, "articles/comment_vote_offer.html", context)
 
 
 @login_required(login_url=LOGIN_URL)
@@ -293,9 +315,13 @@ def _permalink(comment: Comment) -> str:
     return reverse("articles:comment-detail", args=[comment.article_id, comment.id])
 
 
-def _shown_at(comment: Comment) -> str:
-    """Where a new comment is sure to be on the first page: newest first, under its parent
-    (a reply) or the article (a top-level comment)."""
+def _shown_at(request: HttpRequest, comment: Comment) -> str:
+    """Back to the thread page the form was sent from (`next`: its sort and page kept), at
+    the new comment. Without `next`, where a new comment is sure to be on the first page:
+    newest first, under its parent (a reply) or the article (a top-level comment)."""
+    back = safe_next(request, "")
+    if back:
+        return f"{back.split('#')[0]}#c{comment.id}"
     if comment.parent_id is None:
         base = reverse("articles:article-detail", args=[comment.article_id])
     else:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import redis
 from django.contrib import messages
 from django.core import signing
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 from django.middleware.csrf import get_token
+from django.urls import Resolver404, resolve
 from django.utils.translation import gettext
 
 from articles import conf
@@ -125,6 +127,20 @@ def cast(request: HttpRequest, intent: Intent) -> str:
         message = counted.get(intent.direction, gettext("Your vote on “%(title)s” is withdrawn."))
         messages.success(request, message % {"title": article.title})
     return intent.anchor
+
+
+def comment_vote_asked(back: str) -> str | None:
+    """ "up" or "down" when a log-in or sign-up page comes back to a comment vote's offer
+    (a logged-out comment arrow leads there), so the page says why it asks; else None."""
+    parts = urlsplit(back)
+    try:
+        match = resolve(parts.path)
+    except Resolver404:
+        return None
+    if match.url_name != "comment-vote-offer":
+        return None
+    direction = QueryDict(parts.query).get("direction", "")
+    return direction if direction in ("up", "down") else None
 
 
 def _csrf_digest(request: HttpRequest) -> str:

@@ -202,7 +202,11 @@ def _made() -> jinja2.Environment:
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
     env.globals.update(ago=_ago, comment_row=rows.comment_row, user_page_url=user_page_url)
     # not "login_url": the auth views pass one (settings.LOGIN_URL)
-    env.globals.update(articles_login_url=loginpage.url, vote_login_url=loginpage.vote_link)
+    env.globals.update(
+        articles_login_url=loginpage.url,
+        vote_login_url=loginpage.vote_link,
+        comment_vote_login_url=loginpage.comment_vote_page,
+    )
     return env
 
 

@@ -212,23 +212,31 @@ def test_posting_and_replying_in_place_with_javascript(live_server, visitor) -> 
     expect(page).to_have_url(f"{base}/a/{t.article}/")
     form.locator("textarea").fill("Replying in place.")
     form.locator("button[type=submit]").click()
-    expect(page).to_have_url(re.compile(rf"/a/{t.article}/c/{t.top}/\?sort=new#c[0-9]+$"))
+    # Back on the thread it was written in, at the reply (not off to the parent's page).
+    expect(page).to_have_url(re.compile(rf"/a/{t.article}/#c[0-9]+$"))
     reply = page.locator(".comment", has_text="Replying in place.").first
     expect(reply).to_be_visible()
     assert selectors.comment_get(comment_id=int(page.url.split("#c")[-1])).parent_id == t.top
 
 
 def test_replying_without_javascript_goes_through_the_permalink_page(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
+    """The permalink page has the form; sent, the reply is shown on the thread the reader
+    came from, in its sort."""
     base = live_server.url
     t = seed()
     page = visitor("bob", base, java_script_enabled=False)
-    page.goto(f"{base}/a/{t.article}/")
+    page.goto(f"{base}/a/{t.article}/?sort=best")
     page.locator(f"#c{t.top} .c-actions a.reply-link").first.click()
-    expect(page).to_have_url(f"{base}/a/{t.article}/c/{t.top}/#reply")
+    expect(page).to_have_url(
+        f"{base}/a/{t.article}/c/{t.top}/?next=/a/{t.article}/%3Fsort%3Dbest#reply"
+    )
     page.fill("#id_text", "A reply with no script.")
     page.click("#reply button[type=submit]")
     expect(page.locator(".comment", has_text="A reply with no script.").first).to_be_visible()
-    assert page.url.startswith(f"{base}/a/{t.article}/c/{t.top}/?sort=new#c")
+    assert re.fullmatch(rf"{base}/a/{t.article}/\?sort=best#c[0-9]+", page.url), page.url
+    reply = int(page.url.split("#c")[-1])
+    assert selectors.comment_get(comment_id=reply).parent_id == t.top
+    expect(page.locator(f"#c{reply}")).to_be_in_viewport()
 
 
 # --- voting -----------------------------------------------------------------------------------

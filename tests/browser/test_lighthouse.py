@@ -1,8 +1,8 @@
 """Lighthouse's accessibility, best-practices and SEO scores of the front page, the Top page
-and an article page, with its mobile and desktop settings: each at least 0.95. Lighthouse
-(tools/lighthouse, pinned by its lock file; `make lighthouse` installs it) drives Debian's
-Chromium against the test's live server; the reports and the figures go to
-test-artifacts/lighthouse/."""
+and an article page, with its mobile and desktop settings: each 100 (one target under 24 px
+took the desktop accessibility score to 96). Lighthouse (tools/lighthouse, pinned by its
+lock file; `make lighthouse` installs it) drives Debian's Chromium against the test's live
+server; the reports and the figures go to test-artifacts/lighthouse/."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LIGHTHOUSE = Path(__file__).resolve().parents[2] / "tools/lighthouse/node_modules/.bin/lighthouse"
 CATEGORIES = ("accessibility", "best-practices", "seo")
-LEAST = 0.95
+LEAST = 1.0
 # Lighthouse's default is a phone (a Moto G Power's screen); "desktop" is its 1350 px preset.
 PRESETS = ("mobile", "desktop")
 REPORTS = ARTIFACTS / "lighthouse"

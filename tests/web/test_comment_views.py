@@ -56,7 +56,7 @@ def test_logged_in_users_get_the_form_reply_links_and_vote_forms(client, make_us
     page = text_of(client.get(f"/a/{a.id}/"))
     assert f'action="/a/{a.id}/comment/"' in page and 'name="text"' in page
     assert f'action="/c/{top.id}/vote/"' in page
-    assert f'class="reply-link" href="/a/{a.id}/c/{top.id}/#reply"' in page
+    assert f'class="reply-link" href="/a/{a.id}/c/{top.id}/?next=/a/{a.id}/#reply"' in page
     assert 'id="reply-template"' in page and "comments.js" in page
     # bob may not edit or delete ann's comment, and is not staff.
     assert f"/c/{top.id}/edit/" not in page and f"/c/{top.id}/delete/" not in page

@@ -92,3 +92,23 @@ def test_the_staff_article_page_uses_each_id_once(client) -> None:  # type: igno
     repeated = {name: n for name, n in markup.ids.items() if n > 1}
     assert not repeated, f"ids used more than once: {repeated}"
     assert not markup.blocks_in_p, f"inside a <p>: {markup.blocks_in_p}"
+
+
+def test_the_comment_vote_pages_and_the_thread_are_well_formed(client) -> None:  # type: ignore[no-untyped-def]
+    """The comment vote's login page (with its reason), its offer (a comment card inside a
+    form) and a thread with the forms a member gets: no block in a <p>, no id twice."""
+    article = factories.article(1, text="", link="https://example.org/x")
+    top = factories.comment(1, article.id, "A comment.\n\n- a list\n- in it")
+    factories.comment(1, article.id, "A reply.", top.id)
+    offer = f"/c/{top.id}/vote/offer/?direction=up&next=/a/{article.id}/"
+    pages = {"login": client.get(client.get(offer)["Location"])}
+    client.force_login(factories.user("bob"))
+    pages["offer"] = client.get(offer)
+    pages["thread"] = client.get(f"/a/{article.id}/")
+    pages["permalink"] = client.get(f"/a/{article.id}/c/{top.id}/?next=/a/{article.id}/")
+    for name, response in pages.items():
+        assert response.status_code == 200, name
+        markup = parse(response.content.decode())
+        repeated = {key: n for key, n in markup.ids.items() if n > 1}
+        assert not repeated, f"{name}: ids used more than once: {repeated}"
+        assert not markup.blocks_in_p, f"{name}: inside a <p>: {markup.blocks_in_p}"

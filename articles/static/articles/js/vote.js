@@ -57,20 +57,26 @@
     setButton(form.querySelector(".arrow.down"), "down", data.my_vote === "down");
   }
 
-  function notice(text) {
-    var list = document.querySelector(".messages");
-    if (!list) {
-      var region = document.createElement("div");
-      region.setAttribute("role", "status");
-      list = document.createElement("ul");
-      list.className = "messages";
-      region.appendChild(list);
-      document.querySelector("main").prepend(region);
+  // A refused vote is said at the item, beside the arrow pressed (and read out: role=alert),
+  // not at the top of the page; the next vote on the item takes it away.
+  function notice(form, text) {
+    var item = form.closest(ITEM);
+    var place = item && item.querySelector(":scope > .body, :scope > details > .c-main > .c-body");
+    if (!place) place = form.closest(".vote").parentNode;
+    var note = place.querySelector(":scope > .vote-note");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "vote-note";
+      note.setAttribute("role", "alert");
+      place.appendChild(note);
     }
-    var item = document.createElement("li");
-    item.className = "message error";
-    item.textContent = text;
-    list.appendChild(item);
+    note.textContent = text;
+  }
+
+  function clearNotice(form) {
+    var item = form.closest(ITEM);
+    var note = item && item.querySelector(":scope > .body > .vote-note, :scope > details > .c-main > .c-body > .vote-note");
+    if (note) note.remove();
   }
 
   document.addEventListener("submit", function (event) {
@@ -93,16 +99,17 @@
       .then(function (response) {
         return response.json().then(function (data) {
           if (response.ok) {
+            clearNotice(form);
             update(form, data);
           } else if (response.status === 401 && data.login) {
             window.location.href = data.login;
           } else {
-            notice(data.detail || WORDS.failed);
+            notice(form, data.detail || WORDS.failed);
           }
         });
       })
       .catch(function () {
-        notice(WORDS.offline);
+        notice(form, WORDS.offline);
       })
       .then(function () {
         box.classList.remove("busy");

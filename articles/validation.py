@@ -253,7 +253,9 @@ def domain_label(domain: str) -> str:
     labels = []
     for label in domain.split("."):
         try:
-            labels.append(label.encode("ascii").decode("idna") if label.startswith("xn--") else label)
+            labels.append(
+                label.encode("ascii").decode("idna") if label.startswith("xn--") else label
+            )
         except UnicodeError:
             labels.append(label)
     return ".".join(labels)

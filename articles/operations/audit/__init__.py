@@ -17,8 +17,8 @@ repairs (comment_repairs for the comments) mends what they find.
 from articles.operations.audit.article_checks import ARTICLE_KINDS
 from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
 from articles.operations.audit.comments import COMMENT_KINDS
-from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, domain_entries_repair
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
+from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, domain_entries_repair
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.karma import KARMA_KINDS, comment_karma_audit, comment_karma_repair

@@ -10,7 +10,7 @@ of what the audit still finds."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -27,6 +27,7 @@ FILL_BATCH = 200  # articles a domain_fix.lua call looks at (two commands each)
 # What the audit read of an article: its site ("" for none) and post time; None for an
 # article key that is not a hash (reported as wrong_type: what indexes it is left alone).
 Seen = dict[int, tuple[str, float | None] | None]
+_NONE = ("", None)  # an article with no hash: on no site
 
 
 def domain_audit(conn: redis.Redis, ordered: list[int], batch: int) -> list[Problem]:
@@ -43,7 +44,8 @@ def domain_audit(conn: redis.Redis, ordered: list[int], batch: int) -> list[Prob
             continue
         for raw, score in conn.zscan_iter(key, count=1000):
             article_id = keys.article_id_or_none(keys.text(raw))
-            found = _judge(key, seen.get(article_id) if article_id else ("", None), score)
+            site = seen.get(article_id, _NONE) if article_id else _NONE  # not seen: no hash
+            found = _judge(key, site, score)
             if found:
                 problems.append(Problem(found, _detail(found, key), article_id, entry=key))
     return problems + _missing(conn, seen, batch, wrong)
@@ -142,7 +144,7 @@ def domain_backfill(*, batch: int = FILL_BATCH) -> int:
     if keys.text(conn.type(keys.TIME)) != "zset":
         return 0  # none yet, or of the wrong type: the audit reports that
     while True:
-        members = conn.zrange(keys.TIME, start, start + batch - 1)
+        members = cast(list[bytes], conn.zrange(keys.TIME, start, start + batch - 1))
         if not members:
             return added
         ids = keys.article_ids(members)

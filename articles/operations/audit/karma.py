@@ -104,7 +104,7 @@ def _count(value: object) -> int:
     return int(text) if WHOLE.fullmatch(text) else -1 - 2**62
 
 
-def _sums(conn: redis.Redis, pks: list[int], batch: int) -> dict[int, int]:
+def _sums(conn: redis.Redis, pks: Iterable[int], batch: int) -> dict[int, int]:
     """Each user's sum: net votes on the comments user_comments:<pk> lists that are
     visible and theirs (karma_part in _lib.lua)."""
     return {pk: _sum(conn, pk, batch) for pk in pks}

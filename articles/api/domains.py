@@ -9,6 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from articles import validation
 from articles.api.base import (
     _READ,
     PAGE,
@@ -23,12 +24,13 @@ from articles.api.base import (
 from articles.api.queries import PageQuerySerializer
 from articles.api.schema import documented
 from articles.api.serializers import ArticlePageSerializer
+from articles.errors import InvalidInput
 from articles.store import people, selectors
 from articles.urlcache import url_for
 
 DOMAIN = OpenApiParameter(
     "domain",
-    {"type": "string", "minLength": 1, "maxLength": 253 * 4},
+    {"type": "string", "pattern": r"^[^/]{1,253}$"},
     OpenApiParameter.PATH,
     description="A site: `example.org`; any case, Unicode or IDNA form, with or without "
     "\"www.\" (each article's `domain` gives its site's name).",
@@ -39,7 +41,7 @@ class DomainViewSet(ApiViewSet):
     """/api/domains/<domain>/articles/: the articles linking to one site."""
 
     lookup_field = "domain"
-    lookup_value_regex = r"[^/]{1,1012}"
+    lookup_value_regex = r"[^/]{1,253}"  # a host name's length, in any of its forms
 
     @documented(
         summary="A site's articles, newest first",
@@ -48,16 +50,20 @@ class DomainViewSet(ApiViewSet):
             "first, page by page; an empty page for a site nothing links to.",
             "anyone",
             _READ,
-            "400 for a `domain` that is no host name (`field`: `domain`) or a bad `page`.",
+            "400 for a bad `page`; 404 for a `domain` no host can have.",
         ),
         parameters=[DOMAIN, PAGE],
-        responses={200: ArticlePageSerializer, **_errors(400)},
+        responses={200: ArticlePageSerializer, **_errors(400, 404)},
     )
     @action(detail=True, methods=["get"])
     def articles(self, request: Request, domain: str) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
+        try:
+            name = validation.clean_domain(domain)
+        except InvalidInput:  # no host has that name: as an unknown group, a 404
+            raise exceptions.NotFound(gettext("No such site.")) from None
         page = selectors.domain_article_list(
-            domain=domain, page=query["page"], user_id=_viewer(request)
+            domain=name, page=query["page"], user_id=_viewer(request)
         )
         return _page(page, request)
 

@@ -67,6 +67,10 @@ class ArticleSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     title = serializers.CharField()
     link = serializers.CharField(help_text='An http(s) URL, or "" for a text post.')
+    domain = serializers.CharField(
+        help_text='The link\'s site (host, lower case, no "www."; "" for none): '
+        "/api/domains/{domain}/articles/ lists its articles."
+    )
     text = serializers.CharField()
     poster = serializers.CharField(source="poster_name", help_text="The poster's username.")
     posted_at = serializers.DateTimeField(help_text="Post time, ISO 8601 in UTC.")
@@ -136,6 +140,7 @@ def article_data(
         "id": article.id,
         "title": article.title,
         "link": article.link,
+        "domain": validation.link_domain(article.link),
         "text": article.text,
         "poster": article.poster_name,
         "posted_at": _iso(article.time),

@@ -52,7 +52,6 @@ def test_a_name_no_host_can_have_is_refused(bad):
         validation.clean_domain(bad)
 
 
-
 @pytest.mark.parametrize("bad", ["", "a*b", "a b", "a/b", "x" * 254, "A.org", None])
 def test_a_site_key_takes_only_the_characters_of_a_site(bad):
     with pytest.raises(ValueError):

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 
 import redis
 
-from articles.errors import Conflict
 from articles.operations.audit.common import WHOLE, Problem, chunks, wrong_type
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
@@ -43,7 +42,7 @@ def comment_karma_audit(*, batch: int = 500) -> list[Problem]:
             elif figure != sums[pk]:
                 suspects.append(pk)
     for pk in suspects:
-        reading = _consistent(conn, pk, batch)
+        reading = _settled(conn, pk, batch, write=False)
         if reading is not None and reading[0] != reading[1]:
             problems.append(_problem(pk, *reading))
     return problems
@@ -58,7 +57,8 @@ def comment_karma_repair(problems: Iterable[Problem] | None = None, *, batch: in
     for problem in found:
         pk = _pk(problem.entry or "")
         if problem.kind in KARMA_KINDS and pk is not None:
-            written += _write(conn, pk, batch)
+            reading = _settled(conn, pk, batch, write=True)
+            written += reading is not None and reading[0] != reading[1]
     return written
 
 
@@ -133,9 +133,10 @@ def _part(state: bytes | None, votes: bytes | None, downvotes: bytes | None) -> 
     return up - down
 
 
-def _consistent(conn: redis.Redis, pk: int, batch: int) -> tuple[int, int] | None:
-    """(figure, sum) read with no write moving the figure in between, or None when the
-    key is of the wrong type or it kept changing."""
+def _settled(conn: redis.Redis, pk: int, batch: int, *, write: bool) -> tuple[int, int] | None:
+    """(figure, sum) read with no write moving the figure in between; with `write`, the
+    sum is written in the same MULTI/EXEC when they differ. None when the key is of the
+    wrong type, or the figure kept moving (left for the next run)."""
     key = keys.comment_karma(pk)
     with conn.pipeline(transaction=True) as pipe:
         for _ in range(scripts.ATTEMPTS):
@@ -143,41 +144,20 @@ def _consistent(conn: redis.Redis, pk: int, batch: int) -> tuple[int, int] | Non
                 pipe.watch(key)
                 if keys.text(pipe.type(key)) not in ("string", "none"):
                     return None
-                figure = _count(pipe.get(key))
-                total = _sum(conn, pk, batch)  # another connection: the WATCH stays here
+                # The sum on another connection: the WATCH stays on this one.
+                figure, total = _count(pipe.get(key)), _sum(conn, pk, batch)
                 pipe.multi()
-                pipe.exists(key)
+                if write and figure != total and total:
+                    pipe.set(key, total)
+                elif write and figure != total:
+                    pipe.delete(key)
+                else:
+                    pipe.exists(key)  # only to learn whether the figure moved
                 pipe.execute()
                 return figure, total
             except redis.WatchError:
                 continue
     return None
-
-
-def _write(conn: redis.Redis, pk: int, batch: int) -> int:
-    """Write one user's figure from their comments; 1 if it changed."""
-    key = keys.comment_karma(pk)
-    with conn.pipeline(transaction=True) as pipe:
-        for _ in range(scripts.ATTEMPTS):
-            try:
-                pipe.watch(key)
-                if keys.text(pipe.type(key)) not in ("string", "none"):
-                    pipe.reset()
-                    return 0
-                figure, total = _count(pipe.get(key)), _sum(conn, pk, batch)
-                if figure == total:
-                    pipe.reset()
-                    return 0
-                pipe.multi()
-                if total:
-                    pipe.set(key, total)
-                else:
-                    pipe.delete(key)
-                pipe.execute()
-                return 1
-            except redis.WatchError:
-                continue
-    raise Conflict()
 
 
 def _problem(pk: int, figure: int, total: int) -> Problem:

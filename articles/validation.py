@@ -215,9 +215,11 @@ DOMAIN = re.compile(DOMAIN_PATTERN)
 
 def link_domain(link: str) -> str:
     """The site a link is on, the "(example.org)" after its title made canonical: "" for
-    no link, or a host no domain page can name (written by other code)."""
+    no link, one that is not http(s), or a host no domain page can name (the last two
+    written by other code: the pages show no such link)."""
     try:
-        host = urlsplit(link).hostname if link else None
+        parts = urlsplit(link) if link else None
+        host = parts.hostname if parts and parts.scheme.lower() in ("http", "https") else None
     except ValueError:
         return ""
     try:

@@ -24,7 +24,8 @@ from tests.actors import member_actor, staff_actor
         ("http://127.0.0.1/", "127.0.0.1"),
         ("http://[::1]/", "::1"),
         ("", ""),
-        ("ftp://example.org/", "example.org"),  # stored by other code: still its site
+        ("ftp://example.org/", ""),  # stored by other code: shown as no link, on no site
+        ("//example.org/x", ""),
         ("not a link", ""),
     ],
 )

@@ -3,15 +3,18 @@ a page at a time, audited, repaired and backfilled by check_votes --repair."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from django.core.management import call_command
 
 from articles import validation
-from articles.errors import InvalidInput
+from articles.errors import ArticleNotFound, InvalidInput
 from articles.operations import audit
 from articles.store import keys, selectors, services
 from tests import factories
 from tests.actors import member_actor, staff_actor
+from tests.harness import run_together
 
 
 @pytest.mark.parametrize(
@@ -140,3 +143,40 @@ def test_the_backfill_indexes_articles_written_before_the_index_in_bounded_batch
     assert conn.zrange("domain:example.org", 0, -1) == [f"article:{i}".encode() for i in ids]
     assert audit.domain_backfill(batch=2) == 0  # again: nothing left to add
     assert audit.invariant_audit() == []
+
+
+def test_concurrent_posts_edits_and_deletes_keep_every_site_index_exact():
+    """Ensure post.lua, edit.lua and delete.lua keep domain:<d> in step with the links
+    whatever interleaves: processes post, move and delete articles across three sites."""
+    run_together(_site_worker, 6)
+    assert audit.invariant_audit() == []
+    total = sum(selectors.domain_article_list(domain=s).count for s in SITES)
+    linked = [a for a in map(_linked, range(1, 200)) if a]
+    assert total == len(linked) > 10
+
+
+SITES = ("a.example", "b.example", "c.example")
+
+
+def _site_worker(seed: int) -> None:
+    rng = random.Random(seed)
+    mine: list[int] = []
+    for n in range(12):
+        site = rng.choice(SITES)
+        mine.append(factories.article(seed + 1, link=f"https://{site}/{seed}-{n}").id)
+        if rng.random() < 0.4:
+            target = rng.choice(SITES)
+            services.article_edit(
+                article_id=rng.choice(mine),
+                actor=staff_actor(),
+                link=f"https://{target}/{n}x{seed}",
+            )
+        if rng.random() < 0.2 and mine:
+            services.article_delete(article_id=mine.pop(0), actor=member_actor(seed + 1))
+
+
+def _linked(article_id: int) -> str:
+    try:
+        return selectors.article_get(article_id=article_id).link
+    except ArticleNotFound:  # deleted, or never posted
+        return ""

@@ -123,3 +123,13 @@ def test_a_figure_of_the_wrong_type_is_reported_and_left_and_votes_go_on(conn):
     assert [p.kind for p in audit.invariant_audit()] == ["wrong_type"]
     assert audit.comment_karma_repair() == 0
     assert conn.type("comment_karma:1") == b"list"
+
+
+def test_a_users_list_of_the_wrong_type_is_reported_by_the_comment_audit_not_here(conn):
+    a = factories.article(9)
+    services.comment_vote(comment_id=factories.comment(ANN, a.id).id, user_id=2, vote=Vote.UP)
+    conn.delete("user_comments:1")
+    conn.set("user_comments:1", "x")
+    assert audit.comment_karma_audit() == []
+    assert audit.comment_karma_repair() == 0
+    assert conn.get("comment_karma:1") == b"1"

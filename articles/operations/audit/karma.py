@@ -39,7 +39,7 @@ def comment_karma_audit(*, batch: int = 500) -> list[Problem]:
             figure = figures[pk]
             if isinstance(figure, Problem):
                 problems.append(figure)
-            elif figure != sums[pk]:
+            elif sums[pk] is not None and figure != sums[pk]:
                 suspects.append(pk)
     for pk in suspects:
         reading = _settled(conn, pk, batch, write=False)
@@ -104,14 +104,21 @@ def _count(value: object) -> int:
     return int(text) if WHOLE.fullmatch(text) else -1 - 2**62
 
 
-def _sums(conn: redis.Redis, pks: Iterable[int], batch: int) -> dict[int, int]:
+def _sums(conn: redis.Redis, pks: Iterable[int], batch: int) -> dict[int, int | None]:
     """Each user's sum: net votes on the comments user_comments:<pk> lists that are
     visible and theirs (karma_part in _lib.lua)."""
     return {pk: _sum(conn, pk, batch) for pk in pks}
 
 
-def _sum(conn: redis.Redis, pk: int, batch: int) -> int:
-    members = [keys.text(m) for m, _ in conn.zscan_iter(keys.user_comments(pk), count=1000)]
+def _sum(conn: redis.Redis, pk: int, batch: int) -> int | None:
+    """None when user_comments:<pk> is of the wrong type (the comment audit reports it)."""
+    try:
+        found = conn.zscan_iter(keys.user_comments(pk), count=1000)
+        members = [keys.text(m) for m, _ in found]
+    except redis.ResponseError as exc:
+        if "WRONGTYPE" not in str(exc):
+            raise
+        return None
     author, total = keys.user(pk), 0
     for chunk in chunks(members, batch):
         pipe = conn.pipeline(transaction=False)
@@ -146,6 +153,8 @@ def _settled(conn: redis.Redis, pk: int, batch: int, *, write: bool) -> tuple[in
                     return None
                 # The sum on another connection: the WATCH stays on this one.
                 figure, total = _count(pipe.get(key)), _sum(conn, pk, batch)
+                if total is None:
+                    return None
                 pipe.multi()
                 if write and figure != total and total:
                     pipe.set(key, total)

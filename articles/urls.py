@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 
 from articles import validation
-from articles.web import accounts, comments, feeds, staff, views, writing
+from articles.web import accounts, comments, domains, feeds, staff, views, writing
 from articles.web.helpers import html_errors
 
 
@@ -30,6 +30,8 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("groups/", views.group_list, name="group-list"),
     path("g/<group:name>/", views.group_detail, name="group-detail"),
+    # Any spelling of a site (case, Unicode, "www."): the view redirects to its one name.
+    path("d/<str:domain>/", domains.domain_detail, name="domain-detail"),
     re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),
     path("a/<int:article_id>/", views.article_detail, name="article-detail"),
     path("a/<int:article_id>/vote/", writing.article_vote, name="article-vote"),
@@ -105,5 +107,11 @@ urlpatterns = [
         "feeds/a/<int:article_id>/comments/",
         html_errors(feeds.ArticleCommentsFeed()),
         name="feed-article-comments",
+    ),
+    path("feeds/comments/", html_errors(feeds.RecentCommentsFeed()), name="feed-comments"),
+    path(
+        "feeds/u/<int:user_id>/comments/",
+        html_errors(feeds.UserCommentsFeed()),
+        name="feed-user-comments",
     ),
 ]

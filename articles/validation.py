@@ -206,6 +206,63 @@ def normalize_link(link: str) -> str:
     return urlunsplit(("http", host, path, parts.query, ""))
 
 
+# A site's name as domain pages and the domain:<d> index name it (link_domain): a host in
+# lower case, IDNA's ASCII form, without "www." or a final dot; or an IP address.
+DOMAIN_MAX = 253
+DOMAIN_PATTERN = rf"[a-z0-9.:-]{{1,{DOMAIN_MAX}}}"  # the characters; clean_domain checks the rest
+DOMAIN = re.compile(DOMAIN_PATTERN)
+
+
+def link_domain(link: str) -> str:
+    """The site a link is on, the "(example.org)" after its title made canonical: "" for
+    no link, one that is not http(s), or a host no domain page can name (the last two
+    written by other code: the pages show no such link)."""
+    try:
+        parts = urlsplit(link) if link else None
+        host = parts.hostname if parts and parts.scheme.lower() in ("http", "https") else None
+    except ValueError:
+        return ""
+    try:
+        return clean_domain(host) if host else ""
+    except InvalidInput:
+        return ""
+
+
+def clean_domain(value: object) -> str:
+    """A domain as link_domain forms it, from what a reader typed (any case, Unicode or
+    IDNA form, with or without "www."). Raises InvalidInput("domain")."""
+    refused = InvalidInput("domain", gettext("Not a domain name."))
+    if not isinstance(value, str) or len(value) > DOMAIN_MAX * 4:
+        raise refused
+    host = value.strip().rstrip(".").lower()
+    if _is_ip(host):
+        import ipaddress
+
+        return str(ipaddress.ip_address(host))
+    try:
+        # The standard library's IDNA (2003) codec: the name's ASCII form, nameprep'd.
+        host = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise refused from None
+    host = host.removeprefix("www.")
+    if len(host) > DOMAIN_MAX or not _HOST.fullmatch(host):
+        raise refused
+    return host
+
+
+def domain_label(domain: str) -> str:
+    """A canonical domain as people read it: its IDNA labels ("xn--...") in Unicode."""
+    labels = []
+    for label in domain.split("."):
+        try:
+            labels.append(
+                label.encode("ascii").decode("idna") if label.startswith("xn--") else label
+            )
+        except UnicodeError:
+            labels.append(label)
+    return ".".join(labels)
+
+
 def _split(link: str) -> SplitResult:
     try:
         return urlsplit(link)

@@ -67,6 +67,10 @@ class ArticleSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     title = serializers.CharField()
     link = serializers.CharField(help_text='An http(s) URL, or "" for a text post.')
+    domain = serializers.SerializerMethodField(
+        help_text='The link\'s site (host, lower case, no "www."; "" for none): '
+        "/api/domains/{domain}/articles/ lists its articles."
+    )
     text = serializers.CharField()
     poster = serializers.CharField(source="poster_name", help_text="The poster's username.")
     posted_at = serializers.DateTimeField(help_text="Post time, ISO 8601 in UTC.")
@@ -88,6 +92,10 @@ class ArticleSerializer(serializers.Serializer):
     )
     url = serializers.SerializerMethodField(help_text="This article in the API.")
     html_url = serializers.SerializerMethodField(help_text="The article's web page.")
+
+    @extend_schema_field(serializers.CharField())
+    def get_domain(self, article: Article) -> str:
+        return validation.link_domain(article.link)
 
     @extend_schema_field(serializers.ChoiceField(choices=VOTE_CHOICES, allow_null=True))
     def get_my_vote(self, article: Article) -> str | None:
@@ -136,6 +144,7 @@ def article_data(
         "id": article.id,
         "title": article.title,
         "link": article.link,
+        "domain": validation.link_domain(article.link),
         "text": article.text,
         "poster": article.poster_name,
         "posted_at": _iso(article.time),

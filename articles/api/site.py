@@ -36,6 +36,7 @@ from articles.api.base import (
     _valid,
     _viewer,
 )
+from articles.api.domains import UserProfileMixin
 from articles.api.queries import (
     ListQuerySerializer,
     PageQuerySerializer,
@@ -176,7 +177,7 @@ class GroupViewSet(ApiViewSet):
 # --- users ---------------------------------------------------------------------------------
 
 
-class UserViewSet(ApiViewSet):
+class UserViewSet(UserProfileMixin, ApiViewSet):
     lookup_field = "username"
     lookup_value_regex = r"[\w.@+-]{1,150}"
 

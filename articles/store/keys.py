@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterable
 
 # A group's name follows the one rule (validation); re-exported for the readers of keys.
+from articles.validation import DOMAIN as DOMAIN
 from articles.validation import GROUP_NAME as GROUP_NAME
 
 # --- The book's keys ---------------------------------------------------------------
@@ -42,6 +43,8 @@ ARTICLE_SCAN = "article:*"
 COMMENT_SCAN = "comment:*"
 GROUP_SCAN = "group:*"
 SEARCH_INDEX_SCAN = "idx:*"
+DOMAIN_SCAN = "domain:*"
+COMMENT_KARMA_SCAN = "comment_karma:*"
 # string: the Snowball language the whole search index was last built with (reindex_search);
 # until it names the site's, a search also reads the sets of words as typed (search.lua)
 SEARCH_STEMMER = "search:stemmer"
@@ -127,6 +130,21 @@ def user_comments(user_id: int) -> str:
     """zset: comment:<id> -> post time, of the comments a user wrote (tombstones left out),
     so a forgotten account's comments can be found and renamed "[deleted]"."""
     return f"user_comments:{_positive(user_id)}"
+
+
+def comment_karma(user_id: int) -> str:
+    """string: net votes (up - down) on the user's visible comments, kept by every script
+    that changes them (absent: 0). The comment scripts name it from a comment's `author`
+    (user:<pk> -> comment_karma:<pk>), as they name its other keys."""
+    return f"comment_karma:{_positive(user_id)}"
+
+
+def domain(name: str) -> str:
+    """zset: article:<id> -> post time, of the articles whose link is on a site, by
+    validation.link_domain's name for it (lower case, IDNA ASCII, no "www.")."""
+    if not isinstance(name, str) or not DOMAIN.fullmatch(name):
+        raise ValueError(f"not a domain: {name!r}")
+    return f"domain:{name}"
 
 
 def comment_idempotency(user_id: int, token: str) -> str:

@@ -130,6 +130,7 @@ VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")
 GROUP_PURGE = _load("group_purge")
 USER_KARMA = _load("user_karma", writes=False)
+DOMAIN_FIX = _load("domain_fix")  # check_votes --repair: the sites' indexes
 LOGIN_ATTEMPT = _load("login_attempt", writes=False)  # rate-limit counters only
 LOGIN_REFUND = _load("login_refund", writes=False)
 TOP_PAGE = _load("top_page", writes=False)  # its trims keep the ranking exact, change no page

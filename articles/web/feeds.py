@@ -1,5 +1,5 @@
-"""Atom feeds of top, new, good and each group's articles, and of an article's comments
-(Django's syndication framework).
+"""Atom feeds of top, new, good and each group's articles, and of comments: an article's,
+the site's newest and each user's (Django's syndication framework).
 
 Each fetch counts against the "feed" rate limit (articles/store/ratelimits.py; 429 with
 Retry-After past it). A feed's entries' HTML comes from markdown.render, whose
@@ -18,6 +18,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.syndication.views import Feed
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
@@ -232,28 +233,11 @@ class GroupFeed(ArticleFeed):
         return selectors.group_article_list(name=obj.name, order=Order.SCORE).items
 
 
-class ArticleCommentsFeed(CountedFeed):
-    """/feeds/a/<id>/comments/: an article's newest comments (visible ones only)."""
+class CommentFeed(CountedFeed):
+    """A feed of comments, newest first (visible ones only): each entry links to the
+    comment on its article's page."""
 
     feed_type = Atom1Feed
-
-    def get_object(self, request: HttpRequest, article_id: int) -> Article:
-        return selectors.article_get(article_id=article_id)  # ArticleNotFound: the 404 page
-
-    def title(self, obj: Article) -> str:
-        return gettext("%(site)s: comments on %(title)s") % {
-            "site": conf.site_name(),
-            "title": obj.title,
-        }
-
-    def subtitle(self, obj: Article) -> str:
-        return gettext("The newest comments on “%(title)s”, newest first.") % {"title": obj.title}
-
-    def link(self, obj: Article) -> str:
-        return reverse("articles:article-detail", args=[obj.id]) + "#comments"
-
-    def items(self, obj: Article) -> list[Comment]:
-        return selectors.article_comments_feed(article_id=obj.id)
 
     def item_title(self, item: Comment) -> str:
         if item.article_title:
@@ -277,3 +261,73 @@ class ArticleCommentsFeed(CountedFeed):
 
     def item_updateddate(self, item: Comment) -> datetime:
         return item.edited_at or item.posted_at
+
+
+class ArticleCommentsFeed(CommentFeed):
+    """/feeds/a/<id>/comments/: an article's newest comments (visible ones only)."""
+
+    def get_object(self, request: HttpRequest, article_id: int) -> Article:
+        return selectors.article_get(article_id=article_id)  # ArticleNotFound: the 404 page
+
+    def title(self, obj: Article) -> str:
+        return gettext("%(site)s: comments on %(title)s") % {
+            "site": conf.site_name(),
+            "title": obj.title,
+        }
+
+    def subtitle(self, obj: Article) -> str:
+        return gettext("The newest comments on “%(title)s”, newest first.") % {"title": obj.title}
+
+    def link(self, obj: Article) -> str:
+        return reverse("articles:article-detail", args=[obj.id]) + "#comments"
+
+    def items(self, obj: Article) -> list[Comment]:
+        return selectors.article_comments_feed(article_id=obj.id)
+
+
+# Entries in the site's and each user's comments feed (one round trip each, as a page).
+COMMENT_FEED_ENTRIES = 50
+
+
+class RecentCommentsFeed(CommentFeed):
+    """/feeds/comments/: the site's newest comments (the /comments/ page's)."""
+
+    def title(self) -> str:
+        return gettext("%(site)s: new comments") % {"site": conf.site_name()}
+
+    def subtitle(self) -> str:
+        return gettext("The newest comments on every article, newest first.")
+
+    def link(self) -> str:
+        return reverse("articles:recent-comments")
+
+    def items(self) -> list[Comment]:
+        return selectors.recent_comments(per_page=COMMENT_FEED_ENTRIES).items
+
+
+class UserCommentsFeed(CommentFeed):
+    """/feeds/u/<id>/comments/: a user's newest comments. By the account's number, so a
+    reader's subscription survives a change of name."""
+
+    def get_object(self, request: HttpRequest, user_id: int) -> Any:
+        person = get_user_model().objects.filter(pk=user_id).first()
+        if person is None:
+            raise Http404(gettext("No such user."))
+        return person
+
+    def title(self, obj: Any) -> str:
+        return gettext("%(site)s: comments by %(name)s") % {
+            "site": conf.site_name(),
+            "name": obj.get_username(),
+        }
+
+    def subtitle(self, obj: Any) -> str:
+        return gettext("The newest comments by %(name)s, newest first.") % {
+            "name": obj.get_username()
+        }
+
+    def link(self, obj: Any) -> str:
+        return reverse("articles:user-comments", args=[obj.get_username()])
+
+    def items(self, obj: Any) -> list[Comment]:
+        return selectors.user_comments(user_id=obj.pk, per_page=COMMENT_FEED_ENTRIES).items

@@ -42,7 +42,7 @@ from django.utils.timesince import timeuntil
 from django.utils.timezone import template_localtime  # type: ignore[attr-defined]
 from markupsafe import Markup
 
-from articles import conf, markdown
+from articles import conf, markdown, validation
 from articles.caches import Cache, Kind
 from articles.http import loginpage, responses
 from articles.http.database import database_unavailable
@@ -189,6 +189,7 @@ def _made() -> jinja2.Environment:
         urlencode=defaultfilters.urlencode,
         safe_url=tags.safe_url,
         domain=tags.domain,
+        site_url=site_url,
         group_slugs=tags.group_slugs,
         ranks_like=tags.ranks_like,
         article_number=tags.article_number,
@@ -347,6 +348,12 @@ def page_url(request: HttpRequest, number: int) -> str:
     query = {k: v for k, v in request.GET.items() if k != "page"}
     query["page"] = str(number)
     return f"{request.path}?{_urlencode(query)}"
+
+
+def site_url(link: object) -> str:
+    """The address of the page of a link's site (/d/<domain>/), or "" for none."""
+    name = validation.link_domain(link) if isinstance(link, str) else ""
+    return url_for("articles:domain-detail", name) if name else ""
 
 
 def user_url(person: Any) -> str:

@@ -267,10 +267,12 @@ def _user_page(request: HttpRequest, person: Any) -> HttpResponse:
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
+    karma, comment_karma = selectors.user_karmas(user_id=person.pk)
     context = {
         "person": person,
         "page": page,
-        "karma": selectors.user_karma(user_id=person.pk),
+        "karma": karma,
+        "comment_karma": comment_karma,
         "about": people.profile_of(person).about,
         "user_comments": selectors.user_comments(user_id=person.pk, per_page=USER_PAGE_COMMENTS),
     }

@@ -29,6 +29,7 @@ def test_list_has_drf_page_shape_and_every_article_field(anon, post):
         "id": article.id,
         "title": "First post",
         "link": "https://example.org/first-post",
+        "domain": "example.org",
         "text": "",
         "poster": "ann",
         "posted_at": item["posted_at"],

@@ -92,6 +92,8 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "articles.articles_comments_create",
         "articles.articles_comments_list",
         "comments.comments_vote_update",
+        "domains.domains_articles_retrieve",
+        "users.users_retrieve",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -125,6 +127,7 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         stranger = connect("not-a-token")
         article_id = _post_vote_list(api, models, anonymous, ann, bob, stranger)
         _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
+        _site_and_karma(api, models, anonymous, article_id)
 
 
 def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type: ignore[no-untyped-def]
@@ -202,3 +205,18 @@ def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  #
     mine = api.articles.articles_comments_list.sync(article_id, client=ann)
     assert isinstance(mine, models.Thread)
     assert [c.my_vote for c in mine.results] == [models.VoteEnum.UP, models.VoteEnum.NONE]
+
+
+def _site_and_karma(api, models, anonymous, article_id):  # type: ignore[no-untyped-def]
+    """The article's site lists it; ann's comment karma counts bob's up-vote on her reply
+    (none: bob's vote went on his own comment), his counts hers."""
+    site = api.domains.domains_articles_retrieve.sync("Example.com", client=anonymous)
+    assert isinstance(site, models.ArticlePage)
+    assert [(a.id, a.domain) for a in site.results] == [(article_id, "example.com")]
+    bob = api.users.users_retrieve.sync("bob", client=anonymous)
+    assert isinstance(bob, models.User)
+    assert (bob.username, bob.karma, bob.comment_karma) == ("bob", 0, 1)
+    ann = api.users.users_retrieve.sync("ann", client=anonymous)
+    assert isinstance(ann, models.User)
+    assert (ann.karma, ann.comment_karma) == (2, 0)
+    assert ann.comments.endswith("/api/users/ann/comments/")

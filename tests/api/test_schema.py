@@ -58,10 +58,12 @@ def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
         "/api/groups/",
         "/api/groups/{name}/",
         "/api/groups/{name}/articles/",
+        "/api/users/{username}/",
         "/api/users/{username}/articles/",
         "/api/users/{username}/comments/",
         "/api/modlog/",
         "/api/stats/",
+        "/api/domains/{domain}/articles/",
     }
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():

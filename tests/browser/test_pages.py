@@ -192,6 +192,9 @@ def public_pages(site: Site) -> list[tuple[str, str]]:
         ("user", f"/u/{site.carol}/"),
         ("user-comments", "/u/carol/comments/"),
         ("user-comments-page-2", "/u/carol/comments/?page=2"),
+        ("site", "/d/example.org/"),
+        ("site-page-2", "/d/example.org/?page=2"),
+        ("comments", "/comments/"),
         ("modlog", "/modlog/"),
     ]
 
@@ -240,7 +243,10 @@ def test_every_page_for_a_member(live_server, visitor, settings) -> None:  # typ
     audit = Audit()
     # The listings and article pages again, with vote forms and the account's links.
     for name, path in public_pages(site):
-        if name in ("home", "top-week", "new", "group", "article-link", "article-closed", "user"):
+        if name in (
+            *("home", "top-week", "new", "group", "article-link", "article-closed", "user"),
+            "site",
+        ):
             audit.visit(page, base + path, f"member-{name}")
     audit.visit(page, f"{base}/u/{site.dora}/", "member-own-user")
     audit.visit(page, f"{base}/submit/", "member-submit")

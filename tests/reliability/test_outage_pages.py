@@ -171,6 +171,7 @@ def test_every_route_with_real_ids_and_every_write_answers_503_while_redis_is_st
         "name": "red",
         "day": today,
         "period": "week",
+        "domain": "example.org",  # a site's page (/d/<domain>/, /api/domains/<domain>/...)
         "format": "json",  # the router's suffix routes: /api/articles.json and the like
     }
     routes = _named_routes(samples)

@@ -77,6 +77,7 @@ def site(make_user, conn, settings):  # type: ignore[no-untyped-def]
     audit.index_entries_repair(audit.invariant_audit())
     audit.search_index_repair(audit.invariant_audit())
     audit.top_repair()  # their votes: entries, into the kept top of each period
+    audit.domain_entries_repair(audit.invariant_audit())  # and their sites' indexes
     for article_id in ids[:3]:  # good articles: the home page, the day page, the good feed
         for voter in range(1000, 1200):
             services.article_vote(article_id=article_id, user_id=voter, direction=Vote.UP)

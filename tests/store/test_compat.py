@@ -66,6 +66,7 @@ def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
         "unsubmitted",
         "search_unindexed",
         "net_votes",
+        "domain_unindexed",  # nor the sites' indexes (domain:<d>)
     }
     from django.core.management import call_command
 

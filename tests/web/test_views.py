@@ -43,7 +43,8 @@ def test_every_listing_shows_title_domain_poster_counts_score_and_groups(client,
     for url in urls:
         page = text_of(client.get(url))
         assert "Sorted sets" in page, url
-        assert "(example.org)" in page, url
+        # The site after the title links to its page (issue 24).
+        assert '(<a href="/d/example.org/">example.org</a>)' in page, url
         assert 'href="/u/ann/">ann</a>' in page, url
         # Points (up minus down), the counts behind them on hover; no raw score.
         assert 'title="1 up, 1 down"><b data-field="net">0</b>' in page, url

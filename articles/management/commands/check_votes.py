@@ -15,8 +15,9 @@ from articles.store import people, services
 class Command(BaseCommand):
     help = (
         "Check score, vote counts, voter sets, their expiry, the good-article index, "
-        "group fields, the duplicate-link index, the posters' indexes and the search index "
-        "of every article, and the comments' orderings, counts, voter sets and parent links; "
+        "group fields, the duplicate-link index, the posters' and sites' indexes and the "
+        "search index of every article, the comments' orderings, counts, voter sets and "
+        "parent links, and each user's comment karma; "
         "--repair fixes what is wrong."
     )
 
@@ -33,6 +34,9 @@ class Command(BaseCommand):
             # A store written before the kept rankings (or by the book's code) gets them.
             if copied := audit.top_backfill():
                 self.stdout.write(f"Ranked {copied:,} article(s) in the kept top of each period.")
+            # ... and its sites' indexes (domain:<d>), a bounded batch a step.
+            if indexed := audit.domain_backfill():
+                self.stdout.write(f"Indexed {indexed:,} article(s) under their sites.")
         timer, audited = Timer(), 0
         with bar(unit="article", desc="audit") as shown:
 
@@ -82,7 +86,12 @@ class Command(BaseCommand):
         by_article: dict[int, set[str]] = defaultdict(set)
         for problem in problems:
             if problem.article_id is not None and problem.kind not in (
-                audit.INDEX_KINDS | audit.REPORT_ONLY_KINDS | audit.SEARCH_KINDS | audit.TOP_KINDS
+                audit.INDEX_KINDS
+                | audit.REPORT_ONLY_KINDS
+                | audit.SEARCH_KINDS
+                | audit.TOP_KINDS
+                | audit.DOMAIN_KINDS
+                | audit.KARMA_KINDS
             ):
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
@@ -93,8 +102,11 @@ class Command(BaseCommand):
                 audit.article_groups_set(article_id=article_id, groups=groups)
         audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)
         audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)
+        audit.domain_entries_repair(p for p in problems if p.kind in audit.DOMAIN_KINDS)
         if any(p.kind in audit.COMMENT_KINDS for p in problems):
             audit.comments_repair_all()
+        # Found again, after the comments' repairs (which may move their counts and lists).
+        audit.comment_karma_repair()
         # Last, and found again: the repairs above may have rewritten votes:, which the
         # kept periods follow.
         audit.top_repair()

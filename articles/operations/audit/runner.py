@@ -18,6 +18,7 @@ from articles.operations.audit.common import (
     wrong_type,
 )
 from articles.operations.audit.confirm import Judge, Unit, confirmed, identity
+from articles.operations.audit.domains import domain_audit, domain_read
 from articles.operations.audit.groups import group_read, groups_audit
 from articles.operations.audit.indexes import (
     link_and_poster_audit,
@@ -25,6 +26,7 @@ from articles.operations.audit.indexes import (
     linked_read,
     submitted_read,
 )
+from articles.operations.audit.karma import comment_karma_audit
 from articles.operations.audit.rankings import top_audit
 from articles.operations.audit.search_index import (
     search_index_audit,
@@ -62,6 +64,7 @@ def invariant_audit(
             progress(done, len(ordered))
     problems += link_and_poster_audit(conn, ordered, now, batch, broken)
     problems += search_index_audit(conn, ordered, batch)
+    problems += domain_audit(conn, ordered, batch)
     problems = confirmed(
         conn,
         problems,
@@ -70,7 +73,8 @@ def invariant_audit(
         start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
         read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
     )
-    return problems + comment_audit(conn, now=fixed, batch=batch) + top_audit(batch=batch)
+    problems += comment_audit(conn, now=fixed, batch=batch)
+    return problems + top_audit(batch=batch) + comment_karma_audit(batch=batch)
 
 
 # The family of an article, index or search problem: what a re-read of it covers.
@@ -84,6 +88,8 @@ _UNITS: dict[str, str] = {
     "search_unindexed": "search",
     "search_stale": "search_stale",
     "unregistered_group": "group",
+    "domain_stale": "domain",
+    "domain_unindexed": "domain",
 }
 
 
@@ -94,7 +100,7 @@ def _found_unit(problem: Problem) -> Unit | None:
         return (family, article_id)
     if family == "link" and entry:
         return (family, entry)
-    if family in ("submitted", "search_stale") and article_id and entry:
+    if family in ("submitted", "search_stale", "domain") and article_id and entry:
         return (family, entry, article_id)
     if family == "group" and problem.group:
         return (family, problem.group)
@@ -115,6 +121,8 @@ def _found_read(pipe: redis.client.Pipeline, unit: Unit, guess: Any, broken: set
         return search_read(pipe, unit[1], guess or ())
     if kind == "search_stale":
         return search_stale_read(pipe, unit[1], unit[2])
+    if kind == "domain":
+        return domain_read(pipe, unit[1], unit[2])
     return group_read(pipe, unit[1])
 
 

@@ -361,6 +361,9 @@ def _write_article(pipe: redis.client.Pipeline, a: ArticleRecord) -> None:
             pipe.zadd(index, {member: score})
     if a.submitted is not None and a.poster_pk:
         pipe.zadd(keys.submitted(a.poster_pk), {member: a.submitted})
+    site = validation.link_domain(keys.text(a.hash.get(b"link", b"")))
+    if site and a.time is not None:  # derived from the link, as votes: from the counts
+        pipe.zadd(keys.domain(site), {member: a.time})
     _write_voters(pipe, up, down, a.voters)
     for name in a.groups:
         pipe.sadd(keys.group(name), member)
@@ -383,6 +386,9 @@ def _write_comment(pipe: redis.client.Pipeline, c: CommentRecord) -> None:
         pipe.zadd(keys.COMMENTS, {member: c.time})
         if c.author_pk:
             pipe.zadd(keys.user_comments(c.author_pk), {member: c.time})
+            # Derived too: into an empty database, so the sums start from nothing.
+            if c.votes != c.downvotes:
+                pipe.incrby(keys.comment_karma(c.author_pk), c.votes - c.downvotes)
     _write_voters(pipe, up, down, c.voters)
 
 

@@ -302,3 +302,36 @@ local function period_start_empty(time_key, first, now)
     end
   end
 end
+
+-- --- comment karma ----------------------------------------------------------------------
+-- comment_karma:<pk> (string, absent when 0): the net votes on the visible comments
+-- (state "") whose `author` is user:<pk>, kept by every script that changes one of those
+-- sums; named from the author, as the comment scripts name a comment's other keys.
+
+-- A visible comment's part of its author's figure: up - down (a count that is not a
+-- whole number counts 0, as the audit counts it).
+local function karma_part(state, votes, downvotes)
+  if (state or '') ~= '' then return 0 end
+  local function whole(v)
+    if v and string.match(v, '^-?%d+$') and #v <= 18 then return tonumber(v) end
+    return 0
+  end
+  return whole(votes) - whole(downvotes)
+end
+
+-- Add `delta` to the figure of `author` (a user:<pk>, else nothing); the key goes at 0.
+-- A figure of the wrong type or not a count is left as it is (the audit reports it), so
+-- this never fails half-way through a script.
+local function karma_add(author, delta)
+  local pk = string.match(author or '', '^user:([1-9]%d*)$')
+  if not pk or delta == 0 then return end
+  local key = 'comment_karma:' .. pk
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'string' then
+    local v = redis.call('GET', key)
+    if not (string.match(v, '^-?%d+$') and #v <= 18) then return end
+  elseif kind ~= 'none' then
+    return
+  end
+  if redis.call('INCRBY', key, delta) == 0 then redis.call('DEL', key) end
+end

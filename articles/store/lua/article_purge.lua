@@ -18,11 +18,12 @@ local batch = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 for _, member in ipairs(batch) do
   local cid = comment_id_of(member)
   local kind = redis.call('TYPE', member)['ok']
-  local author, ours = '', kind == 'none'
+  local author, ours, part = '', kind == 'none', 0
   if cid and kind == 'hash' then
-    local f = redis.call('HMGET', member, 'article', 'author')
+    local f = redis.call('HMGET', member, 'article', 'author', 'state', 'votes', 'downvotes')
     ours = f[1] == ARGV[1]
     author = f[2] or ''
+    part = karma_part(f[3], f[4], f[5])
   end
   if cid and ours then
     redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
@@ -32,6 +33,7 @@ for _, member in ipairs(batch) do
     if pk and redis.call('TYPE', 'user_comments:' .. pk)['ok'] == 'zset' then
       redis.call('ZREM', 'user_comments:' .. pk, member)
     end
+    karma_add(author, -part) -- its votes leave its author's comment_karma:<pk>
   end
 end
 if #batch > 0 then redis.call('ZREM', KEYS[1], unpack(batch)) end

@@ -2,7 +2,8 @@
 -- logged). A comment with replies stays as a tombstone (state "deleted" or "removed",
 -- text, author and author_name cleared: shown as "[deleted]"/"[removed]"); one without
 -- is removed entirely: its hash, voter sets, and places in its parent's orderings, the
--- article's list, the site-wide and the author's lists. A tombstone whose last reply
+-- article's list, the site-wide and the author's lists (and out of the author's
+-- comment_karma:<pk>). A tombstone whose last reply
 -- goes away is removed with it, up the thread. The article's `comments` (visible
 -- comments) drops by one if the comment was visible. Checks come before the first write.
 -- KEYS[1] comment:<cid>  KEYS[2] comments:  KEYS[3] modlog:
@@ -16,7 +17,8 @@ local mode = ARGV[1]
 
 -- What a removal touches, read and type-checked before any write.
 local function info(member)
-  local f = redis.call('HMGET', member, 'article', 'parent', 'author', 'state')
+  local f = redis.call('HMGET', member, 'article', 'parent', 'author', 'state', 'votes',
+    'downvotes')
   local cid = comment_id_of(member)
   if not f[1] or not cid then return nil end
   if not article_id_of(f[1]) or ((f[2] or '') ~= '' and not comment_id_of(f[2])) then
@@ -25,6 +27,7 @@ local function info(member)
   local best, new = comment_orderings(f[1], f[2] or '')
   local c = {member = member, cid = cid, article = f[1], parent = f[2] or '',
     author = f[3] or '', state = f[4] or '', best = best, new = new,
+    part = karma_part(f[4], f[5], f[6]),
     all = 'comments_all:' .. article_id_of(f[1])}
   local pk = string.match(c.author, '^user:([1-9]%d*)$')
   c.mine = pk and ('user_comments:' .. pk) or nil
@@ -69,6 +72,7 @@ if c.state == '' then
   if redis.call('EXISTS', c.article) == 1 then redis.call('HINCRBY', c.article, 'comments', -1) end
   redis.call('ZREM', KEYS[2], c.member)
   if c.mine then redis.call('ZREM', c.mine, c.member) end
+  karma_add(c.author, -c.part) -- no longer visible: out of its author's comment karma
 end
 if #gone == 0 then
   redis.call('HSET', c.member, 'state', mode == 'author' and 'deleted' or 'removed',

@@ -2,14 +2,15 @@
 -- with vote.lua's state semantics, and move the comment in its parent's best ordering.
 -- The voter sets expire when the ARTICLE's voting window closes; after it, VOTING_CLOSED.
 -- KEYS[1] comment:<cid>  KEYS[2] comment_voted:<cid>  KEYS[3] comment_voted_down:<cid>
--- (the article and the ordering are named from the hash: see _lib.lua)
+-- (the article, the ordering and the author's comment_karma:<pk> are named from the
+-- hash: see _lib.lua)
 -- ARGV[1] comment id  ARGV[2] user:<pk>  ARGV[3] direction  ARGV[4] now ("": Redis' clock)
 -- ARGV[5] window (s)
 -- Returns {S.COMMENT_NOT_FOUND} | {S.NOT_FOUND} | {S.VOTING_CLOSED} | {S.COMMENT_GONE, state}
 --   | {S.OK, changed (0/1), vote now, field, value, ...} the comment's hash
 local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set'})
 if bad then return bad end
-local c = redis.call('HMGET', KEYS[1], 'article', 'parent', 'state')
+local c = redis.call('HMGET', KEYS[1], 'article', 'parent', 'state', 'author')
 if not c[1] then return {S.COMMENT_NOT_FOUND} end
 if not article_id_of(c[1]) or ((c[2] or '') ~= '' and not comment_id_of(c[2])) then
   return {S.BAD_DATA, KEYS[1], 'names no article or parent a script can use'}
@@ -33,6 +34,7 @@ local changed = 0
 if cur ~= dir then
   changed = 1
   move_vote(KEYS[1], KEYS[2], KEYS[3], user, cur, dir, expire_at)
+  karma_add(c[4], dir - cur) -- its author's comment karma, in the same step
   local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
   redis.call('ZADD', best,
     comment_best(tonumber(ARGV[1]), tonumber(counts[1]) or 0, tonumber(counts[2]) or 0),

@@ -6,7 +6,8 @@
 -- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
 -- KEYS[10] votes:  KEYS[11] purge:  KEYS[12] comments_all:<id>  KEYS[13] comments:<id>
 -- KEYS[14] comments_new:<id>  KEYS[15..19] keys.PERIOD_KEYS (votes:<period>, votes:periods)
--- KEYS[20] removed:  KEYS[21..] per group of the article: group:<g>, score:<g>, time:<g>
+-- KEYS[20] removed:  KEYS[21] domain:<d> of the link as read (KEYS[1] when none)
+-- KEYS[22..] per group of the article: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
@@ -28,7 +29,8 @@ local words = split_words(ARGV[11])
 local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
 word_specs(specs, wk, #words)
 period_specs(specs, 15)
-group_specs(specs, 21, wk)
+if KEYS[21] ~= KEYS[1] then specs[#specs + 1] = KEYS[21]; specs[#specs + 1] = 'zset' end
+group_specs(specs, 22, wk)
 local bad = bad_types(specs)
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
@@ -55,7 +57,8 @@ if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
   redis.call('HDEL', KEYS[8], ARGV[5])
 end
 for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
-for k = 21, wk, 3 do
+if KEYS[21] ~= KEYS[1] then redis.call('ZREM', KEYS[21], member) end
+for k = 22, wk, 3 do
   redis.call('SREM', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end

@@ -10,13 +10,18 @@
 -- ARGV[12] the hash's `words` as read  ARGV[13] the new search words ("w1 w2 ...")
 -- ARGV[14] text  ARGV[15] text as read
 -- ARGV[16] "open": only while voting is open (a poster editing their own), else ""
--- KEYS[5..] idx:<w> of each word of ARGV[12], then of each word of ARGV[13], in order
+-- KEYS[5] domain:<d> of the link as read, KEYS[6] of the new link (KEYS[1] when none)
+-- KEYS[7..] idx:<w> of each word of ARGV[12], then of each word of ARGV[13], in order
 -- Returns {S.NOT_FOUND} | {S.RETRY} the link, text or index changed since read
 --   | {S.VOTING_CLOSED} ARGV[16] is "open" and voting has closed
 --   | {S.DUPLICATE_LINK, member} the new link belongs to another open article | {S.OK}
 local was_words, new_words = split_words(ARGV[12]), split_words(ARGV[13])
-local bad = bad_types(word_specs({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list',
-  KEYS[4], 'hash'}, 4, #was_words + #new_words))
+local specs = word_specs({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'list',
+  KEYS[4], 'hash'}, 6, #was_words + #new_words)
+for k = 5, 6 do
+  if KEYS[k] ~= KEYS[1] then specs[#specs + 1] = KEYS[k]; specs[#specs + 1] = 'zset' end
+end
+local bad = bad_types(specs)
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
 if (redis.call('HGET', KEYS[1], 'link') or '') ~= ARGV[4] then return {S.RETRY} end
@@ -46,8 +51,14 @@ if old ~= new then
   end
   if new ~= '' then redis.call('HSET', KEYS[2], new, member) end
 end
-for i = 1, #was_words do redis.call('SREM', KEYS[4 + i], ARGV[1]) end
-for i = 1, #new_words do redis.call('SADD', KEYS[4 + #was_words + i], ARGV[1]) end
+-- The article moves to its new link's site, at its post time (a bad time: left for the audit).
+if KEYS[5] ~= KEYS[6] and KEYS[5] ~= KEYS[1] then redis.call('ZREM', KEYS[5], member) end
+local posted = tonumber(redis.call('HGET', KEYS[1], 'time') or '')
+if KEYS[6] ~= KEYS[1] and posted and posted == posted then
+  redis.call('ZADD', KEYS[6], posted, member)
+end
+for i = 1, #was_words do redis.call('SREM', KEYS[6 + i], ARGV[1]) end
+for i = 1, #new_words do redis.call('SADD', KEYS[6 + #was_words + i], ARGV[1]) end
 redis.call('HSET', KEYS[1], 'words', ARGV[13])
 log_action(KEYS[3], ARGV[7], ARGV[8])
 return {S.OK}

@@ -4,7 +4,8 @@
 -- KEYS[10] the article the link already maps to (KEYS[1] when none)
 -- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
 -- KEYS[12] votes:  KEYS[13..17] keys.PERIOD_KEYS (votes:<period> each, votes:periods)
--- KEYS[18..] per group: group:<g>, score:<g>, time:<g>
+-- KEYS[18] domain:<d> of the link's site (KEYS[1] when none)
+-- KEYS[19..] per group: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
@@ -32,7 +33,8 @@ local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset'
   KEYS[11], 'string', KEYS[12], 'zset'}
 word_specs(specs, wk, #words)
 period_specs(specs, 13)
-group_specs(specs, 18, wk)
+if KEYS[18] ~= KEYS[1] then specs[#specs + 1] = KEYS[18]; specs[#specs + 1] = 'zset' end
+group_specs(specs, 19, wk)
 local bad = bad_types(specs) or bad_counts(KEYS[9], {utc_day(now)})
 if bad then return bad end
 
@@ -81,10 +83,11 @@ for i = 1, #PERIODS do
 end
 redis.call('ZADD', KEYS[6], now, member)
 if norm ~= '' then redis.call('HSET', KEYS[7], norm, member) end
+if KEYS[18] ~= KEYS[1] then redis.call('ZADD', KEYS[18], now, member) end
 redis.call('HINCRBY', KEYS[9], utc_day(now), 1)
 if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
 for i = 1, #groups do
-  local k = 18 + (i - 1) * 3
+  local k = 19 + (i - 1) * 3
   redis.call('SADD', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end

@@ -18,6 +18,10 @@ local batch = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[4]) - 1)
 local renamed = 0
 for _, item in ipairs(batch) do
   if redis.call('TYPE', item)['ok'] == 'hash' and redis.call('HGET', item, owner) == ARGV[1] then
+    if owner == 'author' then -- a comment: its part of the account's comment karma goes
+      local f = redis.call('HMGET', item, 'state', 'votes', 'downvotes')
+      karma_add(ARGV[1], -karma_part(f[1], f[2], f[3]))
+    end
     redis.call('HSET', item, owner, '', name, ARGV[2])
     renamed = renamed + 1
   end

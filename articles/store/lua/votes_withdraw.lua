@@ -48,6 +48,8 @@ for k = 9, #KEYS, 3 do
       redis.call('HSET', item, 'last_vote', now)
       if best then
         redis.call('ZADD', best, comment_best(tonumber(comment_id_of(item)), up_n, down_n), item)
+        local f = redis.call('HMGET', item, 'author', 'state')
+        if (f[2] or '') == '' then karma_add(f[1], -cur) end -- as comment_vote.lua
       else
         redis.call('ZINCRBY', KEYS[1], -cur * vote_score, item)
         redis.call('ZADD', KEYS[2], up_n - down_n, item)

@@ -4,9 +4,11 @@ from articles.store.selectors.articles import (
     article_get,
     article_list,
     article_post_replay,
+    domain_article_list,
     raise_if_removed,
     user_article_list,
     user_karma,
+    user_karmas,
 )
 from articles.store.selectors.comments import (
     article_comments_feed,
@@ -41,6 +43,7 @@ __all__ = [
     "comment_get",
     "comment_post_replay",
     "comment_thread",
+    "domain_article_list",
     "front_page",
     "good_article_day",
     "good_article_page",
@@ -59,4 +62,5 @@ __all__ = [
     "user_article_list",
     "user_comments",
     "user_karma",
+    "user_karmas",
 ]

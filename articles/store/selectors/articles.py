@@ -1,4 +1,5 @@
-"""Article reads: one article, the listings by score and time, a user's articles and karma."""
+"""Article reads: one article, the listings by score and time, a user's articles and karma,
+a site's articles."""
 
 from __future__ import annotations
 
@@ -101,8 +102,12 @@ def user_article_list(
     *, poster_id: int, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
     """A user's submissions, newest first. Two round trips."""
+    return _newest(keys.submitted(poster_id), page, user_id)
+
+
+def _newest(key: str, page: int | str, user_id: int | None) -> Page[Article]:
+    """A page of the articles of a zset by time (submitted:<pk>, domain:<d>), newest first."""
     number, start, stop = _bounds(page)
-    key = keys.submitted(poster_id)
     pipe = replicas.connection().pipeline(transaction=False)
     pipe.zcard(key)
     pipe.zrevrange(key, start, stop)
@@ -113,8 +118,26 @@ def user_article_list(
 @replicas.reads
 def user_karma(*, user_id: int) -> int:
     """Net votes (up - down) on the user's articles that still exist. One round trip."""
+    return user_karmas(user_id=user_id)[0]
+
+
+@replicas.reads
+def user_karmas(*, user_id: int) -> tuple[int, int]:
+    """(article karma, comment karma): user_karma, and the net votes on the user's
+    visible comments (comment_karma:<pk>, kept by the comment scripts). One round trip."""
     reply = scripts.USER_KARMA(
-        keys=[keys.submitted(user_id), keys.VOTES], args=[], client=replicas.connection()
+        keys=[keys.submitted(user_id), keys.VOTES, keys.comment_karma(user_id)],
+        args=[],
+        client=replicas.connection(),
     )
     scripts.raise_for_status(reply)
-    return int(reply[1])
+    return int(reply[1]), int(reply[2])
+
+
+@replicas.reads
+def domain_article_list(
+    *, domain: str, page: int | str = 1, user_id: int | None = None
+) -> Page[Article]:
+    """The articles linking to a site (validation.link_domain's name), newest first.
+    Two round trips, as every listing. Raises InvalidInput (domain, page)."""
+    return _newest(keys.domain(validation.clean_domain(domain)), page, user_id)

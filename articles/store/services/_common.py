@@ -49,6 +49,13 @@ def _positive_id(user_id: int) -> int:
 CLEANUP_BATCH = 100
 
 
+def _domain_key(link: str) -> str:
+    """domain:<d> of a link's site, or "" for none (no link, or a host written by other
+    code that no domain page can name)."""
+    name = validation.link_domain(link)
+    return keys.domain(name) if name else ""
+
+
 def _indexed_words(article_id: int) -> list[str]:
     """The `words` of an article hash: the idx:<w> sets that hold it. The scripts check
     that it has not changed since."""

@@ -17,6 +17,7 @@ from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
     _BATCH,
     _decode,
+    _domain_key,
     _given,
     _idempotency_key,
     _link_owner,
@@ -152,6 +153,7 @@ def _post_call(
         idem_key or member,
         keys.VOTES,
         *keys.PERIOD_KEYS,
+        _domain_key(post.link) or member,
         *group_keys,
         *map(keys.idx, words),
     ]

@@ -8,7 +8,7 @@ mends it only from what is still known elsewhere (the voter sets, the time: inde
 One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
-top of each period, its backfill and repair); confirm re-reads
+top of each period, its backfill and repair), personal (the readers' own lists); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -19,6 +19,7 @@ from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.indexes import INDEX_KINDS
+from articles.operations.audit.personal import PERSONAL_KINDS, personal_audit, personal_repair
 from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
 from articles.operations.audit.repairs import (
     Repaired,
@@ -36,6 +37,7 @@ __all__ = [
     "COMMENT_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
+    "PERSONAL_KINDS",
     "REPORT_ONLY_KINDS",
     "SEARCH_KINDS",
     "TOP_KINDS",
@@ -50,6 +52,8 @@ __all__ = [
     "group_register",
     "index_entries_repair",
     "invariant_audit",
+    "personal_audit",
+    "personal_repair",
     "search_index_audit",
     "search_index_repair",
     "top_audit",

@@ -302,3 +302,43 @@ local function period_start_empty(time_key, first, now)
     end
   end
 end
+
+-- --- a reader's hidden articles (keys.hidden) ------------------------------------------
+-- Ranks start..stop (highest first, as ZREVRANGE counts them) of `zset` once the members
+-- of `hidden` are left out, exactly: page 2 starts where page 1 ended, and every page is
+-- full while the ranking has articles enough. The hidden set is capped (keys.HIDDEN_KEEP),
+-- so the cost is bounded: one ZREVRANK per hidden article, then one ZREVRANGE of the
+-- page plus at most that many. `hidden` '' (no viewer) is a plain page.
+-- Returns the rows {member, score, ...} and how many hidden articles the ranking holds
+-- (its count less these is the count the viewer sees).
+local function unhidden_page(zset, hidden, start, stop)
+  start, stop = tonumber(start), tonumber(stop)
+  local n = hidden ~= '' and redis.call('ZCARD', hidden) or 0
+  if n == 0 then return redis.call('ZREVRANGE', zset, start, stop, 'WITHSCORES'), 0 end
+  local ranks, skip = {}, {}
+  for _, member in ipairs(redis.call('ZRANGE', hidden, 0, -1)) do
+    local rank = redis.call('ZREVRANK', zset, member)
+    if rank then
+      ranks[#ranks + 1] = rank
+      skip[member] = true
+    end
+  end
+  if #ranks == 0 then return redis.call('ZREVRANGE', zset, start, stop, 'WITHSCORES'), 0 end
+  table.sort(ranks)
+  -- The raw rank of the start-th article shown: each hidden one at or before it moves it on.
+  local raw, i = start, 1
+  while i <= #ranks and ranks[i] <= raw do
+    raw = raw + 1
+    i = i + 1
+  end
+  local size = stop - start + 1
+  local rows = redis.call('ZREVRANGE', zset, raw, raw + size - 1 + (#ranks - i + 1), 'WITHSCORES')
+  local page = {}
+  for j = 1, #rows, 2 do
+    if not skip[rows[j]] and #page < 2 * size then
+      page[#page + 1] = rows[j]
+      page[#page + 1] = rows[j + 1]
+    end
+  end
+  return page, #ranks
+end

@@ -14,7 +14,7 @@ from articles.errors import (
 )
 from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
-from articles.store.selectors._common import _bounds, _execute, _fetch, _page
+from articles.store.selectors._common import _fetch, _ranked
 from articles.types import (
     Article,
     NewPost,
@@ -87,27 +87,18 @@ def raise_if_removed(*, article_id: int) -> None:
 def article_list(
     *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
-    """All articles by score or by time, 25 a page (two round trips). Raises InvalidInput."""
-    number, start, stop = _bounds(page)
-    pipe = replicas.connection().pipeline(transaction=False)
-    pipe.zcard(order.key)
-    pipe.zrevrange(order.key, start, stop)
-    count, members = _execute(pipe)
-    return _page(members, number, count, user_id)
+    """All articles by score or by time, 25 a page (two round trips), less those the
+    reader `user_id` hid. Raises InvalidInput."""
+    return _ranked(order.key, page, user_id)
 
 
 @replicas.reads
 def user_article_list(
     *, poster_id: int, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
-    """A user's submissions, newest first. Two round trips."""
-    number, start, stop = _bounds(page)
-    key = keys.submitted(poster_id)
-    pipe = replicas.connection().pipeline(transaction=False)
-    pipe.zcard(key)
-    pipe.zrevrange(key, start, stop)
-    count, members = _execute(pipe)
-    return _page(members, number, count, user_id)
+    """A user's submissions, newest first, less those the reader `user_id` hid. Two
+    round trips."""
+    return _ranked(keys.submitted(poster_id), page, user_id)
 
 
 @replicas.reads

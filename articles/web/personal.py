@@ -4,6 +4,7 @@ their owner may see: anyone else gets a 404, as if there were no such page."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -22,14 +23,24 @@ from articles.web.helpers import html_errors, listing_status, login_first, page_
 from articles.web.sessionusers import session_user
 
 
-def _back_after_change(request: HttpRequest, fallback: str) -> HttpResponse | str:
-    """Where to go once done (`next`, else `fallback`), or the login page for a visitor
-    not logged in; counts the change in the "save" rate limit."""
+def _changed(
+    request: HttpRequest,
+    fallback: str,
+    change: Callable[[int], object],
+    message: str | None,
+    anchor: str = "",
+) -> HttpResponse:
+    """Log in first (then back to the page), count the "save" rate limit, make the
+    `change` for the reader's pk, say `message` (None: nothing), and go back to `next`
+    (else `fallback`) at `anchor`."""
     back = safe_next(request, fallback)
     if (login := login_first(request, back)) is not None:
         return login
     ratelimits.check(request, "save")
-    return back
+    change(user_pk(request))
+    if message:
+        messages.success(request, message)
+    return redirect(f"{back.split('#')[0]}{anchor}" if anchor else back)
 
 
 @require_POST
@@ -37,16 +48,14 @@ def _back_after_change(request: HttpRequest, fallback: str) -> HttpResponse | st
 @html_errors
 def article_hide(request: HttpRequest, article_id: int, on: bool) -> HttpResponse:
     """Hide an article from the reader's listings (on=False: unhide); back to the page."""
-    back = _back_after_change(request, reverse("articles:article-detail", args=[article_id]))
-    if isinstance(back, HttpResponse):
-        return back
-    services.article_hide(article_id=article_id, user_id=user_pk(request), hide=on)
-    if on:
-        messages.success(
-            request,
-            gettext("Hidden from your listings. Your hidden articles are on your page."),
-        )
-    return redirect(back)
+    return _changed(
+        request,
+        reverse("articles:article-detail", args=[article_id]),
+        lambda pk: services.article_hide(article_id=article_id, user_id=pk, hide=on),
+        gettext("Hidden from your listings. Your hidden articles are on your page.")
+        if on
+        else None,
+    )
 
 
 @require_POST
@@ -54,13 +63,13 @@ def article_hide(request: HttpRequest, article_id: int, on: bool) -> HttpRespons
 @html_errors
 def article_save(request: HttpRequest, article_id: int, on: bool) -> HttpResponse:
     """Save an article to the reader's saved list (on=False: unsave); back to the page."""
-    back = _back_after_change(request, reverse("articles:article-detail", args=[article_id]))
-    if isinstance(back, HttpResponse):
-        return back
-    services.article_save(article_id=article_id, user_id=user_pk(request), save=on)
-    if on:
-        messages.success(request, gettext("Saved. Your saved articles are on your page."))
-    return redirect(f"{back.split('#')[0]}#a{article_id}")
+    return _changed(
+        request,
+        reverse("articles:article-detail", args=[article_id]),
+        lambda pk: services.article_save(article_id=article_id, user_id=pk, save=on),
+        gettext("Saved. Your saved articles are on your page.") if on else None,
+        f"#a{article_id}",
+    )
 
 
 @require_POST
@@ -68,13 +77,13 @@ def article_save(request: HttpRequest, article_id: int, on: bool) -> HttpRespons
 @html_errors
 def comment_save(request: HttpRequest, comment_id: int, on: bool) -> HttpResponse:
     """Save a comment to the reader's saved comments (on=False: unsave); back to it."""
-    back = _back_after_change(request, reverse("articles:comment-link", args=[comment_id]))
-    if isinstance(back, HttpResponse):
-        return back
-    services.comment_save(comment_id=comment_id, user_id=user_pk(request), save=on)
-    if on:
-        messages.success(request, gettext("Saved. Your saved comments are on your page."))
-    return redirect(f"{back.split('#')[0]}#c{comment_id}")
+    return _changed(
+        request,
+        reverse("articles:comment-link", args=[comment_id]),
+        lambda pk: services.comment_save(comment_id=comment_id, user_id=pk, save=on),
+        gettext("Saved. Your saved comments are on your page.") if on else None,
+        f"#c{comment_id}",
+    )
 
 
 def _owner(request: HttpRequest, username: str, suffix: str) -> Any:

@@ -4,10 +4,12 @@ round trips."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from articles.errors import ArticleNotFound, CommentNotFound
-from articles.store import keys, selectors, services
+from articles.store import keys, scripts, selectors, services
 from articles.types import NewPost, Order, Period, Vote
 from tests import factories
 from tests.actors import staff_actor
@@ -195,3 +197,22 @@ def test_a_readers_pages_with_hidden_articles_take_two_round_trips(round_trips, 
     selectors.front_page(user_id=READER)
     trips, _ = round_trips(lambda: selectors.front_page(user_id=READER))
     assert trips == 2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_filtered_pages_equal_the_ranking_less_the_hidden_whatever_the_ties(conn, seed):
+    """Ensure unhidden_page's shortcut (ranking only the hidden articles that can reach a
+    page) gives exactly the pages of the ranking with the hidden taken out."""
+    rng = random.Random(seed)
+    members = [f"article:{i}" for i in range(1, 301)]
+    conn.zadd("score:", {m: rng.choice([1, 2, 3, rng.random() * 10]) for m in members})
+    hidden = rng.sample(members, rng.choice([1, 7, 40, 120]))
+    conn.zadd(keys.hidden(READER), {m: n for n, m in enumerate(hidden)})
+    conn.zadd(keys.hidden(READER), {"article:999": 1000})  # not in the ranking
+    expected = [m.decode() for m in conn.zrevrange("score:", 0, -1) if m.decode() not in hidden]
+    for start in (0, 25, 100, 175, 250, 275):
+        reply = scripts.LISTING_PAGE(
+            keys=["score:", keys.hidden(READER)], args=[start, start + 24], client=conn
+        )
+        assert int(reply[1]) == len(expected)
+        assert [m.decode() for m in reply[2::2]] == expected[start : start + 25], start

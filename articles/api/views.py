@@ -277,8 +277,9 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
         description=_about(
             f"Good articles: those with at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes "
             "(by default). Without `date`: the newest "
-            f"{conf.DEFAULTS['HOME_GOOD_ARTICLES']}, on one page (a later page is empty). With "
-            "`date`: those posted on that UTC day, page by page.",
+            f"{conf.DEFAULTS['HOME_GOOD_ARTICLES']}, on one page (a later page is empty), a "
+            "logged-in caller's hidden articles left out. With `date`: those posted on that "
+            "UTC day, page by page.",
             "anyone",
             _READ,
             "400 for a bad `date` (YYYY-MM-DD) or `page` (`field` names it).",

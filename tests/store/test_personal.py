@@ -77,8 +77,20 @@ def test_the_front_page_leaves_out_hidden_good_and_rising_articles(now, settings
     hide(first, third)
     page = selectors.front_page(user_id=READER)
     assert ids(page) == [] and [a.id for a in page.rising] == [second]
+    assert ids(selectors.good_article_page(user_id=READER)) == []
     everyone = selectors.front_page(user_id=READER + 1)
     assert ids(everyone) == [first] and [a.id for a in everyone.rising] == [third, second]
+    assert ids(selectors.good_article_page(user_id=READER + 1)) == [first]
+
+
+def test_the_good_list_keeps_its_newest_50_the_reader_has_not_hidden(now, settings):
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 1
+    settings.ARTICLES_HOME_GOOD_ARTICLES = 3
+    made = [post(now - 100 + n, n) for n in range(5)]  # each good with its poster's vote
+    hide(made[4], made[2])
+    assert ids(selectors.good_article_page(user_id=READER)) == [made[3], made[1], made[0]]
+    page = selectors.front_page(user_id=READER)
+    assert ids(page) == [made[3], made[1], made[0]] and page.good_count == 3
 
 
 def test_unhiding_puts_an_article_back_and_the_hidden_list_is_newest_first(now):

@@ -1,7 +1,8 @@
 -- listing_page.lua: one page of a ranking (score:, time:, votes:, submitted:<pk>) for a
 -- logged-in reader, without the articles they hid (unhidden_page in _lib.lua), in the
 -- page's first round trip as the anonymous page's ZCARD + ZREVRANGE are. The front page
--- also asks for the newest good articles (KEYS[3]), less the hidden, in the same call.
+-- also asks for the newest good articles (KEYS[3]) the reader has not hidden, in the same
+-- call.
 -- KEYS[1] the ranking zset  KEYS[2] hidden:<pk>  KEYS[3] good: (optional)
 -- ARGV[1] start  ARGV[2] stop (ranks of what the reader sees)
 -- ARGV[3] how many of the newest good articles (with KEYS[3])
@@ -12,15 +13,7 @@ if bad then return bad end
 local rows, hid = unhidden_page(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 local reply = {S.OK, redis.call('ZCARD', KEYS[1]) - hid}
 if KEYS[3] then
-  local good = {}
-  local newest = redis.call('ZREVRANGE', KEYS[3], 0, tonumber(ARGV[3]) - 1, 'WITHSCORES')
-  for i = 1, #newest, 2 do
-    if not redis.call('ZSCORE', KEYS[2], newest[i]) then
-      good[#good + 1] = newest[i]
-      good[#good + 1] = newest[i + 1]
-    end
-  end
-  reply[3] = good
+  reply[3] = unhidden_page(KEYS[3], KEYS[2], 0, tonumber(ARGV[3]) - 1)
 end
 for i = 1, #rows do reply[#reply + 1] = rows[i] end
 return reply

@@ -97,20 +97,34 @@ def top_page(
             return list(reply)
 
 
+def _scored(flat: list[Any]) -> list[tuple[bytes, float]]:
+    """A script's flat {member, score, ...} as ZREVRANGE WITHSCORES gives them."""
+    return [(m, float(t)) for m, t in zip(flat[::2], flat[1::2], strict=True)]
+
+
 @replicas.reads
 def good_article_page(
     *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
 ) -> GoodPage:
     """A page of the newest good articles (>= 200 up-votes): the listing holds the newest
-    50 (ARTICLES_HOME_GOOD_ARTICLES), `per_page` of them a page (25 by default), and the
-    page carries the UTC days of all 50. Two round trips. Raises InvalidInput."""
+    50 (ARTICLES_HOME_GOOD_ARTICLES; a logged-in reader's hidden ones left out), `per_page`
+    of them a page (25 by default), and the page carries the UTC days of all 50. Two
+    round trips. Raises InvalidInput."""
     number = validation.clean_page(page, conf.max_page())
     size = per_page or conf.per_page()
     conn = replicas.connection()
-    # The good index is scored by post time: the newest 50 with their times, in one read.
-    pipe = conn.pipeline(transaction=False)
-    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
-    (newest,) = _execute(pipe)
+    # The good index is scored by post time: the newest 50 with their times, in one read
+    # (for a logged-in reader, the newest 50 they have not hidden).
+    if user_id:
+        reply = scripts.LISTING_PAGE(
+            keys=[keys.GOOD, keys.hidden(user_id)], args=[0, conf.home_good() - 1], client=conn
+        )
+        raise_for_status(reply)
+        newest = _scored(reply[2:])
+    else:
+        pipe = conn.pipeline(transaction=False)
+        pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+        (newest,) = _execute(pipe)
     shown = newest[(number - 1) * size : number * size]
     return GoodPage(
         items=_fetch(conn, keys.article_ids(m for m, _ in shown), user_id),
@@ -138,8 +152,7 @@ def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
             client=conn,
         )
         raise_for_status(listed)
-        good = listed[2]
-        newest = [(m, float(t)) for m, t in zip(good[::2], good[1::2], strict=True)]
+        newest = _scored(listed[2])
         ranked, rising = listed[1], listed[3::2]
     else:
         pipe = conn.pipeline(transaction=False)

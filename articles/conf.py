@@ -21,6 +21,7 @@
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
 | ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
 | ARTICLES_SEARCH_CACHE_SLOTS | 256 | how many searches can be cached at once |
+| ARTICLES_SEARCH_LANGUAGE | "english" | Snowball stemmer of search words ("": none) |
 | ARTICLES_COMMENT_OPEN_SECONDS | None: voting window | how long an article takes comments |
 | ARTICLES_COMMENT_EDIT_SECONDS | 3600 | how long after posting its author may edit a comment |
 | ARTICLES_COMMENT_MAX_LENGTH | 10000 | characters of a comment's text |
@@ -82,6 +83,9 @@ DEFAULTS: dict[str, Any] = {
     # slots (search:<slot>): the number of cache keys is bounded, whatever people type
     "SEARCH_CACHE_SECONDS": 30,
     "SEARCH_CACHE_SLOTS": 256,
+    # search words are reduced to their stem (tools -> tool) by this Snowball stemmer; a
+    # change takes `manage.py reindex_search` to rebuild the index (search.py)
+    "SEARCH_LANGUAGE": "english",
     # comments (issue 12): None keeps commenting open exactly as long as voting
     "COMMENT_OPEN_SECONDS": None,
     "COMMENT_EDIT_SECONDS": 3600,
@@ -211,6 +215,11 @@ def search_cache_seconds() -> int:
 
 def search_cache_slots() -> int:
     return min(100_000, max(1, int(get("SEARCH_CACHE_SLOTS"))))
+
+
+def search_language() -> str:
+    """A name of snowballstemmer.algorithms(), or "" for words kept as typed."""
+    return str(get("SEARCH_LANGUAGE") or "")
 
 
 def comment_open_seconds() -> int:

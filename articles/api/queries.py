@@ -61,11 +61,15 @@ class ListQuerySerializer(PageQuerySerializer):
         return Order(value)
 
 
+# The orders' values, and `time` (newest), the word the article lists use for it.
+SEARCH_ORDERS = [*(o.value for o in SearchOrder), "time"]
+
+
 class SearchQuerySerializer(PageQuerySerializer):
     # Blank and over-long queries reach the store's own rules, which answer 400 naming q.
     q = serializers.CharField(allow_blank=True, trim_whitespace=False)
     order = serializers.ChoiceField(
-        choices=[o.value for o in SearchOrder], required=False, default=SearchOrder.SCORE.value
+        choices=SEARCH_ORDERS, required=False, default=SearchOrder.SCORE.value
     )
     period = serializers.ChoiceField(
         choices=[p.value for p in Period], required=False, default=Period.ALL.value
@@ -73,7 +77,7 @@ class SearchQuerySerializer(PageQuerySerializer):
     group = serializers.CharField(required=False, default="")
 
     def validate_order(self, value: str) -> SearchOrder:
-        return SearchOrder(value)
+        return SearchOrder.from_word(value) or SearchOrder.SCORE  # a choice: always one
 
     def validate_period(self, value: str) -> Period:
         return Period(value)

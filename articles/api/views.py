@@ -35,6 +35,7 @@ from articles.api.base import (
 from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
 from articles.api.personal import ArticleListsMixin
 from articles.api.queries import (
+    SEARCH_ORDERS,
     GoodQuerySerializer,
     ListQuerySerializer,
     ReasonQuerySerializer,
@@ -57,7 +58,7 @@ from articles.api.serializers import (
 from articles.errors import ArticleNotFound
 from articles.http import guarded
 from articles.store import ratelimits, selectors, services
-from articles.types import NewPost, SearchOrder
+from articles.types import NewPost
 
 # --- articles ------------------------------------------------------------------------------
 
@@ -309,15 +310,17 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
                 {"type": "string", "minLength": 1, "maxLength": 400},
                 required=True,
                 description="Words, all of which must match; `-word` leaves out articles "
-                "with that word. At most 8 words. Case and accents do not matter; very "
-                "short and very common words are not indexed.",
+                "with that word. At most 8 words. Case, accents and the form of a word "
+                "do not matter (`tools` finds `tool`: words are stemmed); very short and "
+                "very common words are not indexed.",
             ),
             OpenApiParameter(
                 "order",
                 str,
-                enum=[o.value for o in SearchOrder],
+                enum=SEARCH_ORDERS,
                 default="score",
-                description="`votes`: by net votes (up - down).",
+                description="`votes`: by net votes (up - down); `time` is `newest`, as in "
+                "the article lists.",
             ),
             PERIOD,
             OpenApiParameter(

@@ -42,6 +42,9 @@ ARTICLE_SCAN = "article:*"
 COMMENT_SCAN = "comment:*"
 GROUP_SCAN = "group:*"
 SEARCH_INDEX_SCAN = "idx:*"
+# string: the Snowball language the whole search index was last built with (reindex_search);
+# until it names the site's, a search also reads the sets of words as typed (search.lua)
+SEARCH_STEMMER = "search:stemmer"
 
 # ASCII digits only ([0-9], not \d, which also matches "١٢"), no leading zero, no 0:
 # exactly the strings article() and user() form.
@@ -272,6 +275,14 @@ def search_cache_query(slot: int) -> str:
 def search_scratch(slot: int) -> str:
     """set scratch space while building search:<slot>; deleted by the same script."""
     return f"{search_cache(slot)}:tmp"
+
+
+def search_union(slot: int, term: int) -> str:
+    """set scratch space: a query word's stem and typed sets united while the index is
+    being rebuilt (search.lua); deleted by the same script."""
+    if isinstance(term, bool) or not isinstance(term, int) or not 0 <= term < 100:
+        raise ValueError(f"not a search term number: {term!r}")
+    return f"{search_cache(slot)}:u{term}"
 
 
 def group_name(name: str) -> str:

@@ -1,19 +1,26 @@
 """Search words: how titles, texts, links and queries become the words of the index.
 
-Pure functions (no I/O, no Django): what is indexed and what is looked for go through
-the same normalisation, so a word found on the page is the word searched. The words are
-the only user input that names keys (idx:<word>, in keys.py), so they hold letters and
-digits only: no `*`, `:`, `{`, space or control character ever reaches a key name.
+Pure functions (no I/O): what is indexed and what is looked for go through the same
+normalisation, so a word found on the page is the word searched. A word is folded, then
+reduced to its stem by the site's Snowball stemmer (ARTICLES_SEARCH_LANGUAGE: "tools"
+and "tool" are one word, and one set). The words are the only user input that names
+keys (idx:<word>, in keys.py), so they hold letters and digits only: no `*`, `:`, `{`,
+space or control character ever reaches a key name.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import urlsplit
 
+import snowballstemmer
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext
+
+from articles import conf
 
 MIN_WORD = 2  # shorter words ("a", "x") match too much to be worth a set each
 MAX_WORD = 32  # longer "words" are hashes, ids and noise; cut, not dropped
@@ -155,15 +162,46 @@ def fold(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-def tokens(text: str) -> list[str]:
-    """The normalised words of `text` in order, stop words and short words left out,
-    long words cut to MAX_WORD."""
+def surface_tokens(text: str) -> list[str]:
+    """The folded words of `text` in order, stop words and short words left out, long
+    words cut to MAX_WORD: the words as typed (the index before stemming)."""
     found = []
     for raw in _WORD.findall(fold(text)):
         word = raw[:MAX_WORD]
         if len(word) >= MIN_WORD and word not in STOP_WORDS:
             found.append(word)
     return found
+
+
+@lru_cache(maxsize=4)
+def _stemmer(language: str) -> snowballstemmer.stemmer:
+    try:
+        return snowballstemmer.stemmer(language)
+    except KeyError:
+        raise ImproperlyConfigured(
+            f"ARTICLES_SEARCH_LANGUAGE {language!r} is none of snowballstemmer.algorithms()"
+        ) from None
+
+
+# snowballstemmer is pure Python, ~10-80 us a word (PyStemmer, its C twin, is used when
+# installed); a site's words repeat, so most are stemmed once. 16,384 words: ~3 MB a process.
+@lru_cache(maxsize=16_384)
+def _stem(word: str, language: str) -> str:
+    stem = str(_stemmer(language).stemWord(word))
+    # A stem is shorter or as long, but it must stay a key's word (keys.idx) and not
+    # shrink below what is indexed at all.
+    return stem if len(stem) >= MIN_WORD and _WORD.fullmatch(stem) else word
+
+
+def stem(word: str) -> str:
+    """The stem of a folded word in the site's language (itself with no language)."""
+    language = conf.search_language()
+    return _stem(word, language) if language else word
+
+
+def tokens(text: str) -> list[str]:
+    """The indexed words of `text` in order: surface_tokens, each reduced to its stem."""
+    return [stem(word) for word in surface_tokens(text)]
 
 
 def host_words(link: str) -> list[str]:
@@ -192,6 +230,9 @@ class QueryError(ValueError):
 class Query:
     include: tuple[str, ...]  # every one must match (sorted, no repeats)
     exclude: tuple[str, ...]  # none may match (sorted, no repeats, none also included)
+    # a word as typed for each stem it differs from ("tool" -> "tools"): an index built
+    # before stemming (or in another language) holds the typed word (see search.lua)
+    typed: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def canonical(self) -> str:
@@ -206,10 +247,14 @@ def parse_query(q: str) -> Query:
         raise QueryError(gettext("A search is at most %(max)d characters.") % {"max": MAX_QUERY})
     include: set[str] = set()
     exclude: set[str] = set()
+    typed: dict[str, str] = {}
     for part in q.split():
         negated = part.startswith("-") and len(part) > 1
-        words = tokens(part[1:] if negated else part)
-        (exclude if negated else include).update(words)
+        for word in surface_tokens(part[1:] if negated else part):
+            stemmed = stem(word)
+            (exclude if negated else include).add(stemmed)
+            if stemmed != word:
+                typed.setdefault(stemmed, word)
     exclude -= include  # "a -a" looks for a: the plain word wins
     if len(include) + len(exclude) > MAX_TERMS:
         raise QueryError(gettext("A search names at most %(max)d words.") % {"max": MAX_TERMS})
@@ -222,7 +267,7 @@ def parse_query(q: str) -> Query:
             )
         )
         raise QueryError(message, empty=True)
-    return Query(tuple(sorted(include)), tuple(sorted(exclude)))
+    return Query(tuple(sorted(include)), tuple(sorted(exclude)), typed)
 
 
 def highlight(title: str, words: tuple[str, ...] | frozenset[str]) -> list[tuple[str, bool]]:

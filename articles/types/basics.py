@@ -121,6 +121,20 @@ class SearchOrder(enum.Enum):
     NEWEST = "newest"
     VOTES = "votes"
 
+    @classmethod
+    def from_word(cls, word: str) -> SearchOrder | None:
+        """The order a word people type names (any case): the values, the article lists'
+        `time`, and the words of other sites (`new`, `top`, `points`, ...); else None."""
+        return _SEARCH_ORDER_WORDS.get(word.strip().casefold())
+
+
+# "top" and "points" rank by votes as on Reddit and Hacker News; "hot" is the score.
+_SEARCH_ORDER_WORDS = {
+    **dict.fromkeys(["score", "hot", "rank", "ranking", "best"], SearchOrder.SCORE),
+    **dict.fromkeys(["newest", "new", "time", "date", "recent", "latest"], SearchOrder.NEWEST),
+    **dict.fromkeys(["votes", "vote", "top", "points"], SearchOrder.VOTES),
+}
+
 
 class Period(enum.Enum):
     """Top-of-period listings, ranked by net votes (`votes:`); ALL is all of `votes:`."""

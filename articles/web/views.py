@@ -24,6 +24,7 @@ from articles.errors import (
     StoreUnavailable,
 )
 from articles.http.database import database_reachable, database_unavailable
+from articles.http.responses import dependency_error
 from articles.store import clock, keys, people, selectors
 from articles.types import (
     DELETED_NAME,
@@ -140,20 +141,28 @@ def new(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _group_choices() -> list[str] | None:
+    """The groups the search form lists, or None for a text box: too many to list, or the
+    store is down (the form alone still answers, as it needs nothing else)."""
+    try:
+        return selectors.group_names()
+    except Exception as exc:
+        if dependency_error(exc) is None:
+            raise
+        return None
+
+
 @require_GET
 @html_errors
 def search(request: HttpRequest) -> HttpResponse:
     """/search/?q=words -excluded&order=score|newest|votes&group=&period=: a form and its
     results, no JavaScript needed. Nothing to look for is a message on the page (200);
-    a query too long or with too many words is the 400 page naming `q`."""
+    a query too long or with too many words is the 400 page naming `q`. A typed order
+    may be any word SearchOrder.from_word knows (`time`, `new`, `top`, ...)."""
     q = request.GET.get("q", "")
-    raw_order = request.GET.get("order", SearchOrder.SCORE.value)
-    try:
-        order = SearchOrder(raw_order)
-    except ValueError:
-        raise InvalidInput(
-            "order", gettext("Order must be 'score', 'newest' or 'votes'.")
-        ) from None
+    order = SearchOrder.from_word(request.GET.get("order") or SearchOrder.SCORE.value)
+    if order is None:
+        raise InvalidInput("order", gettext("Order must be 'score', 'newest' or 'votes'."))
     period, group = period_param(request), request.GET.get("group", "")
     context: dict[str, object] = {
         "q": q,
@@ -162,6 +171,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "period": period,
         "periods": list(Period),
         "group": group,
+        "groups": _group_choices(),
     }
     try:
         page = selectors.article_search(

@@ -88,6 +88,7 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "articles.articles_create",
         "articles.articles_vote_update",
         "articles.articles_list",
+        "articles.articles_search_retrieve",
         "articles.articles_comments_create",
         "articles.articles_comments_list",
         "comments.comments_vote_update",
@@ -158,6 +159,13 @@ def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type:
     listed = api.articles.articles_list.sync(client=anonymous, order=models.ArticlesListOrder.SCORE)
     assert isinstance(listed, models.ArticlePage)
     assert [(a.id, a.votes) for a in listed.results] == [(article.id, 2)]
+
+    # Search finds every form of a word ("actions": "Action"), `time` is an order.
+    found = api.articles.articles_search_retrieve.sync(
+        client=anonymous, q="actions", order=models.ArticlesSearchRetrieveOrder.TIME
+    )
+    assert isinstance(found, models.SearchPage)
+    assert [a.id for a in found.results] == [article.id]
 
     # A public GET with a bad token is a declared 401 that parses as an Error.
     refused = api.articles.articles_list.sync_detailed(client=stranger)

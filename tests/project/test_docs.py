@@ -87,6 +87,7 @@ SAMPLES: dict[str, list[object]] = {
     "nonce": ["n" * 16],
     "word": ["redis"],
     "slot": [3],
+    "term": [2],
 }
 
 

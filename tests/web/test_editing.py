@@ -40,7 +40,8 @@ def indexed(conn, word: str) -> set[bytes]:  # type: ignore[no-untyped-def]
 # --- the store ---------------------------------------------------------------------------
 
 
-def test_a_poster_edits_title_and_text_in_one_step_and_search_follows(conn, make_user):
+def test_a_poster_edits_title_and_text_in_one_step_and_search_follows(conn, make_user, settings):
+    settings.ARTICLES_SEARCH_LANGUAGE = ""  # the index word for word, as typed
     ann = make_user("ann")
     a = text_post(ann, title="Sorted sets", text="Skiplists inside")
     assert indexed(conn, "skiplists") == {b"article:1"}

@@ -37,6 +37,7 @@ INDEX_TYPES = {
     keys.VOTES: "zset",
     keys.GROUPS: "hash",
     keys.LINKS: "hash",
+    keys.SEARCH_STEMMER: "string",
 }
 # The store-wide indexes an article is in (article_repair writes or removes its entries).
 INDEXES = (keys.SCORE, keys.TIME, keys.GOOD, keys.VOTES)

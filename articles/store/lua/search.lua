@@ -5,11 +5,19 @@
 -- many requests for one search arrive together, it is computed once.
 -- KEYS[1] search:<slot>  KEYS[2] search:<slot>:q (which search the slot holds)
 -- KEYS[3] search:<slot>:tmp scratch  KEYS[4] score:  KEYS[5] time:
--- KEYS[6] group:<g> (KEYS[3] when no group)  KEYS[7..] idx:<w> included, then excluded
+-- KEYS[6] group:<g> (KEYS[3] when no group)  KEYS[7] search:stemmer
+-- KEYS[8 .. 7+t] idx:<stem> of the t words, included then excluded
+-- KEYS[8+t .. 7+2t] idx:<word as typed> of each (its KEYS[7+i] when the same)
+-- KEYS[8+2t .. 7+3t] search:<slot>:u<i>, scratch unions of the two, deleted here
 -- ARGV[1] the search, spelled one way (order, group, period, words)  ARGV[2] ttl (s)
 -- ARGV[3] start  ARGV[4] stop  ARGV[5] "score" | "time" | "votes"
--- ARGV[6] how many of KEYS[7..] are included words  ARGV[7] earliest post time or ""
+-- ARGV[6] how many of the t words are included  ARGV[7] earliest post time or ""
+-- ARGV[8] the stemmer's language (conf.search_language)
 -- Returns {S.OK, count, member, ...}
+-- Until reindex_search has built the whole index with this language (and says so in
+-- search:stemmer), articles indexed before may hold the word as typed ("tools") rather
+-- than its stem ("tool"): each such word then reads the union of both sets, so a search
+-- finds at least what it found before the change while the index is rebuilt.
 -- Net votes need no index of their own: score: - time: = 432 x (up - down) for every
 -- article (SPEC §1), so "votes" orders by ZINTERSTORE score: time: WEIGHTS 1 -1.
 --
@@ -30,10 +38,28 @@
 -- not cached: it costs about as much as reading a cached page.
 local cache, query, scratch = KEYS[1], KEYS[2], KEYS[3]
 local grouped = KEYS[6] ~= KEYS[3]
-local specs = {cache, 'zset', query, 'string', KEYS[4], 'zset', KEYS[5], 'zset'}
+local t = (#KEYS - 7) / 3
+local specs = {cache, 'zset', query, 'string', KEYS[4], 'zset', KEYS[5], 'zset',
+  KEYS[7], 'string'}
 if grouped then specs[#specs + 1] = KEYS[6]; specs[#specs + 1] = 'set' end
-local bad = bad_types(word_specs(specs, 6, #KEYS - 6))
+local bad = bad_types(word_specs(specs, 7, 3 * t))
 if bad then return bad end
+-- The set each word reads: its stem's, or (bridging) the union made when building.
+-- A bridged search is not read from the cache ("tool" may have filled the slot "tools"
+-- shares), only written to it.
+local words, bridged, unions = {}, redis.call('GET', KEYS[7]) ~= ARGV[8], false
+for i = 1, t do
+  words[i] = KEYS[7 + i]
+  if bridged and KEYS[7 + t + i] ~= KEYS[7 + i] then unions = true end
+end
+local function bridge()
+  for i = 1, t do
+    if bridged and KEYS[7 + t + i] ~= KEYS[7 + i] then
+      words[i] = KEYS[7 + 2 * t + i]
+      redis.call('SUNIONSTORE', words[i], KEYS[7 + i], KEYS[7 + t + i])
+    end
+  end
+end
 
 local WALK_MARGIN = 2
 local WALK_CHUNK_MAX = 5000 -- members a ZREVRANGE reads (and SMISMEMBER is given) at most
@@ -65,24 +91,25 @@ local function walk(order_key, word, start, stop)
   return reply
 end
 
-local cached = redis.call('GET', query) == ARGV[1]
-if not cached and tonumber(ARGV[6]) == 1 and #KEYS == 7 and not grouped and ARGV[7] == ''
-    and ARGV[5] ~= 'votes' then
-  local walked = walk(ARGV[5] == 'time' and KEYS[5] or KEYS[4], KEYS[7],
+local cached = not unions and redis.call('GET', query) == ARGV[1]
+if not cached and tonumber(ARGV[6]) == 1 and t == 1 and not grouped and ARGV[7] == ''
+    and ARGV[5] ~= 'votes' and not unions then
+  local walked = walk(ARGV[5] == 'time' and KEYS[5] or KEYS[4], KEYS[8],
     tonumber(ARGV[3]), tonumber(ARGV[4]))
   if walked then return walked end
 end
 
 if not cached then
   redis.call('DEL', cache, scratch)
+  bridge()
   local n = tonumber(ARGV[6])
   local sets = {}
-  for i = 7, 6 + n do sets[#sets + 1] = KEYS[i] end
+  for i = 1, n do sets[#sets + 1] = words[i] end
   if grouped then sets[#sets + 1] = KEYS[6] end
-  if #KEYS > 6 + n then
+  if t > n then
     -- SDIFF walks its first set: the (small) intersection, not the excluded words' sets.
     redis.call('SINTERSTORE', scratch, unpack(sets))
-    redis.call('SDIFFSTORE', scratch, scratch, unpack(KEYS, 7 + n))
+    redis.call('SDIFFSTORE', scratch, scratch, unpack(words, n + 1, t))
     sets = {scratch}
   end
   local function into(dest, order_keys, order_weights)
@@ -106,7 +133,7 @@ if not cached then
   else
     into(cache, {KEYS[4]}, {1})
   end
-  redis.call('DEL', scratch)
+  redis.call('DEL', scratch, unpack(KEYS, 8 + 2 * t, 7 + 3 * t))
   local ttl = tonumber(ARGV[2])
   redis.call('EXPIRE', cache, ttl)
   redis.call('SET', query, ARGV[1], 'EX', ttl)

@@ -16,7 +16,12 @@ from articles.store.selectors.comments import (
     recent_comments,
     user_comments,
 )
-from articles.store.selectors.groups import group_article_list, group_get, group_list
+from articles.store.selectors.groups import (
+    group_article_list,
+    group_get,
+    group_list,
+    group_names,
+)
 from articles.store.selectors.modlog import modlog_page
 from articles.store.selectors.personal import (
     hidden_article_list,
@@ -48,6 +53,7 @@ __all__ = [
     "group_article_list",
     "group_get",
     "group_list",
+    "group_names",
     "hidden_article_list",
     "modlog_page",
     "raise_if_removed",

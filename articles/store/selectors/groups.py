@@ -61,6 +61,19 @@ def group_list() -> list[Group]:
 
 
 @replicas.reads
+def group_names(*, limit: int = 200) -> list[str] | None:
+    """The registered groups' names, sorted, for a choice of one (the search form); None
+    when there are more than `limit`. One round trip, reading at most `limit` names."""
+    pipe = replicas.connection().pipeline(transaction=False)
+    pipe.hlen(keys.GROUPS)
+    pipe.hrandfield(keys.GROUPS, limit)  # distinct names: all of them when HLEN <= limit
+    size, names = _execute(pipe)
+    if int(size) > limit:
+        return None
+    return sorted(n for n in map(keys.text, names) if validation.is_group_name(n))
+
+
+@replicas.reads
 def group_get(*, name: str) -> Group:
     """One group. Raises InvalidInput, GroupNotFound."""
     name = validation.clean_group_name(name)

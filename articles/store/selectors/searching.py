@@ -64,6 +64,7 @@ def article_search(
     slot = int.from_bytes(digest, "big") % conf.search_cache_slots()
     cache = keys.search_cache(slot)
     scratch = keys.search_scratch(slot)
+    terms = [*query.include, *query.exclude]
     reply = scripts.SEARCH(
         keys=[
             cache,
@@ -72,8 +73,10 @@ def article_search(
             keys.SCORE,
             keys.TIME,
             keys.group(name) if name else scratch,
-            *map(keys.idx, query.include),
-            *map(keys.idx, query.exclude),
+            keys.SEARCH_STEMMER,
+            *map(keys.idx, terms),
+            *(keys.idx(query.typed.get(word, word)) for word in terms),
+            *(keys.search_union(slot, i) for i in range(len(terms))),
         ],
         args=[
             spelled,
@@ -83,6 +86,7 @@ def article_search(
             _SEARCH_ORDER[order],
             len(query.include),
             earliest,
+            conf.search_language(),
         ],
         client=get_connection(),
     )

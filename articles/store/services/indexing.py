@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import redis
 
+from articles import conf
 from articles.errors import (
     ArticleNotFound,
     Conflict,
@@ -94,8 +95,12 @@ def search_index_rebuild(
     Batches of `batch` articles, each one pipeline of reads and one of small scripts, so
     the site's own requests run between them. Safe to run twice or beside the site: each
     script checks what was read. `progress(done, total)` is called after each batch.
+    Once every article is done, search:stemmer names the stemmer's language: searches
+    stop reading the sets of words as typed (search.lua), which an index built before
+    stemming, or in another language, holds.
     Returns (articles seen, articles whose index changed, stale entries dropped)."""
     conn = get_connection()
+    language = conf.search_language()
     total = int(conn.zcard(keys.TIME)) if conn.type(keys.TIME) == b"zset" else 0
     seen = changed = 0
     ids: list[int] = []
@@ -112,6 +117,7 @@ def search_index_rebuild(
         seen += len(ids)
     if progress:
         progress(seen, seen)
+    conn.set(keys.SEARCH_STEMMER, language)
     dropped = 0
     for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=batch):
         try:

@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 
 from articles import validation
-from articles.web import accounts, comments, domains, feeds, staff, views, writing
+from articles.web import accounts, comments, domains, feeds, personal, staff, views, writing
 from articles.web.helpers import html_errors
 
 
@@ -35,6 +35,15 @@ urlpatterns = [
     re_path(r"^good/(?P<day>[0-9]{4}-[0-9]{2}-[0-9]{2})/$", views.good_day, name="good-day"),
     path("a/<int:article_id>/", views.article_detail, name="article-detail"),
     path("a/<int:article_id>/vote/", writing.article_vote, name="article-vote"),
+    *(
+        path(f"a/<int:article_id>/{name}/", view, {"on": on}, name=f"article-{name}")
+        for name, view, on in (
+            ("hide", personal.article_hide, True),
+            ("unhide", personal.article_hide, False),
+            ("save", personal.article_save, True),
+            ("unsave", personal.article_save, False),
+        )
+    ),
     path("a/<int:article_id>/vote/offer/", writing.article_vote_offer, name="article-vote-offer"),
     path("a/<int:article_id>/edit/", writing.article_edit, name="article-edit"),
     path("a/<int:article_id>/delete/", writing.article_delete, name="article-delete"),
@@ -47,11 +56,26 @@ urlpatterns = [
     path("c/<int:comment_id>/", comments.comment_link, name="comment-link"),
     path("c/<int:comment_id>/vote/", comments.comment_vote, name="comment-vote"),
     path("c/<int:comment_id>/vote/offer/", comments.comment_vote_offer, name="comment-vote-offer"),
+    path("c/<int:comment_id>/save/", personal.comment_save, {"on": True}, name="comment-save"),
+    path("c/<int:comment_id>/unsave/", personal.comment_save, {"on": False}, name="comment-unsave"),
     path("c/<int:comment_id>/edit/", comments.comment_edit, name="comment-edit"),
     path("c/<int:comment_id>/delete/", comments.comment_delete, name="comment-delete"),
     path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),
     path("comments/", comments.recent_comments, name="recent-comments"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),
+    # The reader's own lists, before the comments page, which would take "<name>/saved"
+    # for a name (personal._owner keeps an account of such a name its page).
+    path(
+        "u/<path:username>/saved/comments/",
+        personal.own_comments,
+        name="user-saved-comments",
+    ),
+    *(
+        path(
+            f"u/<path:username>/{kind}/", personal.own_articles, {"kind": kind}, name=f"user-{kind}"
+        )
+        for kind in ("saved", "hidden", "upvoted")
+    ),
     # path, not str: a name made outside the sign-up's rule (the admin) may hold a "/".
     # Before the user page, which would take "<name>/comments" for a name; the view keeps
     # an account of that name its page.

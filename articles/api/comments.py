@@ -25,7 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from articles import conf
-from articles.api import base
+from articles.api import base, personal
 from articles.api.base import _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
 from articles.api.comment_serializers import (
     CommentCreateSerializer,
@@ -40,6 +40,7 @@ from articles.api.comment_serializers import (
     listing_data,
     thread_data,
 )
+from articles.api.personal import CommentListsMixin
 from articles.api.queries import PageQuerySerializer
 from articles.api.schema import documented
 from articles.api.serializers import (
@@ -177,17 +178,18 @@ class ArticleCommentViewSet(ApiViewSet):
         return response
 
 
-class CommentViewSet(ApiViewSet):
+class CommentViewSet(CommentListsMixin, ApiViewSet):
     """/api/comments/: the newest comments site-wide, and each comment by id."""
 
     lookup_field = "id"
     lookup_value_regex = r"[0-9]{1,18}"
-    folded_limits = {"vote": ("vote",)}
+    folded_limits = {"vote": ("vote",), **personal.COMMENT_LIMITS}
     action_permissions = {
         "partial_update": [IsAuthenticated],
         "destroy": [IsAuthenticated],
         "vote": [IsAuthenticated],
         "remove": [IsAuthenticated],  # staff only: the service decides
+        **personal.COMMENT_PERMISSIONS,
     }
 
     @documented(

@@ -37,6 +37,7 @@ from articles.api.base import (
     _viewer,
 )
 from articles.api.domains import UserProfileMixin
+from articles.api.personal import HIDDEN_LEFT_OUT
 from articles.api.queries import (
     ListQuerySerializer,
     PageQuerySerializer,
@@ -157,7 +158,8 @@ class GroupViewSet(ApiViewSet):
     @documented(
         summary="A group's articles by score or by time",
         description=_about(
-            "A group's articles, page by page, ranked by `order` as in the list of all articles.",
+            "A group's articles, page by page, ranked by `order` as in the list of all articles."
+            + HIDDEN_LEFT_OUT,
             "anyone",
             _READ,
             "400 for a bad `order` or `page`; 404 (`group_not_found`).",
@@ -184,7 +186,8 @@ class UserViewSet(UserProfileMixin, ApiViewSet):
     @documented(
         summary="A user's submissions, newest first",
         description=_about(
-            "The articles a user posted (not those since deleted), newest first, page by page.",
+            "The articles a user posted (not those since deleted), newest first, page by page."
+            + HIDDEN_LEFT_OUT,
             "anyone",
             _READ,
             "400 for a bad `page`; 404 when there is no such user.",

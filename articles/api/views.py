@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from articles import conf
-from articles.api import tokens
+from articles.api import personal, tokens
 from articles.api.base import (
     _READ,
     _WRITE,
@@ -33,6 +33,7 @@ from articles.api.base import (
     _viewer,
 )
 from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
+from articles.api.personal import ArticleListsMixin
 from articles.api.queries import (
     SEARCH_ORDERS,
     GoodQuerySerializer,
@@ -71,10 +72,10 @@ EDIT_DESCRIPTION = (
 )
 
 
-class ArticleViewSet(ApiViewSet):
+class ArticleViewSet(ArticleListsMixin, ApiViewSet):
     lookup_field = "id"
     lookup_value_regex = r"[0-9]{1,18}"
-    folded_limits = {"vote": ("vote",)}
+    folded_limits = {"vote": ("vote",), **personal.ARTICLE_LIMITS}
     guarded_actions = frozenset({"vote"})  # its limits and token check in the vote's script
     action_permissions = {
         "create": [IsAuthenticated],
@@ -83,6 +84,7 @@ class ArticleViewSet(ApiViewSet):
         "update": [IsAuthenticated],  # staff, or the poster while voting is open
         "partial_update": [IsAuthenticated],
         "groups": [IsAuthenticated],  # staff only: the service decides
+        **personal.ARTICLE_PERMISSIONS,
     }
 
     @documented(
@@ -91,7 +93,8 @@ class ArticleViewSet(ApiViewSet):
             f"Articles, {conf.DEFAULTS['PER_PAGE']} a page by default, ranked by `order`: "
             "`score` (the front page's ranking: newer articles rank higher, and each net vote, "
             f"up minus down, counts as {conf.DEFAULTS['VOTE_SCORE']} seconds of newness) or "
-            "`time` (newest first). Deleted articles are left out; a page past the end is empty.",
+            "`time` (newest first). Deleted articles are left out; a page past the end is empty."
+            + personal.HIDDEN_LEFT_OUT,
             "anyone",
             _READ,
             "400 for an unknown `order` or a bad `page` (`field` names it).",
@@ -275,8 +278,9 @@ class ArticleViewSet(ApiViewSet):
         description=_about(
             f"Good articles: those with at least {conf.DEFAULTS['GOOD_ARTICLE_VOTES']} up-votes "
             "(by default). Without `date`: the newest "
-            f"{conf.DEFAULTS['HOME_GOOD_ARTICLES']}, on one page (a later page is empty). With "
-            "`date`: those posted on that UTC day, page by page.",
+            f"{conf.DEFAULTS['HOME_GOOD_ARTICLES']}, on one page (a later page is empty), a "
+            "logged-in caller's hidden articles left out. With `date`: those posted on that "
+            "UTC day, page by page.",
             "anyone",
             _READ,
             "400 for a bad `date` (YYYY-MM-DD) or `page` (`field` names it).",
@@ -357,7 +361,7 @@ class ArticleViewSet(ApiViewSet):
             "articles (`period=all`, the default), or of those posted in the last day, "
             "week, month or year (those rankings are recomputed at most once a minute). "
             "For the time-decayed ranking of the front page, list articles with "
-            "`order=score`.",
+            "`order=score`." + personal.HIDDEN_LEFT_OUT,
             "anyone",
             _READ,
             "400 for an unknown `period` or a bad `page` (`field` names it).",

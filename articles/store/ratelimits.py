@@ -60,6 +60,9 @@ DEFAULT_RULES: dict[str, Rule] = {
     "post": Rule(10, 3600, "caller", _("posts")),
     "vote": Rule(60, 60, "caller", _("votes")),
     "comment": Rule(30, 600, "caller", _("comments")),
+    # Hiding and saving articles and comments, and undoing either (pages and API): cheap
+    # writes to the user's own capped lists, so only a runaway client meets it.
+    "save": Rule(120, 60, "caller", _("hides and saves")),
     "signup": Rule(10, 3600, "address", _("sign-ups")),
     "password_reset": Rule(5, 3600, "address", _("password reset e-mails")),
     "api": Rule(600, 60, "address", _("requests")),

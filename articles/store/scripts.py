@@ -50,7 +50,9 @@ _STATUS = "local S = {" + ", ".join(f"{s.name} = {s.value}" for s in Status) + "
 _PERIODS = (
     "local PERIODS = {" + ", ".join(f"{{'{p}', {Period(p).seconds}}}" for p in keys.PERIODS) + "}\n"
 )
-_LIB = _STATUS.encode() + _PERIODS.encode() + (_LUA / "_lib.lua").read_bytes()
+# The cap of a voter's list of up-voted articles, which vote.lua keeps (keys.UPVOTED_KEEP).
+_UPVOTED = f"local UPVOTED_KEEP = {keys.UPVOTED_KEEP}\n"
+_LIB = _STATUS.encode() + _PERIODS.encode() + _UPVOTED.encode() + (_LUA / "_lib.lua").read_bytes()
 
 
 # Sent after each run of a script that writes content; sender: the script's name, reply:
@@ -136,6 +138,9 @@ LOGIN_REFUND = _load("login_refund", writes=False)
 TOP_PAGE = _load("top_page", writes=False)  # its trims keep the ranking exact, change no page
 TOP_FILL = _load("top_fill", writes=False)  # a backfill: the same ranking, kept from now on
 TOP_FIX = _load("top_fix")
+LISTING_PAGE = _load("listing_page", writes=False)
+# A user's own lists change only their own pages, which no page cache keeps (pagecache).
+PERSONAL = _load("personal", writes=False)
 RESTORE_CLAIM = _load("restore_claim", writes=False)  # in the scratch database only
 
 

@@ -244,7 +244,7 @@ def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
     link such a name to: rendering.user_page_url)."""
     person = get_object_or_404(get_user_model(), pk=user_id)
     if person.get_username().isdigit():
-        return _user_page(request, person)
+        return user_page(request, person)
     return redirect("articles:user-detail", person.get_username(), permanent=False)
 
 
@@ -260,10 +260,11 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     """A user's page: karma, "about", and their submissions, newest first. Sections are
     blocks of user_detail.html, so more (comments) can be added beside them."""
     User = get_user_model()
-    return _user_page(request, get_object_or_404(User, **{User.USERNAME_FIELD: username}))
+    return user_page(request, get_object_or_404(User, **{User.USERNAME_FIELD: username}))
 
 
-def _user_page(request: HttpRequest, person: Any) -> HttpResponse:
+def user_page(request: HttpRequest, person: Any) -> HttpResponse:
+    """The user page of `person` (an account found by its id or by a name)."""
     page = selectors.user_article_list(
         poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
     )
@@ -297,7 +298,7 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
     found = list(User.objects.filter(**{f"{field}__in": [username, other]}))
     for person in found:
         if person.get_username() == other:
-            return _user_page(request, person)
+            return user_page(request, person)
     if not found:
         raise Http404(gettext("No such user."))
     person = found[0]

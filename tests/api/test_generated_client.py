@@ -94,6 +94,16 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "comments.comments_vote_update",
         "domains.domains_articles_retrieve",
         "users.users_retrieve",
+        "articles.articles_hide_update",
+        "articles.articles_hide_destroy",
+        "articles.articles_save_update",
+        "articles.articles_save_destroy",
+        "articles.articles_saved_retrieve",
+        "articles.articles_hidden_retrieve",
+        "articles.articles_upvoted_retrieve",
+        "comments.comments_save_update",
+        "comments.comments_save_destroy",
+        "comments.comments_saved_retrieve",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -126,8 +136,9 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         ann, bob = log_in("ann", "pw-Secret-123"), log_in("bob", "pw-Secret-456")
         stranger = connect("not-a-token")
         article_id = _post_vote_list(api, models, anonymous, ann, bob, stranger)
-        _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
+        comment_id = _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
         _site_and_karma(api, models, anonymous, article_id)
+        _hide_save_upvoted(api, models, bob, article_id, comment_id)
 
 
 def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type: ignore[no-untyped-def]
@@ -205,6 +216,7 @@ def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  #
     mine = api.articles.articles_comments_list.sync(article_id, client=ann)
     assert isinstance(mine, models.Thread)
     assert [c.my_vote for c in mine.results] == [models.VoteEnum.UP, models.VoteEnum.NONE]
+    return int(top.id)
 
 
 def _site_and_karma(api, models, anonymous, article_id):  # type: ignore[no-untyped-def]
@@ -220,3 +232,45 @@ def _site_and_karma(api, models, anonymous, article_id):  # type: ignore[no-unty
     assert isinstance(ann, models.User)
     assert (ann.karma, ann.comment_karma) == (2, 0)
     assert ann.comments.endswith("/api/users/ann/comments/")
+
+
+def _hide_save_upvoted(api, models, bob, article_id, comment_id):  # type: ignore[no-untyped-def]
+    """Hide and save (204s), the caller's own lists (pages of the listings' models)."""
+    upvoted = api.articles.articles_upvoted_retrieve.sync(client=bob)
+    assert isinstance(upvoted, models.ArticlePage)
+    assert [a.id for a in upvoted.results] == [article_id]  # bob's vote above
+
+    assert (
+        api.articles.articles_hide_update.sync_detailed(article_id, client=bob).status_code == 204
+    )
+    listed = api.articles.articles_list.sync(client=bob)
+    assert isinstance(listed, models.ArticlePage) and listed.results == [] and listed.count == 0
+    hidden = api.articles.articles_hidden_retrieve.sync(client=bob)
+    assert isinstance(hidden, models.ArticlePage) and [a.id for a in hidden.results] == [article_id]
+    assert (
+        api.articles.articles_hide_destroy.sync_detailed(article_id, client=bob).status_code == 204
+    )
+    assert [a.id for a in api.articles.articles_list.sync(client=bob).results] == [article_id]
+
+    assert (
+        api.articles.articles_save_update.sync_detailed(article_id, client=bob).status_code == 204
+    )
+    assert (
+        api.comments.comments_save_update.sync_detailed(comment_id, client=bob).status_code == 204
+    )
+    saved = api.articles.articles_saved_retrieve.sync(client=bob)
+    assert isinstance(saved, models.ArticlePage) and [a.id for a in saved.results] == [article_id]
+    comments = api.comments.comments_saved_retrieve.sync(client=bob)
+    assert isinstance(comments, models.CommentPage)
+    assert [c.id for c in comments.results] == [comment_id]
+    assert (
+        api.articles.articles_save_destroy.sync_detailed(article_id, client=bob).status_code == 204
+    )
+    assert (
+        api.comments.comments_save_destroy.sync_detailed(comment_id, client=bob).status_code == 204
+    )
+    assert api.articles.articles_saved_retrieve.sync(client=bob).results == []
+    assert api.comments.comments_saved_retrieve.sync(client=bob).results == []
+
+    missing = api.articles.articles_hide_update.sync_detailed(999, client=bob)
+    assert missing.status_code == 404 and missing.parsed.code == "article_not_found"

@@ -69,6 +69,7 @@ NOT_KEYS = {
     "article_ids",
     "member_key",
     "group_keys",
+    "personal",  # a user's own lists (formed by hidden, saved, saved_comments, upvoted)
 }
 # A sample value of each argument the key functions take (every value, where a function
 # accepts only a few).

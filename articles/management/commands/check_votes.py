@@ -103,6 +103,7 @@ class Command(BaseCommand):
         audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)
         audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)
         audit.domain_entries_repair(p for p in problems if p.kind in audit.DOMAIN_KINDS)
+        audit.personal_repair(p for p in problems if p.kind in audit.PERSONAL_KINDS)
         if any(p.kind in audit.COMMENT_KINDS for p in problems):
             audit.comments_repair_all()
         # Found again, after the comments' repairs (which may move their counts and lists).

@@ -9,7 +9,8 @@ One module per family of invariants, each check a function with one job: article
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
 top of each period, its backfill and repair), domains (the sites' indexes, their
-backfill and repair), karma (each user's comment karma); confirm re-reads
+backfill and repair), karma (each user's comment karma), personal (the readers' own
+lists); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -22,6 +23,7 @@ from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, dom
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.karma import KARMA_KINDS, comment_karma_audit, comment_karma_repair
+from articles.operations.audit.personal import PERSONAL_KINDS, personal_audit, personal_repair
 from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
 from articles.operations.audit.repairs import (
     Repaired,
@@ -41,6 +43,7 @@ __all__ = [
     "INDEX_KINDS",
     "INDEX_TYPES",
     "KARMA_KINDS",
+    "PERSONAL_KINDS",
     "REPORT_ONLY_KINDS",
     "SEARCH_KINDS",
     "TOP_KINDS",
@@ -59,6 +62,8 @@ __all__ = [
     "group_register",
     "index_entries_repair",
     "invariant_audit",
+    "personal_audit",
+    "personal_repair",
     "search_index_audit",
     "search_index_repair",
     "top_audit",

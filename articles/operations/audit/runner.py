@@ -27,6 +27,7 @@ from articles.operations.audit.indexes import (
     submitted_read,
 )
 from articles.operations.audit.karma import comment_karma_audit
+from articles.operations.audit.personal import personal_audit
 from articles.operations.audit.rankings import top_audit
 from articles.operations.audit.search_index import (
     search_index_audit,
@@ -73,8 +74,13 @@ def invariant_audit(
         start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
         read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
     )
-    problems += comment_audit(conn, now=fixed, batch=batch)
-    return problems + top_audit(batch=batch) + comment_karma_audit(batch=batch)
+    return (
+        problems
+        + comment_audit(conn, now=fixed, batch=batch)
+        + top_audit(batch=batch)
+        + comment_karma_audit(batch=batch)
+        + personal_audit(conn)
+    )
 
 
 # The family of an article, index or search problem: what a re-read of it covers.

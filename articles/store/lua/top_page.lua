@@ -12,12 +12,13 @@
 -- The same rebuild, uncached, answers a read of a moment the frontier has passed (a
 -- fixed `now` in the past: tests and tools; Redis' own clock allows ARGV[2] s of slack).
 -- KEYS[1] top:<p> (cache)  KEYS[2] time:  KEYS[3] votes:  KEYS[4] top:<p>:tmp (scratch)
--- KEYS[5] votes:<p>  KEYS[6] votes:periods
+-- KEYS[5] votes:<p>  KEYS[6] votes:periods  KEYS[7] hidden:<pk> of a logged-in reader
+--   (optional): their hidden articles are left out (unhidden_page in _lib.lua)
 -- ARGV[1] period  ARGV[2] cache ttl (s)  ARGV[3] start  ARGV[4] stop
 -- ARGV[5] now ("" for Redis' own clock)  ARGV[6] how many aged-out articles a call trims
 -- Returns {S.OK, count, member, score, ...} | {S.RETRY} call again | {S.BAD_DATA, key, why}
 local bad = bad_types({KEYS[1], 'zset', KEYS[2], 'zset', KEYS[3], 'zset', KEYS[4], 'zset',
-  KEYS[5], 'zset', KEYS[6], 'hash'})
+  KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7] or KEYS[5], 'zset'})
 if bad then return bad end
 local name, ttl = ARGV[1], tonumber(ARGV[2])
 local seconds
@@ -28,8 +29,8 @@ local now = clock(ARGV[5])
 local cutoff = now - seconds
 
 local function page(key)
-  local reply = {S.OK, redis.call('ZCARD', key)}
-  local rows = redis.call('ZREVRANGE', key, ARGV[3], ARGV[4], 'WITHSCORES')
+  local rows, hid = unhidden_page(key, KEYS[7] or '', ARGV[3], ARGV[4])
+  local reply = {S.OK, redis.call('ZCARD', key) - hid}
   for i = 1, #rows do reply[#reply + 1] = rows[i] end
   return reply
 end

@@ -4,6 +4,8 @@
 -- KEYS[5] good:  KEYS[6] stats:votes  KEYS[7] votes: (net votes, set from the counts, so
 --   an article the book's code posted or voted on is put right by its next vote here)
 -- KEYS[8..12] keys.PERIOD_KEYS: the net votes go to each kept period the article is in
+-- KEYS[13] upvoted:<pk>: the voter's own list of articles voted up (newest first, at most
+--   UPVOTED_KEEP, scripts.py's constant), kept in the same step as the voter sets
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction
 -- ARGV[4] now (Unix s; "" for Redis' own clock: see clock() in _lib.lua)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes
@@ -13,7 +15,7 @@
 --   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
 local bad = bad_types(period_specs({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set',
-  KEYS[4], 'zset', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset'}, 8))
+  KEYS[4], 'zset', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset', KEYS[13], 'zset'}, 8))
 if bad then return bad end
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {S.NOT_FOUND} end
@@ -44,6 +46,14 @@ if cur ~= dir then
   period_set(8, member, t, net)
   redis.call('HSET', KEYS[1], 'last_vote', now)
   if dir ~= 0 then redis.call('HINCRBY', KEYS[6], utc_day(now), 1) end
+  if dir == 1 then
+    redis.call('ZADD', KEYS[13], exact(now), member)
+    if redis.call('ZCARD', KEYS[13]) > UPVOTED_KEEP then
+      redis.call('ZREMRANGEBYRANK', KEYS[13], 0, -UPVOTED_KEEP - 1)
+    end
+  elseif cur == 1 then
+    redis.call('ZREM', KEYS[13], member)
+  end
   if votes ~= nil then
     if votes >= tonumber(ARGV[7]) then
       redis.call('ZADD', KEYS[5], t, member)

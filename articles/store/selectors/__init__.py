@@ -25,6 +25,12 @@ from articles.store.selectors.groups import (
     group_names,
 )
 from articles.store.selectors.modlog import modlog_page
+from articles.store.selectors.personal import (
+    hidden_article_list,
+    saved_article_list,
+    saved_comment_list,
+    upvoted_article_list,
+)
 from articles.store.selectors.rankings import (
     front_page,
     good_article_day,
@@ -51,14 +57,18 @@ __all__ = [
     "group_get",
     "group_list",
     "group_names",
+    "hidden_article_list",
     "modlog_page",
     "raise_if_removed",
     "recent_comments",
+    "saved_article_list",
+    "saved_comment_list",
     "stats_daily",
     "store_health",
     "store_status",
     "store_topology",
     "top_article_list",
+    "upvoted_article_list",
     "user_article_list",
     "user_comments",
     "user_karma",

@@ -53,6 +53,24 @@ def _page(members: Iterable[bytes], number: int, count: int, user_id: int | None
     return Page(items=items, number=number, count=int(count), per_page=conf.per_page())
 
 
+def _ranked(key: str, page: int | str, user_id: int | None) -> Page[Article]:
+    """A page of a ranking zset (score:, time:, votes:, submitted:<pk>), highest first.
+    A logged-in reader's page leaves out the articles they hid, in the same first round
+    trip (listing_page.lua); an anonymous one is ZCARD + ZREVRANGE. Two round trips."""
+    number, start, stop = _bounds(page)
+    if user_id:
+        reply = scripts.LISTING_PAGE(
+            keys=[key, keys.hidden(user_id)], args=[start, stop], client=replicas.connection()
+        )
+        raise_for_status(reply)
+        return _page(reply[2::2], number, int(reply[1]), user_id)
+    pipe = replicas.connection().pipeline(transaction=False)
+    pipe.zcard(key)
+    pipe.zrevrange(key, start, stop)
+    count, members = _execute(pipe)
+    return _page(members, number, count, user_id)
+
+
 def _fetch(
     conn: redis.Redis, ids: list[int], user_id: int | None, *, strict: bool = False
 ) -> list[Article]:

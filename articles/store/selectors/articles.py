@@ -15,7 +15,7 @@ from articles.errors import (
 )
 from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
-from articles.store.selectors._common import _bounds, _execute, _fetch, _page
+from articles.store.selectors._common import _fetch, _ranked
 from articles.types import (
     Article,
     NewPost,
@@ -88,31 +88,18 @@ def raise_if_removed(*, article_id: int) -> None:
 def article_list(
     *, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
-    """All articles by score or by time, 25 a page (two round trips). Raises InvalidInput."""
-    number, start, stop = _bounds(page)
-    pipe = replicas.connection().pipeline(transaction=False)
-    pipe.zcard(order.key)
-    pipe.zrevrange(order.key, start, stop)
-    count, members = _execute(pipe)
-    return _page(members, number, count, user_id)
+    """All articles by score or by time, 25 a page (two round trips), less those the
+    reader `user_id` hid. Raises InvalidInput."""
+    return _ranked(order.key, page, user_id)
 
 
 @replicas.reads
 def user_article_list(
     *, poster_id: int, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
-    """A user's submissions, newest first. Two round trips."""
-    return _newest(keys.submitted(poster_id), page, user_id)
-
-
-def _newest(key: str, page: int | str, user_id: int | None) -> Page[Article]:
-    """A page of the articles of a zset by time (submitted:<pk>, domain:<d>), newest first."""
-    number, start, stop = _bounds(page)
-    pipe = replicas.connection().pipeline(transaction=False)
-    pipe.zcard(key)
-    pipe.zrevrange(key, start, stop)
-    count, members = _execute(pipe)
-    return _page(members, number, count, user_id)
+    """A user's submissions, newest first, less those the reader `user_id` hid. Two
+    round trips."""
+    return _ranked(keys.submitted(poster_id), page, user_id)
 
 
 @replicas.reads
@@ -138,6 +125,7 @@ def user_karmas(*, user_id: int) -> tuple[int, int]:
 def domain_article_list(
     *, domain: str, page: int | str = 1, user_id: int | None = None
 ) -> Page[Article]:
-    """The articles linking to a site (validation.link_domain's name), newest first.
-    Two round trips, as every listing. Raises InvalidInput (domain, page)."""
-    return _newest(keys.domain(validation.clean_domain(domain)), page, user_id)
+    """The articles linking to a site (validation.link_domain's name), newest first, less
+    those the reader `user_id` hid. Two round trips, as every listing. Raises InvalidInput
+    (domain, page)."""
+    return _ranked(keys.domain(validation.clean_domain(domain)), page, user_id)

@@ -26,13 +26,15 @@ def group_article_list(
     *, name: str, order: Order = Order.SCORE, page: int | str = 1, user_id: int | None = None
 ) -> GroupPage:
     """A group's articles by score or time, from the 60 s cached intersection (the book's
-    get_group_articles), with the group's description and size read by the same script.
-    Two round trips. Raises InvalidInput, GroupNotFound."""
+    get_group_articles), with the group's description and size read by the same script,
+    less the articles the reader `user_id` hid. Two round trips. Raises InvalidInput,
+    GroupNotFound."""
     name = validation.clean_group_name(name)
     number, start, stop = _bounds(page)
     cache = keys.group_order(order.key, name)
+    hidden = [keys.hidden(user_id)] if user_id else []
     reply = scripts.RANKING_PAGE(
-        keys=[cache, keys.group(name), order.key, cache, keys.GROUPS],
+        keys=[cache, keys.group(name), order.key, cache, keys.GROUPS, *hidden],
         args=["group", conf.group_cache_seconds(), start, stop, 0, name],
         client=get_connection(),
     )

@@ -31,7 +31,7 @@ from articles import conf, validation
 from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _page
+from articles.store.selectors._common import _bounds, _days, _execute, _fetch, _page, _ranked
 from articles.types import (
     Article,
     FrontPage,
@@ -53,16 +53,13 @@ def top_article_list(
     now: float | None = None,
 ) -> Page[Article]:
     """The articles with the most net votes (up minus down) posted in the last
-    day/week/month/year, or of all time (`votes:`). Period rankings are cached for 60 s
-    like group rankings. Two round trips. Raises InvalidInput."""
-    number, start, stop = _bounds(page)
+    day/week/month/year, or of all time (`votes:`), less those the reader `user_id` hid.
+    Period rankings are cached for 60 s like group rankings. Two round trips. Raises
+    InvalidInput."""
     if period.seconds is None:
-        pipe = replicas.connection().pipeline(transaction=False)
-        pipe.zcard(keys.VOTES)
-        pipe.zrevrange(keys.VOTES, start, stop)
-        count, members = _execute(pipe)
-        return _page(members, number, count, user_id)
-    reply = top_page(period.value, start, stop, now=now)
+        return _ranked(keys.VOTES, page, user_id)
+    number, start, stop = _bounds(page)
+    reply = top_page(period.value, start, stop, now=now, user_id=user_id)
     return _page(reply[2::2], number, int(reply[1]), user_id)
 
 
@@ -77,9 +74,11 @@ def top_page(
     *,
     now: float | None = None,
     client: redis.Redis | None = None,
+    user_id: int | None = None,
 ) -> list[Any]:
     """top_page.lua's reply {OK, count, member, score, ...} for ranks start..stop of a
-    period, calling again while aged-out articles remain to trim (each call bounded).
+    period, calling again while aged-out articles remain to trim (each call bounded),
+    less the articles the reader `user_id` hid.
     `client`: another than the site's (the benchmark's, which waits out the former rebuild)."""
     conn = client or get_connection()
     call_keys = [
@@ -89,6 +88,7 @@ def top_page(
         keys.top_scratch(period),
         keys.period_votes(period),
         keys.PERIOD_STATE,
+        *([keys.hidden(user_id)] if user_id else []),
     ]
     args = [period, conf.group_cache_seconds(), start, stop, "" if now is None else now, TRIM_BATCH]
     while True:
@@ -97,20 +97,34 @@ def top_page(
             return list(reply)
 
 
+def _scored(flat: list[Any]) -> list[tuple[bytes, float]]:
+    """A script's flat {member, score, ...} as ZREVRANGE WITHSCORES gives them."""
+    return [(m, float(t)) for m, t in zip(flat[::2], flat[1::2], strict=True)]
+
+
 @replicas.reads
 def good_article_page(
     *, page: int | str = 1, per_page: int | None = None, user_id: int | None = None
 ) -> GoodPage:
     """A page of the newest good articles (>= 200 up-votes): the listing holds the newest
-    50 (ARTICLES_HOME_GOOD_ARTICLES), `per_page` of them a page (25 by default), and the
-    page carries the UTC days of all 50. Two round trips. Raises InvalidInput."""
+    50 (ARTICLES_HOME_GOOD_ARTICLES; a logged-in reader's hidden ones left out), `per_page`
+    of them a page (25 by default), and the page carries the UTC days of all 50. Two
+    round trips. Raises InvalidInput."""
     number = validation.clean_page(page, conf.max_page())
     size = per_page or conf.per_page()
     conn = replicas.connection()
-    # The good index is scored by post time: the newest 50 with their times, in one read.
-    pipe = conn.pipeline(transaction=False)
-    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
-    (newest,) = _execute(pipe)
+    # The good index is scored by post time: the newest 50 with their times, in one read
+    # (for a logged-in reader, the newest 50 they have not hidden).
+    if user_id:
+        reply = scripts.LISTING_PAGE(
+            keys=[keys.GOOD, keys.hidden(user_id)], args=[0, conf.home_good() - 1], client=conn
+        )
+        raise_for_status(reply)
+        newest = _scored(reply[2:])
+    else:
+        pipe = conn.pipeline(transaction=False)
+        pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+        (newest,) = _execute(pipe)
     shown = newest[(number - 1) * size : number * size]
     return GoodPage(
         items=_fetch(conn, keys.article_ids(m for m, _ in shown), user_id),
@@ -125,15 +139,27 @@ def good_article_page(
 def front_page(*, page: int | str = 1, user_id: int | None = None) -> FrontPage:
     """The home page: a page of the newest good articles (as good_article_page), then the
     same page of the score ranking ("rising"), less the articles already shown above it.
-    `count` is the longer of the two listings. Two round trips. Raises InvalidInput."""
+    `count` is the longer of the two listings. A logged-in reader's articles hidden are
+    left out of both (listing_page.lua reads both in the first round trip). Two
+    round trips. Raises InvalidInput."""
     number, start, stop = _bounds(page)
     size = conf.per_page()
     conn = replicas.connection()
-    pipe = conn.pipeline(transaction=False)
-    pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
-    pipe.zcard(keys.SCORE)
-    pipe.zrevrange(keys.SCORE, start, stop)
-    newest, ranked, rising = _execute(pipe)
+    if user_id:
+        listed = scripts.LISTING_PAGE(
+            keys=[keys.SCORE, keys.hidden(user_id), keys.GOOD],
+            args=[start, stop, conf.home_good()],
+            client=conn,
+        )
+        raise_for_status(listed)
+        newest = _scored(listed[2])
+        ranked, rising = listed[1], listed[3::2]
+    else:
+        pipe = conn.pipeline(transaction=False)
+        pipe.zrevrange(keys.GOOD, 0, conf.home_good() - 1, withscores=True)
+        pipe.zcard(keys.SCORE)
+        pipe.zrevrange(keys.SCORE, start, stop)
+        newest, ranked, rising = _execute(pipe)
     good_ids = keys.article_ids(m for m, _ in newest[start : start + size])
     shown = set(good_ids)
     rising_ids = [i for i in keys.article_ids(rising) if i not in shown]

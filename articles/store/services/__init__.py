@@ -30,6 +30,7 @@ from articles.store.services.indexing import (
     search_index_rebuild,
     search_reindex_batch,
 )
+from articles.store.services.personal import article_hide, article_save, comment_save
 from articles.store.services.posting import (
     article_post,
     article_post_many,
@@ -50,11 +51,13 @@ __all__ = [
     "article_delete",
     "article_edit",
     "article_groups_update",
+    "article_hide",
     "article_post",
     "article_post_many",
     "article_purge",
     "article_purge_step",
     "article_reindex",
+    "article_save",
     "article_submit",
     "article_vote",
     "article_vote_guarded",
@@ -64,6 +67,7 @@ __all__ = [
     "comment_edit",
     "comment_post",
     "comment_remove",
+    "comment_save",
     "comment_submit",
     "comment_vote",
     "group_create",

@@ -44,7 +44,8 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
     (each one script over at most CLEANUP_BATCH items): its articles and comments are
     attributed to nobody (owner field cleared, shown as DELETED_NAME) and leave
     submitted:<pk> and user_comments:<pk>; its votes on articles and comments still open
-    are withdrawn (closed counts are final, and their voter sets are gone); its name and
+    are withdrawn (closed counts are final, and their voter sets are gone); its own lists
+    (hidden, saved, up-voted) are deleted; its name and
     user:<pk> leave the moderation log. `name` defaults to the one queued by
     user_forget_begin. Safe to run again. Returns how many items were renamed."""
     conn = get_connection()
@@ -63,6 +64,7 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
             raise_for_status(reply)
             renamed, left = renamed + int(reply[1]), int(reply[2])
     _votes_withdraw(conn, keys.user(user_id))
+    conn.delete(*keys.personal(user_id))  # one command; each list capped (keys.*_KEEP)
     _modlog_forget(conn, user_id, name)
     conn.hdel(keys.FORGET, pk)
     return renamed

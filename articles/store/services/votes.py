@@ -55,6 +55,7 @@ def _vote_call(
         keys.STATS_VOTES,
         keys.VOTES,
         *keys.PERIOD_KEYS,
+        keys.upvoted(user_id),
     ]
     args: list[str | int | float] = [
         member,

@@ -93,6 +93,7 @@ class Command(BaseCommand):
                 audit.article_groups_set(article_id=article_id, groups=groups)
         audit.index_entries_repair(p for p in problems if p.kind in audit.INDEX_KINDS)
         audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)
+        audit.comment_search_repair(p for p in problems if p.kind in audit.COMMENT_SEARCH_KINDS)
         if any(p.kind in audit.COMMENT_KINDS for p in problems):
             audit.comments_repair_all()
         # Last, and found again: the repairs above may have rewritten votes:, which the

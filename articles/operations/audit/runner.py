@@ -8,6 +8,7 @@ from typing import Any
 import redis
 
 from articles.operations.audit import article_checks, comment_confirm, comment_lists, comments
+from articles.operations.audit.comment_search import comment_search_audit
 from articles.operations.audit.common import (
     Problem,
     chunks,
@@ -70,7 +71,8 @@ def invariant_audit(
         start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
         read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
     )
-    return problems + comment_audit(conn, now=fixed, batch=batch) + top_audit(batch=batch)
+    problems += comment_audit(conn, now=fixed, batch=batch)
+    return problems + comment_search_audit(conn, batch) + top_audit(batch=batch)
 
 
 # The family of an article, index or search problem: what a re-read of it covers.

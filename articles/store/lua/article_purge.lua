@@ -25,6 +25,7 @@ for _, member in ipairs(batch) do
     author = f[2] or ''
   end
   if cid and ours then
+    comment_unindex(member) -- search: its cidx:<word> entries (_lib.lua)
     redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
       'replies:' .. cid, 'replies_new:' .. cid)
     if site then redis.call('ZREM', KEYS[2], member) end

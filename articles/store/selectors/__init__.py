@@ -29,7 +29,7 @@ from articles.store.selectors.rankings import (
     good_article_page,
     top_article_list,
 )
-from articles.store.selectors.searching import article_search
+from articles.store.selectors.searching import article_search, comment_search
 from articles.store.selectors.status import stats_daily, store_health, store_status, store_topology
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "article_search",
     "comment_get",
     "comment_post_replay",
+    "comment_search",
     "comment_thread",
     "front_page",
     "good_article_day",

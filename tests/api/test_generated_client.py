@@ -92,6 +92,7 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "articles.articles_comments_create",
         "articles.articles_comments_list",
         "comments.comments_vote_update",
+        "comments.comments_search_retrieve",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -202,3 +203,9 @@ def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  #
     mine = api.articles.articles_comments_list.sync(article_id, client=ann)
     assert isinstance(mine, models.Thread)
     assert [c.my_vote for c in mine.results] == [models.VoteEnum.UP, models.VoteEnum.NONE]
+
+    # Comment search: every form of a word ("chapters": "chapter"), `-word` left out.
+    found = api.comments.comments_search_retrieve.sync(client=anonymous, q="chapters -redis")
+    assert isinstance(found, models.CommentSearchPage)
+    assert [c.id for c in found.results] == [top.id]
+    assert found.words == ["chapter"] and found.excluded == ["redi"]

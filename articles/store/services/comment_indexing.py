@@ -15,6 +15,7 @@ from articles.store import keys, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import _decode
+from articles.store.services.indexing import stale_entries_drop
 from articles.types import Status
 
 _FIELDS = ("words", "text", "state", "time")
@@ -108,29 +109,14 @@ def comment_search_rebuild(
         seen += len(ids)
     if progress:
         progress(seen, seen)
-    dropped = 0
-    for raw_key in conn.scan_iter(match=keys.COMMENT_SEARCH_INDEX_SCAN, count=batch):
-        try:
-            word = keys.comment_word_of(_decode(raw_key))
-        except ValueError:
-            continue  # not ours (check_votes reports it)
-        if conn.type(raw_key) != b"set":
-            continue
-        members = [_decode(m) for m in conn.sscan_iter(raw_key, count=batch)]
-        for offset in range(0, len(members), batch):
-            chunk = [
-                (m, cid)
-                for m in members[offset : offset + batch]
-                if (cid := keys.comment_id_or_none(m))
-            ]
-            pipe = conn.pipeline(transaction=False)
-            for member, _ in chunk:
-                pipe.hget(member, "words")
-            for (_, cid), words in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
-                if isinstance(words, redis.ResponseError):
-                    continue  # not a hash: check_votes reports it
-                if word not in _decode(words).split():
-                    dropped += comment_search_entry_drop(word=word, comment_id=cid)
+    dropped = stale_entries_drop(
+        conn,
+        scan=keys.COMMENT_SEARCH_INDEX_SCAN,
+        word_of=keys.comment_word_of,
+        id_of=keys.comment_id_or_none,
+        drop=lambda word, i: comment_search_entry_drop(word=word, comment_id=i),
+        batch=batch,
+    )
     return seen, changed, dropped
 
 

@@ -155,3 +155,17 @@ def test_check_votes_reports_and_repairs_comment_index_faults_both_ways(conn, ar
     call_command("check_votes", "--repair", stdout=out)
     assert "the audit now finds nothing wrong" in out.getvalue()
     assert index(conn) == expected(conn)
+
+
+def test_the_reindex_search_command_indexes_comments_too(conn, article, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 0
+    factories.comment(2, article, "Old comment text")
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 16
+    out = StringIO()
+    call_command("reindex_search", "--no-progress", stdout=out)
+    assert "1 comment(s) read, 1 reindexed, 0 stale entries dropped." in out.getvalue()
+    assert index(conn) == expected(conn) != {}

@@ -22,6 +22,7 @@
 | ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
 | ARTICLES_SEARCH_CACHE_SLOTS | 256 | how many searches can be cached at once |
 | ARTICLES_SEARCH_LANGUAGE | "english" | Snowball stemmer of search words ("": none) |
+| ARTICLES_SEARCH_COMMENT_WORDS | 16 | distinct words a comment is found by (0: off) |
 | ARTICLES_COMMENT_OPEN_SECONDS | None: voting window | how long an article takes comments |
 | ARTICLES_COMMENT_EDIT_SECONDS | 3600 | how long after posting its author may edit a comment |
 | ARTICLES_COMMENT_MAX_LENGTH | 10000 | characters of a comment's text |
@@ -86,6 +87,9 @@ DEFAULTS: dict[str, Any] = {
     # search words are reduced to their stem (tools -> tool) by this Snowball stemmer; a
     # change takes `manage.py reindex_search` to rebuild the index (search.py)
     "SEARCH_LANGUAGE": "english",
+    # a comment is found by its first this many distinct words (each costs ~30 B of Redis
+    # memory a comment; 0 turns comment search off: no index writes, no tab)
+    "SEARCH_COMMENT_WORDS": 16,
     # comments (issue 12): None keeps commenting open exactly as long as voting
     "COMMENT_OPEN_SECONDS": None,
     "COMMENT_EDIT_SECONDS": 3600,
@@ -220,6 +224,11 @@ def search_cache_slots() -> int:
 def search_language() -> str:
     """A name of snowballstemmer.algorithms(), or "" for words kept as typed."""
     return str(get("SEARCH_LANGUAGE") or "")
+
+
+def search_comment_words() -> int:
+    """How many distinct words of a comment are indexed (0: comment search is off)."""
+    return min(1000, max(0, int(get("SEARCH_COMMENT_WORDS"))))
 
 
 def comment_open_seconds() -> int:

@@ -23,7 +23,7 @@ from articles.api.serializers import (
     _origin,
     paged,
 )
-from articles.types import Comment, CommentOrder, Page, ThreadPage
+from articles.types import Comment, CommentOrder, CommentSearchPage, Page, ThreadPage
 from articles.urlcache import url_for
 
 # --- output --------------------------------------------------------------------------------
@@ -205,6 +205,23 @@ class CommentPageSerializer(serializers.Serializer):
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)
     results = ListedCommentSerializer(many=True)
+
+
+class CommentSearchPageSerializer(CommentPageSerializer):
+    words = serializers.ListField(
+        child=serializers.CharField(), help_text="The words looked for, as normalised."
+    )
+    excluded = serializers.ListField(
+        child=serializers.CharField(), help_text="The words left out (`-word`), normalised."
+    )
+
+
+def comment_search_data(page: CommentSearchPage, request: HttpRequest) -> dict[str, Any]:
+    return {
+        **listing_data(page, request),
+        "words": list(page.words),
+        "excluded": list(page.excluded),
+    }
 
 
 def listing_data(page: Page[Comment], request: HttpRequest) -> dict[str, Any]:

@@ -26,22 +26,24 @@ from rest_framework.response import Response
 
 from articles import conf
 from articles.api import base, personal
-from articles.api.base import _READ, _WRITE, PAGE, ApiViewSet, _about, _valid, _viewer
+from articles.api.base import _READ, _WRITE, PAGE, PERIOD, ApiViewSet, _about, _valid, _viewer
 from articles.api.comment_serializers import (
     CommentCreateSerializer,
     CommentEditSerializer,
     CommentPageSerializer,
     CommentRemoveSerializer,
+    CommentSearchPageSerializer,
     CommentSerializer,
     ThreadQuerySerializer,
     ThreadSerializer,
     comment_data,
+    comment_search_data,
     comment_url,
     listing_data,
     thread_data,
 )
 from articles.api.personal import CommentListsMixin
-from articles.api.queries import PageQuerySerializer
+from articles.api.queries import CommentSearchQuerySerializer, PageQuerySerializer
 from articles.api.schema import documented
 from articles.api.serializers import (
     VoteSerializer,
@@ -209,6 +211,44 @@ class CommentViewSet(CommentListsMixin, ApiViewSet):
         query = _valid(PageQuerySerializer, request.query_params)
         page = selectors.recent_comments(page=query["page"], user_id=_viewer(request))
         return Response(listing_data(page, request))
+
+    @documented(
+        summary="Search comments by words",
+        parameters=[
+            OpenApiParameter(
+                "q",
+                {"type": "string", "minLength": 1, "maxLength": 400},
+                required=True,
+                description="Words, all of which must match; `-word` leaves out comments "
+                "with that word. At most 8 words, matched as in the article search (stems, "
+                "any case or accents).",
+            ),
+            PERIOD,
+            PAGE,
+        ],
+        responses={200: CommentSearchPageSerializer, **_errors(400, 404)},
+        description=_about(
+            "Visible comments holding every word of `q` among their first "
+            f"{conf.DEFAULTS['SEARCH_COMMENT_WORDS']} distinct words (the site's "
+            "ARTICLES_SEARCH_COMMENT_WORDS), newest first, posted in `period` if given, "
+            "each with its article's title. Results are cached for a short time, as the "
+            "article search's are.",
+            "anyone-plain",
+            _READ,
+            "400 (`empty_search`, field `q`) when the query has no word to look for; 400 "
+            "(`invalid`, field `q`) past 400 characters or 8 words; 400 for a bad `period` "
+            "or `page`; 404 (`not_found`) when the site does not index comments.",
+        ),
+    )
+    @action(detail=False, methods=["get"])
+    def search(self, request: Request) -> Response:
+        if not conf.search_comment_words():
+            raise exceptions.NotFound(gettext("This site does not search comments."))
+        query = _valid(CommentSearchQuerySerializer, request.query_params)
+        page = selectors.comment_search(
+            q=query["q"], period=query["period"], page=query["page"], user_id=_viewer(request)
+        )
+        return Response(comment_search_data(page, request))
 
     @documented(
         summary="One comment",

@@ -83,6 +83,17 @@ class SearchQuerySerializer(PageQuerySerializer):
         return Period(value)
 
 
+class CommentSearchQuerySerializer(PageQuerySerializer):
+    # Blank and over-long queries reach the store's own rules, which answer 400 naming q.
+    q = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    period = serializers.ChoiceField(
+        choices=[p.value for p in Period], required=False, default=Period.ALL.value
+    )
+
+    def validate_period(self, value: str) -> Period:
+        return Period(value)
+
+
 class TopQuerySerializer(PageQuerySerializer):
     period = serializers.ChoiceField(
         choices=[p.value for p in Period], required=False, default=Period.ALL.value

@@ -45,6 +45,7 @@ GROUP_SCAN = "group:*"
 SEARCH_INDEX_SCAN = "idx:*"
 DOMAIN_SCAN = "domain:*"
 COMMENT_KARMA_SCAN = "comment_karma:*"
+COMMENT_SEARCH_INDEX_SCAN = "cidx:*"
 # string: the Snowball language the whole search index was last built with (reindex_search);
 # until it names the site's, a search also reads the sets of words as typed (search.lua)
 SEARCH_STEMMER = "search:stemmer"
@@ -274,6 +275,20 @@ def word_of(key: str) -> str:
         raise ValueError(f"not a search index key: {key!r}")
     idx(key[4:])
     return key[4:]
+
+
+def cidx(word: str) -> str:
+    """set of comment:<id> whose text holds `word` among its first
+    ARTICLES_SEARCH_COMMENT_WORDS distinct words (search.comment_words); tombstones are
+    in none. Named in Lua from a comment's `words` (comment_index in _lib.lua)."""
+    return f"c{idx(word)}"
+
+
+def comment_word_of(key: str) -> str:
+    """The word of a `cidx:<word>` key; ValueError for anything else."""
+    if not isinstance(key, str) or not key.startswith("cidx:"):
+        raise ValueError(f"not a comment search index key: {key!r}")
+    return word_of(key[1:])
 
 
 def search_cache(slot: int) -> str:

@@ -118,6 +118,7 @@ ARTICLE_ROWS = _load("article_rows", writes=False)
 SEARCH = _load("search", writes=False)  # fills a search cache slot only
 REINDEX = _load("reindex")
 UNINDEX = _load("unindex")
+COMMENT_REINDEX = _load("comment_reindex")
 COMMENT_POST = _load("comment_post")
 COMMENT_VOTE = _load("comment_vote")
 COMMENT_EDIT = _load("comment_edit")

@@ -218,6 +218,20 @@ def article_words(title: str, text: str = "", link: str = "") -> list[str]:
     return sorted({*tokens(title), *tokens(text), *host_words(link)})
 
 
+def comment_words(text: str, cap: int | None = None) -> list[str]:
+    """The words a comment is found by: its first `cap` distinct words in the order
+    written (ARTICLES_SEARCH_COMMENT_WORDS; 0: none), sorted. A comment's opening words
+    say what it is about; the cap bounds the index (~30 B a word a comment)."""
+    cap = conf.search_comment_words() if cap is None else cap
+    found: dict[str, None] = {}
+    if cap > 0:
+        for word in tokens(text):
+            found.setdefault(word)
+            if len(found) >= cap:
+                break
+    return sorted(found)
+
+
 class QueryError(ValueError):
     """A query that cannot be run; the message says why, for the person who typed it."""
 
@@ -268,6 +282,27 @@ def parse_query(q: str) -> Query:
         )
         raise QueryError(message, empty=True)
     return Query(tuple(sorted(include)), tuple(sorted(exclude)), typed)
+
+
+def excerpt(text: str, words: tuple[str, ...] | frozenset[str], width: int = 240) -> str:
+    """About `width` characters of `text` (spaces collapsed) around its first word whose
+    normalised form is among `words`: what a comment search shows of each comment."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    wanted, at = set(words), 0
+    for match in _WORD.finditer(flat):
+        normal = tokens(match.group())
+        if normal and normal[0] in wanted:
+            at = match.start()
+            break
+    start = max(0, min(at - width // 4, len(flat) - width))
+    if start:
+        start = flat.find(" ", start) + 1 or start  # begin at a word
+    end = start + width
+    if end < len(flat):
+        end = flat.rfind(" ", start, end) if " " in flat[start:end] else end
+    return ("… " if start else "") + flat[start:end] + (" …" if end < len(flat) else "")
 
 
 def highlight(title: str, words: tuple[str, ...] | frozenset[str]) -> list[tuple[str, bool]]:

@@ -21,6 +21,7 @@ from articles.types.basics import (
 )
 from articles.types.comments import Comment, CommentOrder, CommentState
 from articles.types.pages import (
+    CommentSearchPage,
     FrontPage,
     GoodPage,
     Group,
@@ -44,6 +45,7 @@ __all__ = [
     "BadArticle",
     "Comment",
     "CommentOrder",
+    "CommentSearchPage",
     "CommentState",
     "FrontPage",
     "GoodPage",

@@ -67,6 +67,15 @@ class SearchPage(Page[Article]):
 
 
 @dataclass(frozen=True, slots=True)
+class CommentSearchPage(Page[Comment]):
+    """A page of comments found by a search (newest first), with the words looked for
+    (to mark them in each excerpt) and those left out."""
+
+    words: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class FrontPage(GoodPage):
     """The home page: `items` are a page of the newest good articles, `rising` the same
     page of the score ranking without those; `count` covers the longer of the two."""

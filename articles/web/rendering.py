@@ -197,6 +197,7 @@ def _made() -> jinja2.Environment:
         modlog_words=tags.modlog_words,
         isoday=tags.isoday,
         marked=marked,
+        excerpt=excerpt,
         markdown=markdown.render,
     )
     env.tests.update(open=_is_open)
@@ -315,6 +316,12 @@ def marked(title: str, words: Any = ()) -> Markup:
             for piece, hit in search.highlight(title, tuple(words))
         )
     )
+
+
+def excerpt(text: str, words: Any = ()) -> Markup:
+    """A comment's text shortened around the first word a search looked for, escaped,
+    with the words looked for in <mark> (the comment search's results)."""
+    return marked(search.excerpt(text, tuple(words or ())), words)
 
 
 def utc(timestamp: float, fmt: str = "%Y-%m-%d %H:%M") -> str:

@@ -155,7 +155,7 @@ def _group_choices() -> list[str] | None:
 @require_GET
 @html_errors
 def search(request: HttpRequest) -> HttpResponse:
-    """/search/?q=words -excluded&order=score|newest|votes&group=&period=: a form and its
+    """/search/?q=words -excluded&order=score|newest|votes&group=&period=&kind=: a form and its
     results, no JavaScript needed. Nothing to look for is a message on the page (200);
     a query too long or with too many words is the 400 page naming `q`. A typed order
     may be any word SearchOrder.from_word knows (`time`, `new`, `top`, ...)."""
@@ -173,20 +173,36 @@ def search(request: HttpRequest) -> HttpResponse:
         "group": group,
         "groups": _group_choices(),
     }
+    kind = _search_kind(request)
+    context.update(kind=kind, comments_searchable=conf.search_comment_words() > 0)
     try:
-        page = selectors.article_search(
-            q=q,
-            order=order,
-            group=group or None,
-            period=period,
-            page=page_param(request),
-            user_id=viewer_id(request),
-        )
+        if kind == "comments":
+            found: object = selectors.comment_search(
+                q=q, period=period, page=page_param(request), user_id=viewer_id(request)
+            )
+        else:
+            found = selectors.article_search(
+                q=q,
+                order=order,
+                group=group or None,
+                period=period,
+                page=page_param(request),
+                user_id=viewer_id(request),
+            )
     except EmptySearch as exc:
         context["message"] = exc.message if "q" in request.GET else ""
         return rendering.render(request, "articles/search.html", context)
-    context.update(page=page, marks=page.words)
+    context.update(page=found, marks=getattr(found, "words", ()))
     return rendering.render(request, "articles/search.html", context)
+
+
+def _search_kind(request: HttpRequest) -> str:
+    """What a search looks through: "articles" (the default) or "comments" (when
+    ARTICLES_SEARCH_COMMENT_WORDS is not 0). Raises InvalidInput naming `kind`."""
+    kind = request.GET.get("kind") or "articles"
+    if kind == "articles" or (kind == "comments" and conf.search_comment_words()):
+        return kind
+    raise InvalidInput("kind", gettext("Search 'articles' or 'comments'."))
 
 
 @require_GET

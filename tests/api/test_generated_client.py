@@ -104,6 +104,7 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "comments.comments_save_update",
         "comments.comments_save_destroy",
         "comments.comments_saved_retrieve",
+        "comments.comments_search_retrieve",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -216,6 +217,12 @@ def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  #
     mine = api.articles.articles_comments_list.sync(article_id, client=ann)
     assert isinstance(mine, models.Thread)
     assert [c.my_vote for c in mine.results] == [models.VoteEnum.UP, models.VoteEnum.NONE]
+
+    # Comment search: every form of a word ("chapters": "chapter"), `-word` left out.
+    found = api.comments.comments_search_retrieve.sync(client=anonymous, q="chapters -redis")
+    assert isinstance(found, models.CommentSearchPage)
+    assert [c.id for c in found.results] == [top.id]
+    assert found.words == ["chapter"] and found.excluded == ["redi"]
     return int(top.id)
 
 

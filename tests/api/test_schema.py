@@ -62,6 +62,7 @@ def test_the_schema_is_served_as_openapi_3_with_every_endpoint(anon):
         "/api/comments/{id}/save/",
         "/api/comments/{id}/vote/",
         "/api/comments/saved/",
+        "/api/comments/search/",
         "/api/groups/",
         "/api/groups/{name}/",
         "/api/groups/{name}/articles/",
@@ -178,6 +179,7 @@ CROSS_FIELD_RULES = {
     ("POST", "/api/articles/{id}/comments/"): "a parent on this article; a key is one request",
     ("POST", "/api/auth/token/"): "made-up credentials are refused",
     ("GET", "/api/articles/search/"): "a query needs a word that is not a stop word, 8 at most",
+    ("GET", "/api/comments/search/"): "a query needs a word that is not a stop word, 8 at most",
     ("GET", "/api/articles/{id}/"): "an article staff removed is gone (410)",
 }
 

@@ -4,6 +4,7 @@ phone, and screenshots at 1280 and 390 px in test-artifacts/pages/."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -48,3 +49,40 @@ def test_the_search_page_with_groups_and_stemmed_results(live_server, visitor) -
     page.click("form.search-form button[type=submit]")
     expect(page.locator("select[name=group]")).to_have_value("")
     audit.assert_clean("search")
+
+
+def test_the_comments_tab(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
+    now = time.time()
+    article = services.article_post(
+        NewPost(
+            user_id=1,
+            poster_name="carol",
+            title="Streams in Redis",
+            link="https://example.org/streams",
+            now=now - 600,
+        )
+    )
+    long_text = " ".join(["Some words before the point of it all."] * 12)
+    for n, text in enumerate(
+        [
+            "Consumer groups make streams work like Kafka.",
+            f"{long_text} Streams keep their history, trimmed by MAXLEN.",
+        ]
+    ):
+        services.comment_post(
+            article_id=article.id, user_id=2 + n, author_name=f"reader{n}", text=text, now=now
+        )
+    audit = Audit()
+    page = visitor(None)
+    page.goto(f"{live_server.url}/search/?q=stream")
+    page.click("nav.tabs a:text('Comments')")  # a link: no JavaScript needed
+    expect(page.locator("nav.tabs a[aria-current=page]")).to_have_text("Comments")
+    expect(page.locator("article.comment-card")).to_have_count(2)
+    expect(page.locator("article.comment-card mark").first).to_have_text(
+        re.compile("streams", re.I)
+    )
+    audit.check(page, "search-comments")
+    page.fill("form.search-form input[name=q]", "kafka")
+    page.click("form.search-form button[type=submit]")  # the form keeps the tab
+    expect(page.locator("article.comment-card")).to_have_count(1)
+    audit.assert_clean("search-comments")

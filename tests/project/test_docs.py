@@ -58,6 +58,7 @@ NOT_KEYS = {
     "group_name",
     "user",
     "word_of",
+    "comment_word_of",
     "article_id_of",
     "comment_id_of",
     "user_id_of",

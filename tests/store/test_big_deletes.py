@@ -52,7 +52,7 @@ def post_comments(conn: redis.Redis, article_id: int, n: int, now: int) -> list[
                     keys.article_comments_all(article_id),
                     keys.comment(cid),
                 ],
-                args=[cid, keys.user(author), f"u{author}", "hi", now, 10**9, 10**6, 0, "f"],
+                args=[cid, keys.user(author), f"u{author}", "hi", now, 10**9, 10**6, 0, "f", "hi"],
                 client=pipe,
             )
         assert all(int(r[0]) == Status.OK for r in pipe.execute())

@@ -104,6 +104,7 @@ class Command(BaseCommand):
         audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)
         audit.domain_entries_repair(p for p in problems if p.kind in audit.DOMAIN_KINDS)
         audit.personal_repair(p for p in problems if p.kind in audit.PERSONAL_KINDS)
+        audit.comment_search_repair(p for p in problems if p.kind in audit.COMMENT_SEARCH_KINDS)
         if any(p.kind in audit.COMMENT_KINDS for p in problems):
             audit.comments_repair_all()
         # Found again, after the comments' repairs (which may move their counts and lists).

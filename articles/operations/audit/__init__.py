@@ -7,6 +7,7 @@ mends it only from what is still known elsewhere (the voter sets, the time: inde
 
 One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
+comment_search (cidx:<word>, with its own re-read and repair),
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
 top of each period, its backfill and repair), domains (the sites' indexes, their
 backfill and repair), karma (each user's comment karma), personal (the readers' own
@@ -17,6 +18,11 @@ repairs (comment_repairs for the comments) mends what they find.
 
 from articles.operations.audit.article_checks import ARTICLE_KINDS
 from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
+from articles.operations.audit.comment_search import (
+    COMMENT_SEARCH_KINDS,
+    comment_search_audit,
+    comment_search_repair,
+)
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, domain_entries_repair
@@ -39,6 +45,7 @@ from articles.operations.audit.search_index import SEARCH_KINDS, search_index_au
 __all__ = [
     "ARTICLE_KINDS",
     "COMMENT_KINDS",
+    "COMMENT_SEARCH_KINDS",
     "DOMAIN_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
@@ -55,6 +62,8 @@ __all__ = [
     "comment_karma_audit",
     "comment_karma_repair",
     "comment_repair",
+    "comment_search_audit",
+    "comment_search_repair",
     "comments_repair_all",
     "domain_backfill",
     "domain_entries_repair",

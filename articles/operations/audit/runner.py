@@ -8,6 +8,7 @@ from typing import Any
 import redis
 
 from articles.operations.audit import article_checks, comment_confirm, comment_lists, comments
+from articles.operations.audit.comment_search import comment_search_audit
 from articles.operations.audit.common import (
     Problem,
     chunks,
@@ -77,6 +78,7 @@ def invariant_audit(
     return (
         problems
         + comment_audit(conn, now=fixed, batch=batch)
+        + comment_search_audit(conn, batch)
         + top_audit(batch=batch)
         + comment_karma_audit(batch=batch)
         + personal_audit(conn)

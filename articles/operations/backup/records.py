@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from articles import validation
 from articles.errors import InvalidInput
@@ -54,6 +54,7 @@ class CommentRecord:
     downvotes: int
     depth: int
     voters: Voters
+    words: list[str] = field(default_factory=list)  # its cidx:<word> sets (none: a tombstone)
 
 
 def article_record(record: dict[str, object]) -> ArticleRecord:
@@ -96,18 +97,26 @@ def comment_record(record: dict[str, object]) -> CommentRecord:
     votes, downvotes, depth = (
         count(int(fields.get(name, "0"))) for name in ("votes", "downvotes", "depth")
     )
+    # As for articles, the comment search index is not exported: each visible comment is
+    # indexed by the restoring transaction from its own text.
+    visible = fields.get("state", "") == CommentState.VISIBLE
+    words = search.comment_words(fields.get("text", "")) if visible else []
+    fields.pop("words", None)
+    if words:
+        fields["words"] = " ".join(words)
     return CommentRecord(
         id=comment_id,
         hash={k.encode("utf-8", "surrogateescape"): raw(v) for k, v in fields.items()},
         article_id=article_id,
         parent_id=parent_id,
         time=posted,
-        visible=fields.get("state", "") == CommentState.VISIBLE,
+        visible=visible,
         author_pk=keys.user_id_or_none(fields.get("author", "")),
         votes=votes,
         downvotes=downvotes,
         depth=depth,
         voters=_voters(record),
+        words=words,
     )
 
 

@@ -26,6 +26,7 @@ for _, member in ipairs(batch) do
     part = karma_part(f[3], f[4], f[5])
   end
   if cid and ours then
+    comment_unindex(member) -- search: its cidx:<word> entries (_lib.lua)
     redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
       'replies:' .. cid, 'replies_new:' .. cid)
     if site then redis.call('ZREM', KEYS[2], member) end

@@ -68,6 +68,11 @@ if c.children == 0 then
   end
 end
 
+-- Search (comment_unindex in _lib.lua): a tombstone or a removed comment is found by
+-- no word. The tombstones removed with it hold none already; taken out all the same.
+comment_unindex(c.member)
+for _, g in ipairs(gone) do comment_unindex(g.member) end
+
 if c.state == '' then
   if redis.call('EXISTS', c.article) == 1 then redis.call('HINCRBY', c.article, 'comments', -1) end
   redis.call('ZREM', KEYS[2], c.member)

@@ -1,6 +1,7 @@
 -- comment_edit.lua: its author changes a comment's text within the edit window.
 -- KEYS[1] comment:<cid>
 -- ARGV[1] user:<pk>  ARGV[2] text  ARGV[3] now ("" for Redis' clock)  ARGV[4] edit window (s)
+-- ARGV[5] the new text's search words (search.comment_words; "" for none)
 -- Returns {S.COMMENT_NOT_FOUND} | {S.NOT_AUTHOR} | {S.COMMENT_GONE, state}
 --   | {S.EDIT_CLOSED} | {S.OK, field, value, ...} the comment's hash
 local bad = bad_types({KEYS[1], 'hash'})
@@ -13,6 +14,10 @@ bad = bad_time(KEYS[1], c[3])
 if bad then return bad end
 local now = clock(ARGV[3])
 if now >= tonumber(c[3]) + tonumber(ARGV[4]) then return {S.EDIT_CLOSED} end
+-- Search (comment_index in _lib.lua): its sets follow the new text.
+bad = comment_index_bad(KEYS[1], ARGV[5])
+if bad then return bad end
+comment_index(KEYS[1], ARGV[5])
 redis.call('HSET', KEYS[1], 'text', ARGV[2], 'edited', math.floor(now))
 local reply = {S.OK}
 local fields = redis.call('HGETALL', KEYS[1])

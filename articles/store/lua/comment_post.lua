@@ -9,6 +9,7 @@
 -- ARGV[1] comment id  ARGV[2] user:<pk>  ARGV[3] author name  ARGV[4] text
 -- ARGV[5] now ("" for Redis' own clock)  ARGV[6] commenting time after the post (s)
 -- ARGV[7] max depth  ARGV[8] idempotency ttl (0: none)  ARGV[9] request fingerprint
+-- ARGV[10] the comment's search words (search.comment_words; "" for none)
 -- The idempotency key keeps "<id>:<time>:<depth>:<fingerprint>", so a repeat is answered
 -- with the comment as it was created, even if it was deleted since.
 -- Returns {S.OK, time, depth} | {S.REPEATED, id, time, depth} | {S.KEY_REUSED, id}
@@ -49,6 +50,10 @@ if KEYS[5] ~= KEYS[2] then
   parent = KEYS[5]
 end
 
+-- Search (comment_index in _lib.lua): its cidx:<word> sets, checked before any write.
+bad = comment_index_bad(KEYS[2], ARGV[10])
+if bad then return bad end
+
 local cid = tonumber(ARGV[1])
 redis.call('HSET', KEYS[2], 'article', KEYS[1], 'parent', parent, 'author', ARGV[2],
   'author_name', ARGV[3], 'text', ARGV[4], 'time', now, 'edited', '', 'votes', 0,
@@ -60,6 +65,7 @@ redis.call('HINCRBY', KEYS[1], 'comments', 1)
 redis.call('ZADD', KEYS[6], now, KEYS[2])
 redis.call('ZADD', KEYS[7], now, KEYS[2])
 redis.call('ZADD', KEYS[8], now, KEYS[2])
+comment_index(KEYS[2], ARGV[10])
 if idem_ttl > 0 then
   redis.call('SET', KEYS[9], ARGV[1] .. ':' .. string.format('%d', now) .. ':' .. depth
     .. ':' .. ARGV[9], 'EX', idem_ttl)

@@ -2,8 +2,9 @@
 -- (comments:, user_comments:<pk>: newest first), the newest visible comments of an
 -- article (comments_all:<aid>, for its feed), or one comment; each with its article's
 -- title and the viewer's vote.
--- KEYS[1] the listing zset, or the comment:<cid> (mode "one")
--- ARGV[1] "list" | "visible" | "one"  ARGV[2] start  ARGV[3] stop (list), or how many
+-- KEYS[1] the listing zset, or the comment:<cid> (mode "one"); KEYS: comment:<cid>, ...
+-- (mode "members")
+-- ARGV[1] "list" | "visible" | "one" | "members"  ARGV[2] start  ARGV[3] stop (list), or how many
 -- (visible)  ARGV[4] the viewer's user:<pk> ("" for none)
 -- Returns {S.OK, count of the listing, then per comment: id, n, field, value, ...,
 --   article title, up flag, down flag}. A key of the wrong type is read as missing.
@@ -69,6 +70,19 @@ local function row(member)
   local fields = try('HGETALL', member)
   if not fields or #fields == 0 then return nil end
   return fields
+end
+
+-- Comment search (issue 24): KEYS are a page of comment:<cid>, answered in that order;
+-- one that is gone is left out.
+if mode == 'members' then
+  for _, member in ipairs(KEYS) do
+    local fields = row(member)
+    if fields then
+      reply[2] = reply[2] + 1
+      emit(member, fields)
+    end
+  end
+  return reply
 end
 
 if mode == 'one' then

@@ -37,7 +37,7 @@ from articles.store.selectors.rankings import (
     good_article_page,
     top_article_list,
 )
-from articles.store.selectors.searching import article_search
+from articles.store.selectors.searching import article_search, comment_search
 from articles.store.selectors.status import stats_daily, store_health, store_status, store_topology
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "article_search",
     "comment_get",
     "comment_post_replay",
+    "comment_search",
     "comment_thread",
     "domain_article_list",
     "front_page",

@@ -227,10 +227,14 @@ def article_comments_feed(*, article_id: int, limit: int = 50) -> list[Comment]:
     return _comment_rows(key, "visible", 0, max(1, limit), None).items
 
 
-def _comment_rows(key: str, mode: str, start: int, stop: int, user_id: int | None) -> Page[Comment]:
+def _comment_rows(
+    key: str | list[str], mode: str, start: int, stop: int, user_id: int | None
+) -> Page[Comment]:
     viewer = keys.user(user_id) if user_id else ""
     reply = scripts.COMMENT_ROWS(
-        keys=[key], args=[mode, start, stop, viewer], client=replicas.connection()
+        keys=[key] if isinstance(key, str) else key,
+        args=[mode, start, stop, viewer],
+        client=replicas.connection(),
     )
     if raise_for_status(reply, allow=(Status.COMMENT_NOT_FOUND,)) is not Status.OK:
         return Page([], 1, 0, 1)

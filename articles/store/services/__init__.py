@@ -16,6 +16,12 @@ from articles.store.services.articles import (
     article_purge,
     article_purge_step,
 )
+from articles.store.services.comment_indexing import (
+    comment_reindex,
+    comment_reindex_batch,
+    comment_search_entry_drop,
+    comment_search_rebuild,
+)
 from articles.store.services.comments import (
     comment_delete,
     comment_edit,
@@ -66,8 +72,12 @@ __all__ = [
     "comment_delete",
     "comment_edit",
     "comment_post",
+    "comment_reindex",
+    "comment_reindex_batch",
     "comment_remove",
     "comment_save",
+    "comment_search_entry_drop",
+    "comment_search_rebuild",
     "comment_submit",
     "comment_vote",
     "group_create",

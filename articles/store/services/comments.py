@@ -15,7 +15,7 @@ from articles.errors import (
 )
 from articles.operations import metrics
 from articles.operations.replication import replicated
-from articles.store import keys, scripts, selectors
+from articles.store import keys, scripts, search, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
@@ -84,6 +84,7 @@ def comment_post(
             conf.comment_max_depth(),
             conf.idempotency_seconds() if idem_key else 0,
             validation.comment_fingerprint(article_id, parent_id, text),
+            " ".join(search.comment_words(text)),
         ],
         client=conn,
     )
@@ -144,7 +145,13 @@ def comment_edit(*, comment_id: int, actor: Actor, text: str, now: float | None 
     member = _comment_member(comment_id)
     result = scripts.COMMENT_EDIT(
         keys=[member],
-        args=[keys.user(actor.pk), text, _given(now), conf.comment_edit_seconds()],
+        args=[
+            keys.user(actor.pk),
+            text,
+            _given(now),
+            conf.comment_edit_seconds(),
+            " ".join(search.comment_words(text)),
+        ],
         client=get_connection(),
     )
     raise_for_status(result)

@@ -118,32 +118,50 @@ def search_index_rebuild(
     if progress:
         progress(seen, seen)
     conn.set(keys.SEARCH_STEMMER, language)
+    dropped = stale_entries_drop(
+        conn,
+        scan=keys.SEARCH_INDEX_SCAN,
+        word_of=keys.word_of,
+        id_of=keys.article_id_or_none,
+        drop=lambda word, i: search_entry_drop(word=word, article_id=i),
+        batch=batch,
+    )
+    return seen, changed, dropped
+
+
+def stale_entries_drop(
+    conn: redis.Redis,
+    *,
+    scan: str,
+    word_of: Callable[[str], str],
+    id_of: Callable[[str], int | None],
+    drop: Callable[[str, int], bool],
+    batch: int,
+) -> int:
+    """Every entry of the index sets `scan` matches whose item (`id_of` its member) lacks
+    the set's word (`word_of` its key) in its `words`, passed to `drop(word, id)`, a
+    script that checks again. Keys not ours or not sets are left (check_votes reports
+    them). Returns how many were dropped."""
     dropped = 0
-    for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=batch):
+    for raw_key in conn.scan_iter(match=scan, count=batch):
         try:
-            word = keys.word_of(_decode(raw_key))
+            word = word_of(_decode(raw_key))
         except ValueError:
-            continue  # not ours (check_votes reports it)
+            continue
         if conn.type(raw_key) != b"set":
             continue
         members = [_decode(m) for m in conn.sscan_iter(raw_key, count=batch)]
         for offset in range(0, len(members), batch):
-            chunk = [
-                (m, i)
-                for m in members[offset : offset + batch]
-                if (i := keys.article_id_or_none(m))
-            ]
+            chunk = [(m, i) for m in members[offset : offset + batch] if (i := id_of(m))]
             pipe = conn.pipeline(transaction=False)
             for member, _ in chunk:
                 pipe.hget(member, "words")
-            for (_, article_id), words in zip(
-                chunk, pipe.execute(raise_on_error=False), strict=True
-            ):
+            for (_, item_id), words in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
                 if isinstance(words, redis.ResponseError):
                     continue  # not a hash: check_votes reports it
                 if word not in _decode(words).split():
-                    dropped += search_entry_drop(word=word, article_id=article_id)
-    return seen, changed, dropped
+                    dropped += drop(word, item_id)
+    return dropped
 
 
 def search_entry_drop(*, word: str, article_id: int) -> bool:

@@ -1,0 +1,155 @@
+"""The checks of the comment search index (cidx:<word>), both ways as for articles: every
+visible comment is in the sets of the words its text gives (search.comment_words, and its
+`words` field says so), a tombstone in none, and every entry names a comment that has the
+word. Comments written before comment search have no `words`: reported as unindexed.
+A suspect is re-read in one MULTI/EXEC (its hash and its entries together) before it is
+reported, so a write between the audit's reads is not taken for a fault."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import redis
+
+from articles.errors import CommentNotFound, StoreCorrupt
+from articles.operations.audit.common import Problem, chunks, cid, wrong_type
+from articles.store import keys, search, services
+
+COMMENT_SEARCH_KINDS = frozenset({"comment_search_unindexed", "comment_search_stale"})
+_FIELDS = ("words", "text", "state", "time")
+
+
+def comment_search_audit(conn: redis.Redis, batch: int = 500) -> list[Problem]:
+    """Problems of the comment search index, each confirmed by a consistent re-read."""
+    ids = sorted({i for k in conn.scan_iter(match=keys.COMMENT_SCAN, count=1000) if (i := cid(k))})
+    has: dict[str, frozenset[str]] = {}
+    unreadable: set[str] = set()
+    problems: list[Problem] = []
+    for chunk in chunks(ids, batch):
+        problems += _unindexed(conn, chunk, has, unreadable)
+    problems += _stale(conn, has, unreadable)
+    return [p for p in problems if _still(conn, p)]
+
+
+def _fault(row: Sequence[Any]) -> tuple[list[str], str]:
+    """The words a comment's HMGET _FIELDS gives, and what is wrong with its `words`."""
+    stored, text, state = (keys.text(v or b"") for v in row[:3])
+    expected = [] if state else search.comment_words(text)
+    if row[0] is None and expected:
+        return expected, "not indexed"
+    return expected, "" if stored.split() == expected else "indexed under other words"
+
+
+def _unindexed(
+    conn: redis.Redis, chunk: Sequence[int], has: dict[str, frozenset[str]], unreadable: set[str]
+) -> list[Problem]:
+    pipe = conn.pipeline(transaction=False)
+    for comment_id in chunk:
+        pipe.hmget(keys.comment(comment_id), *_FIELDS)
+    rows = pipe.execute(raise_on_error=False)
+    problems: list[Problem] = []
+    pipe = conn.pipeline(transaction=False)
+    checked = []
+    for comment_id, row in zip(chunk, rows, strict=True):
+        member = keys.comment(comment_id)
+        if isinstance(row, redis.ResponseError):
+            unreadable.add(member)  # not a hash: the comment audit reports it
+            continue
+        if row[3] is None:
+            continue  # gone: its entries are stale
+        has[member] = frozenset(keys.text(row[0] or b"").split())
+        expected, fault = _fault(row)
+        if fault:
+            problems.append(Problem("comment_search_unindexed", fault, entry=member, member=member))
+            continue
+        for word in expected:
+            pipe.sismember(keys.cidx(word), member)
+        checked.append((member, expected))
+    replies = iter(pipe.execute(raise_on_error=False))
+    for member, expected in checked:
+        missing = [w for w in expected if not next(replies)]
+        if missing:
+            problems.append(
+                Problem(
+                    "comment_search_unindexed",
+                    f"missing from cidx:{missing[0]}",
+                    entry=member,
+                    member=member,
+                )
+            )
+    return problems
+
+
+def _stale(
+    conn: redis.Redis, has: dict[str, frozenset[str]], unreadable: set[str]
+) -> list[Problem]:
+    """Entries naming a comment without the word, and cidx: keys that name no word or
+    are not sets."""
+    problems: list[Problem] = []
+    for raw_key in conn.scan_iter(match=keys.COMMENT_SEARCH_INDEX_SCAN, count=1000):
+        key = keys.text(raw_key)
+        try:
+            word = keys.comment_word_of(key)
+        except ValueError:
+            problems.append(
+                Problem("comment_search_stale", f"{key} names no search word", entry=key)
+            )
+            continue
+        kind = keys.text(conn.type(key))
+        if kind != "set":
+            if kind != "none":
+                problems.append(wrong_type(key, kind, "set"))
+            continue
+        for raw in conn.sscan_iter(key, count=1000):
+            member = keys.text(raw)
+            if member in unreadable:
+                continue
+            if keys.comment_id_or_none(member) is None or word not in has.get(member, ()):
+                detail = f"{key} holds {member!r}, which does not have the word"
+                problems.append(Problem("comment_search_stale", detail, entry=key, member=member))
+    return problems
+
+
+def _still(conn: redis.Redis, problem: Problem) -> bool:
+    """Whether `problem` holds in one consistent read of its comment and its entries."""
+    member = problem.member
+    if member is None or keys.comment_id_or_none(member) is None:
+        return True  # an entry naming no comment: nothing to re-read
+    pipe = conn.pipeline(transaction=True)
+    pipe.hmget(member, *_FIELDS)
+    if problem.kind == "comment_search_stale" and problem.entry:
+        pipe.sismember(problem.entry, member)
+        row, hit = pipe.execute(raise_on_error=False)
+        if isinstance(row, redis.ResponseError) or not hit:
+            return False
+        word = keys.comment_word_of(problem.entry)
+        return row[3] is None or word not in keys.text(row[0] or b"").split()
+    row = pipe.execute(raise_on_error=False)[0]
+    if isinstance(row, redis.ResponseError) or row[3] is None:
+        return False
+    expected, fault = _fault(row)
+    if fault:
+        return True
+    pipe = conn.pipeline(transaction=True)
+    pipe.hmget(member, *_FIELDS)
+    for word in expected:
+        pipe.sismember(keys.cidx(word), member)
+    again, *hits = pipe.execute(raise_on_error=False)
+    return list(again) == list(row) and not all(hits)
+
+
+def comment_search_repair(problems: Iterable[Problem]) -> None:
+    """Reindex the unindexed comments from their hashes and drop the stale entries, each
+    by one script that checks what it read (check_votes --repair). An entry naming no
+    comment, or a key of the wrong type, is left for a person."""
+    for problem in problems:
+        comment_id = keys.comment_id_or_none(problem.member or "")
+        try:
+            if problem.kind == "comment_search_unindexed" and comment_id:
+                services.comment_reindex(comment_id=comment_id)
+            elif problem.kind == "comment_search_stale" and comment_id and problem.entry:
+                word = keys.comment_word_of(problem.entry)
+                services.comment_search_entry_drop(word=word, comment_id=comment_id)
+        except (CommentNotFound, StoreCorrupt):
+            continue

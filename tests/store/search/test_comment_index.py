@@ -1,0 +1,171 @@
+"""Comment search (issue 24): cidx:<word> kept exact by every write that changes or removes
+a comment's text, found by comment_search newest first, rebuilt by reindex_search."""
+
+from __future__ import annotations
+
+import pytest
+
+from articles.errors import EmptySearch
+from articles.store import keys, search, selectors, services
+from articles.types import Period
+from tests import factories
+from tests.actors import member_actor, staff_actor
+
+STEMMED = True
+
+
+@pytest.fixture
+def article(now) -> int:
+    return factories.article(1, title="A title", now=now).id
+
+
+def index(conn) -> dict[str, set[str]]:
+    """Every cidx:<word> set, as {word: {comment:<id>, ...}}."""
+    found = {}
+    for raw in conn.scan_iter(match="cidx:*"):
+        found[raw.decode()[5:]] = {m.decode() for m in conn.smembers(raw)}
+    return found
+
+
+def expected(conn) -> dict[str, set[str]]:
+    """The index the visible comments' texts give."""
+    want: dict[str, set[str]] = {}
+    for raw in conn.scan_iter(match="comment:*"):
+        if conn.type(raw) != b"hash" or conn.hget(raw, "state"):
+            continue
+        for word in search.comment_words(conn.hget(raw, "text").decode()):
+            want.setdefault(word, set()).add(raw.decode())
+    return want
+
+
+def test_words_are_the_first_distinct_stems_up_to_the_cap(settings):
+    text = "Redis clusters and the cluster of redis: shards shard sharding replicas"
+    assert search.comment_words(text, 3) == ["cluster", "redi", "shard"]
+    assert search.comment_words(text, 0) == []
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 2
+    assert search.comment_words(text) == ["cluster", "redi"]
+
+
+def test_post_edit_delete_keep_the_index_exact(conn, article, now):
+    first = factories.comment(2, article, "Sorted sets rank things")
+    reply = factories.comment(3, article, "Hashes store fields", first.id)
+    assert index(conn) == expected(conn) and "sort" in index(conn)
+    assert conn.hget(keys.comment(first.id), "words") == b"rank set sort thing"
+    services.comment_edit(comment_id=reply.id, actor=member_actor(3), text="Streams instead")
+    assert index(conn) == expected(conn) and "hash" not in index(conn)
+    # a tombstone (it has a reply) is found by no word
+    services.comment_delete(comment_id=first.id, actor=member_actor(2))
+    assert conn.hget(keys.comment(first.id), "state") == b"deleted"
+    assert index(conn) == expected(conn) and "sort" not in index(conn)
+    assert conn.hget(keys.comment(first.id), "words") is None
+    # removing the reply removes the tombstone above it too
+    services.comment_remove(comment_id=reply.id, actor=staff_actor(), reason="spam")
+    assert index(conn) == {} and expected(conn) == {}
+
+
+def test_purging_an_article_and_forgetting_an_account(conn, article, now):
+    other = factories.article(4, title="Other", link="https://example.org/b", now=now).id
+    factories.comment(2, article, "Pipelines batch commands")
+    kept = factories.comment(2, other, "Pipelines again")
+    services.user_forget(user_id=2, name="two")  # the text stays: so does the index
+    assert index(conn) == expected(conn) and "pipelin" in index(conn)
+    services.article_delete(article_id=article, actor=staff_actor(), reason="spam")
+    services.article_purge(article_id=article)
+    assert (
+        index(conn)
+        == expected(conn)
+        == {"pipelin": {keys.comment(kept.id)}, "again": {keys.comment(kept.id)}}
+    )
+
+
+def test_zero_words_turns_comment_search_off(conn, article, settings):
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 0
+    factories.comment(2, article, "Nothing indexed here")
+    assert index(conn) == {}
+    assert selectors.comment_search(q="indexed").count == 0
+
+
+def test_search_finds_visible_comments_newest_first(conn, article, clock):
+    old = factories.comment(2, article, "Redis streams are logs", now=clock.now())
+    clock.advance(10)
+    new = factories.comment(3, article, "Streams with consumer groups", now=clock.now())
+    clock.advance(10)
+    factories.comment(4, article, "Consumer lag of streams", now=clock.now())
+    found = selectors.comment_search(q="stream -lag", now=clock.now())
+    assert [c.id for c in found.items] == [new.id, old.id] and found.count == 2
+    assert found.words == ("stream",) and found.excluded == ("lag",)
+    assert found.items[0].article_title == "A title"
+    assert selectors.comment_search(q="consumer", page=2).items == []
+    with pytest.raises(EmptySearch):
+        selectors.comment_search(q="the")
+    recent = selectors.comment_search(q="streams", period=Period.DAY, now=clock.now() + 86_401)
+    assert recent.count == 0
+
+
+def test_a_search_page_is_two_round_trips(conn, article, round_trips):
+    for user in range(2, 8):
+        factories.comment(user, article, f"Replication lag {user}")
+    trips, found = round_trips(lambda: selectors.comment_search(q="replication", user_id=2))
+    assert trips == 2 and len(found.items) == 6
+
+
+def test_reindex_indexes_old_comments_and_drops_stale_entries(conn, article, settings):
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 0
+    a = factories.comment(2, article, "Written before comment search")
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 16
+    conn.sadd("cidx:ghost", keys.comment(a.id), "comment:999")
+    seen, changed, dropped = services.comment_search_rebuild(batch=1)
+    assert (seen, changed, dropped) == (1, 1, 2)
+    assert index(conn) == expected(conn) and "written" in index(conn)
+    assert services.comment_search_rebuild() == (1, 0, 0)
+
+
+def test_check_votes_reports_and_repairs_comment_index_faults_both_ways(conn, article):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from articles.operations import audit
+
+    a = factories.comment(2, article, "Lua scripts run atomically")
+    b = factories.comment(3, article, "Replicas follow the primary")
+    conn.srem("cidx:atom", keys.comment(a.id))  # a.id is missing from one of its sets
+    conn.hdel(keys.comment(b.id), "words")  # b was written before comment search
+    conn.sadd("cidx:primari", "comment:999")  # an entry naming a comment that is gone
+    conn.sadd("cidx:lua", keys.comment(b.id))  # b lacks the word
+    found = {
+        (p.kind, p.detail.split(",")[0])
+        for p in audit.invariant_audit()
+        if p.kind in audit.COMMENT_SEARCH_KINDS
+    }
+    assert found == {
+        ("comment_search_unindexed", "missing from cidx:atom"),
+        ("comment_search_unindexed", "not indexed"),
+        ("comment_search_stale", "cidx:primari holds 'comment:999'"),
+        ("comment_search_stale", f"cidx:lua holds 'comment:{b.id}'"),
+        # b's own entries are judged by its `words` (none): repaired by reindexing it first
+        *{
+            ("comment_search_stale", f"cidx:{w} holds 'comment:{b.id}'")
+            for w in ("follow", "primari", "replica")
+        },
+    }
+    with pytest.raises(CommandError):
+        call_command("check_votes", stdout=StringIO())
+    out = StringIO()
+    call_command("check_votes", "--repair", stdout=out)
+    assert "the audit now finds nothing wrong" in out.getvalue()
+    assert index(conn) == expected(conn)
+
+
+def test_the_reindex_search_command_indexes_comments_too(conn, article, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 0
+    factories.comment(2, article, "Old comment text")
+    settings.ARTICLES_SEARCH_COMMENT_WORDS = 16
+    out = StringIO()
+    call_command("reindex_search", "--no-progress", stdout=out)
+    assert "1 comment(s) read, 1 reindexed, 0 stale entries dropped." in out.getvalue()
+    assert index(conn) == expected(conn) != {}

@@ -17,6 +17,7 @@ import pytest
 import redis
 from django.conf import settings
 from django.test import override_settings
+from django.utils import translation
 
 from articles import caches
 from articles.operations import audit
@@ -113,6 +114,14 @@ def clock() -> Iterator[Clock]:
     stopped = Clock(time.time() // 3600 * 3600)
     yield stopped
     app_clock.fix(None)
+
+
+@pytest.fixture(autouse=True)
+def _site_language() -> None:
+    """Each test starts in the site's language: LocaleMiddleware leaves the language of the
+    last request active in its thread (each request sets its own), so a German request
+    made by one test would word the next test's messages in German."""
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ mends it only from what is still known elsewhere (the voter sets, the time: inde
 One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
-top of each period, its backfill and repair); confirm re-reads
+top of each period, its backfill and repair), inboxes (the replies inboxes); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -18,6 +18,7 @@ from articles.operations.audit.comment_repairs import comment_repair, comments_r
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.groups import group_memberships
+from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
 from articles.operations.audit.repairs import (
@@ -34,6 +35,7 @@ from articles.operations.audit.search_index import SEARCH_KINDS, search_index_au
 __all__ = [
     "ARTICLE_KINDS",
     "COMMENT_KINDS",
+    "INBOX_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
     "REPORT_ONLY_KINDS",
@@ -48,6 +50,7 @@ __all__ = [
     "comments_repair_all",
     "group_memberships",
     "group_register",
+    "inbox_audit",
     "index_entries_repair",
     "invariant_audit",
     "search_index_audit",

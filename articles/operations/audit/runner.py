@@ -19,6 +19,7 @@ from articles.operations.audit.common import (
 )
 from articles.operations.audit.confirm import Judge, Unit, confirmed, identity
 from articles.operations.audit.groups import group_read, groups_audit
+from articles.operations.audit.inboxes import inbox_audit
 from articles.operations.audit.indexes import (
     link_and_poster_audit,
     link_read,
@@ -43,7 +44,8 @@ def invariant_audit(
 ) -> list[Problem]:
     """Every broken invariant of SPEC §1, plus voter sets without their expiry, indexes
     that disagree with the article hashes, keys of the wrong type and values that are not
-    counts or times. Reads only; works on book data too; never stops at bad data.
+    counts or times, and the replies inboxes' faults (inboxes.INBOX_KINDS). Reads only;
+    works on book data too; never stops at bad data.
     The window is judged by Redis' clock, as the scripts judge it (`now` fixes it).
     `progress(done, total)` is called after each batch of articles (check_votes' bar)."""
     conn = get_connection()
@@ -70,7 +72,12 @@ def invariant_audit(
         start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
         read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
     )
-    return problems + comment_audit(conn, now=fixed, batch=batch) + top_audit(batch=batch)
+    return (
+        problems
+        + comment_audit(conn, now=fixed, batch=batch)
+        + top_audit(batch=batch)
+        + inbox_audit(conn, batch=batch)
+    )
 
 
 # The family of an article, index or search problem: what a re-read of it covers.

@@ -4,7 +4,9 @@
 -- is removed entirely: its hash, voter sets, and places in its parent's orderings, the
 -- article's list, the site-wide and the author's lists. A tombstone whose last reply
 -- goes away is removed with it, up the thread. The article's `comments` (visible
--- comments) drops by one if the comment was visible. Checks come before the first write.
+-- comments) drops by one if the comment was visible, and a visible one leaves the inbox
+-- of the user it answered (named from the hashes read, as the author's list is).
+-- Checks come before the first write.
 -- KEYS[1] comment:<cid>  KEYS[2] comments:  KEYS[3] modlog:
 -- ARGV[1] "author" | "staff"  ARGV[2] user:<pk> (author)  ARGV[3] reason (staff)
 -- ARGV[4] log entry ("" for none)  ARGV[5] log length kept
@@ -36,6 +38,9 @@ local function info(member)
   local wrong = bad_types(specs) or bad_counts(f[1], {'comments'})
   if not wrong and c.parent ~= '' then wrong = bad_counts(c.parent, {'replies'}) end
   if wrong then return nil, wrong end
+  -- Whose inbox it went to (comment_post.lua): its parent's author's, or its poster's.
+  c.to = redis.call('HGET', c.parent ~= '' and c.parent or f[1],
+    c.parent ~= '' and 'author' or 'poster')
   c.children = redis.call('ZCARD', 'replies_new:' .. cid)
   return c
 end
@@ -69,6 +74,7 @@ if c.state == '' then
   if redis.call('EXISTS', c.article) == 1 then redis.call('HINCRBY', c.article, 'comments', -1) end
   redis.call('ZREM', KEYS[2], c.member)
   if c.mine then redis.call('ZREM', c.mine, c.member) end
+  inbox_remove(c.to, c.member)
 end
 if #gone == 0 then
   redis.call('HSET', c.member, 'state', mode == 'author' and 'deleted' or 'removed',

@@ -17,6 +17,7 @@ from articles.store.selectors.comments import (
     user_comments,
 )
 from articles.store.selectors.groups import group_article_list, group_get, group_list
+from articles.store.selectors.inbox import inbox_digest_replies, inbox_page, inbox_unread
 from articles.store.selectors.modlog import modlog_page
 from articles.store.selectors.rankings import (
     front_page,
@@ -42,6 +43,9 @@ __all__ = [
     "group_article_list",
     "group_get",
     "group_list",
+    "inbox_digest_replies",
+    "inbox_page",
+    "inbox_unread",
     "modlog_page",
     "raise_if_removed",
     "recent_comments",

@@ -45,8 +45,8 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
     attributed to nobody (owner field cleared, shown as DELETED_NAME) and leave
     submitted:<pk> and user_comments:<pk>; its votes on articles and comments still open
     are withdrawn (closed counts are final, and their voter sets are gone); its name and
-    user:<pk> leave the moderation log. `name` defaults to the one queued by
-    user_forget_begin. Safe to run again. Returns how many items were renamed."""
+    user:<pk> leave the moderation log; its replies inbox goes. `name` defaults to the one
+    queued by user_forget_begin. Safe to run again. Returns how many items were renamed."""
     conn = get_connection()
     pk = str(_positive_id(user_id))
     if name is None:
@@ -64,6 +64,8 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
             renamed, left = renamed + int(reply[1]), int(reply[2])
     _votes_withdraw(conn, keys.user(user_id))
     _modlog_forget(conn, user_id, name)
+    # The replies inbox: two keys, bounded in size, in one DEL.
+    conn.delete(keys.inbox(user_id), keys.inbox_state(user_id))
     conn.hdel(keys.FORGET, pk)
     return renamed
 

@@ -29,7 +29,7 @@ def used(now) -> tuple[int, int]:
 
 
 def test_inboxes_in_use_deleted_from_and_forgotten_are_clean(used, settings):
-    top, reply = used
+    _top, reply = used
     assert audit.invariant_audit() == []
     services.comment_delete(comment_id=reply, actor=member_actor(3, "u3"))
     services.user_forget_begin(user_id=1, name="u1")
@@ -45,7 +45,7 @@ def test_an_entry_naming_a_gone_comment_or_no_comment_is_reported(used, conn):
 
 
 def test_a_deleted_comment_left_in_an_inbox_is_reported(used, conn):
-    top, reply = used
+    _top, reply = used
     conn.hset(keys.comment(reply), "state", "deleted")
     assert inbox_problems() == [("inbox_stale", "inbox:2", keys.comment(reply))]
 

@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 
 from articles import validation
-from articles.web import accounts, comments, feeds, staff, views, writing
+from articles.web import accounts, comments, feeds, inbox, staff, views, writing
 from articles.web.helpers import html_errors
 
 
@@ -48,6 +48,8 @@ urlpatterns = [
     path("c/<int:comment_id>/delete/", comments.comment_delete, name="comment-delete"),
     path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),
     path("comments/", comments.recent_comments, name="recent-comments"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/read/", inbox.inbox_read, name="inbox-read"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),
     # path, not str: a name made outside the sign-up's rule (the admin) may hold a "/".
     # Before the user page, which would take "<name>/comments" for a name; the view keeps

@@ -91,6 +91,9 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "articles.articles_comments_create",
         "articles.articles_comments_list",
         "comments.comments_vote_update",
+        "inbox.inbox_list",
+        "inbox.inbox_unread_retrieve",
+        "inbox.inbox_read_create",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -123,7 +126,8 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         ann, bob = log_in("ann", "pw-Secret-123"), log_in("bob", "pw-Secret-456")
         stranger = connect("not-a-token")
         article_id = _post_vote_list(api, models, anonymous, ann, bob, stranger)
-        _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
+        top, reply = _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
+        _inbox_unread_then_read(api, models, anonymous, bob, top, reply)
 
 
 def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type: ignore[no-untyped-def]
@@ -194,3 +198,22 @@ def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  #
     mine = api.articles.articles_comments_list.sync(article_id, client=ann)
     assert isinstance(mine, models.Thread)
     assert [c.my_vote for c in mine.results] == [models.VoteEnum.UP, models.VoteEnum.NONE]
+    return top.id, reply.id
+
+
+def _inbox_unread_then_read(api, models, anonymous, bob, top_id, reply_id):  # type: ignore[no-untyped-def]
+    """bob's comment was answered by ann: it is in bob's inbox, unread, until he marks it."""
+    count = api.inbox.inbox_unread_retrieve.sync(client=bob)
+    assert isinstance(count, models.InboxUnread) and count.unread == 1
+    inbox = api.inbox.inbox_list.sync(client=bob)
+    assert isinstance(inbox, models.InboxPage)
+    assert inbox.unread == 1 and inbox.count == 1 and inbox.newest >= 1
+    [entry] = inbox.results
+    assert entry.unread and entry.comment.id == reply_id and entry.comment.parent_id == top_id
+    marked = api.inbox.inbox_read_create.sync(client=bob, body=models.InboxRead(up_to=inbox.newest))
+    assert isinstance(marked, models.InboxUnread) and marked.unread == 0
+    again = api.inbox.inbox_list.sync(client=bob)
+    assert isinstance(again, models.InboxPage)
+    assert [e.unread for e in again.results] == [False]
+    refused = api.inbox.inbox_list.sync_detailed(client=anonymous)
+    assert refused.status_code == 401 and isinstance(refused.parsed, models.Error)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from articles.operations import audit
 from articles.store import keys, services
@@ -66,3 +69,24 @@ def test_bad_state_a_lone_key_a_wrong_type_and_a_long_inbox_are_reported(used, c
         ("wrong_type", "inbox:4"),
         ("inbox_long", "inbox:1"),
     }
+
+
+def test_the_repair_takes_out_entries_naming_no_comment(used, conn):
+    top, reply = used
+    conn.zadd(keys.inbox(2), {"comment:77": 5})
+    conn.hset(keys.inbox_state(2), "seq", 5)
+    conn.delete(keys.comment(top))  # by hand: a reply to it is in user 1's inbox
+    call_command("check_votes", "--repair", stdout=StringIO())
+    assert inbox_problems() == []
+    assert conn.zrange(keys.inbox(2), 0, -1) == [keys.comment(reply).encode()]
+    assert not conn.exists(keys.inbox(1), keys.inbox_state(1))  # emptied: its state went too
+
+
+def test_the_repair_trims_an_inbox_longer_than_its_bound(used, conn, settings):
+    top, reply = used
+    conn.zadd(keys.inbox(3), {keys.comment(reply): 1, keys.comment(top): 2})
+    conn.hset(keys.inbox_state(3), "seq", 2)
+    settings.ARTICLES_INBOX_SIZE = 1
+    call_command("check_votes", "--repair", stdout=StringIO())
+    assert inbox_problems() == []
+    assert conn.zrange(keys.inbox(3), 0, -1) == [keys.comment(top).encode()]

@@ -96,5 +96,6 @@ class Command(BaseCommand):
         if any(p.kind in audit.COMMENT_KINDS for p in problems):
             audit.comments_repair_all()
         # Last, and found again: the repairs above may have rewritten votes:, which the
-        # kept periods follow.
+        # kept periods follow, and removed comments that inboxes still name.
         audit.top_repair()
+        audit.inbox_repair()

@@ -18,7 +18,7 @@ from articles.operations.audit.comment_repairs import comment_repair, comments_r
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.groups import group_memberships
-from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit
+from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit, inbox_repair
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
 from articles.operations.audit.repairs import (
@@ -51,6 +51,7 @@ __all__ = [
     "group_memberships",
     "group_register",
     "inbox_audit",
+    "inbox_repair",
     "index_entries_repair",
     "invariant_audit",
     "search_index_audit",

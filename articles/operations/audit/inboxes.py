@@ -7,19 +7,22 @@ entry that is not a comment:<id>, numbered above seq, or naming a comment delete
 (comment_delete.lua, delete.lua and article_purge.lua take them out as they go); an inbox
 longer than ARTICLES_INBOX_SIZE (a lowered bound: the next reply trims it). Each entry
 fault is confirmed by an atomic re-read (MULTI/EXEC) of that entry and its comment, so a
-reply deleted while the audit runs is not reported. Reports only: check_votes --repair
-leaves them to a person (an entry at fault goes unshown anyway; see selectors.inbox).
+reply deleted while the audit runs is not reported. check_votes --repair (inbox_repair)
+takes entries at fault out and trims a long inbox; a key of the wrong type or a bad state
+is left for a person (an entry at fault goes unshown anyway: selectors.inbox).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import cast
 
 import redis
 
 from articles import conf
 from articles.operations.audit.common import WHOLE, Problem, chunks, wrong_type
 from articles.store import keys
+from articles.store.connection import get_connection
 
 INBOX_KINDS = frozenset({"inbox_bad", "inbox_stale", "inbox_long"})
 _STATE_FIELDS = ("seq", "read", "digest")
@@ -42,7 +45,7 @@ def _owners(conn: redis.Redis, pattern: str, prefix: str) -> Iterator[int]:
             yield int(pk)
 
 
-def _inboxes(conn: redis.Redis, owners: list[int] | tuple[int, ...], batch: int) -> list[Problem]:
+def _inboxes(conn: redis.Redis, owners: Sequence[int], batch: int) -> list[Problem]:
     pipe = conn.pipeline(transaction=False)
     for pk in owners:
         pipe.type(keys.inbox(pk))
@@ -101,7 +104,10 @@ def _entries(conn: redis.Redis, pk: int, seq: int, batch: int) -> list[Problem]:
     inbox = keys.inbox(pk)
     problems: list[Problem] = []
     for start in range(0, int(conn.zcard(inbox)), batch):
-        page = conn.zrange(inbox, start, start + batch - 1, withscores=True)
+        page = cast(
+            "list[tuple[bytes, float]]",
+            conn.zrange(inbox, start, start + batch - 1, withscores=True),
+        )
         suspects = []
         for raw, score in page:
             member = keys.text(raw)
@@ -143,3 +149,47 @@ def _stale(conn: redis.Redis, inbox: str, members: list[str]) -> list[Problem]:
             what = f"names a comment {keys.text(state)}"
             problems.append(Problem("inbox_stale", what, entry=inbox, member=member))
     return problems
+
+
+def inbox_repair() -> int:
+    """Mend what the inbox audit finds now (check_votes --repair runs it after the comment
+    repairs, which may leave entries naming comments they removed): each entry at fault
+    leaves its inbox, an inbox left empty takes its state with it, and an inbox longer
+    than ARTICLES_INBOX_SIZE is trimmed to its newest; each one MULTI/EXEC under WATCH.
+    A key of the wrong type or a bad state is left for a person. Returns how many."""
+    conn = get_connection()
+    mended = 0
+    for problem in inbox_audit(conn):
+        inbox = problem.entry or ""
+        owner = keys.user_id_or_none("user:" + inbox.removeprefix("inbox:"))
+        if owner is None or not inbox.startswith("inbox:"):
+            continue
+        if problem.kind == "inbox_long":
+            mended += _mend(conn, inbox, keys.inbox_state(owner), None)
+        elif problem.member and problem.kind in ("inbox_stale", "inbox_bad"):
+            mended += _mend(conn, inbox, keys.inbox_state(owner), problem.member)
+    return mended
+
+
+def _mend(conn: redis.Redis, inbox: str, state: str, member: str | None) -> int:
+    """Take `member` out of `inbox`, and its state with it if that empties it (None: trim
+    the inbox to its bound). A reply added meanwhile changes the inbox: read again."""
+    with conn.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(inbox)
+                if pipe.type(inbox) != b"zset":
+                    return 0
+                last = member is not None and pipe.zscore(inbox, member) is not None
+                last = last and int(pipe.zcard(inbox)) == 1
+                pipe.multi()
+                if member is None:
+                    pipe.zremrangebyrank(inbox, 0, -(conf.inbox_size() + 1))
+                else:
+                    pipe.zrem(inbox, member)
+                if last:
+                    pipe.delete(state)
+                pipe.execute()
+                return 1
+            except redis.WatchError:
+                continue

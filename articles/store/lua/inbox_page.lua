@@ -1,11 +1,13 @@
 -- inbox_page.lua: a user's replies inbox in one call: how many replies it holds, how many
 -- are unread, and a page of them (newest first) with each comment's fields and its
 -- article's title. Reads only; a key of the wrong type is read as empty.
--- KEYS[1] inbox:<pk>  KEYS[2] inbox_state:<pk>
+-- KEYS[1] inbox:<pk>  KEYS[2] inbox_state:<pk>  KEYS[3] (mode "count", optional) the
+--   user's credential_epoch:<pk>, read in the same call (a logged-in page's one check)
 -- ARGV[1] "page" (ranks ARGV[2]..ARGV[3]) | "count" (no replies) | "digest" (the newest
 --   ARGV[3] unread replies not yet in a digest)  ARGV[2] start  ARGV[3] stop, or how many
 -- Returns {S.OK, count, unread, read, digest, newest, then per reply: its number, comment
---   id, n, field, value, ..., article title}; a comment gone since has n = 0.
+--   id, n, field, value, ..., article title}; a comment gone since has n = 0. In mode
+--   "count" with KEYS[3]: {S.OK, count, unread, read, digest, newest, epoch or ""}.
 -- Unread are the replies numbered above `read`: ZCOUNT, O(log n), whatever the inbox holds.
 local mode = ARGV[1]
 local function whole(v) return tonumber(v) and math.floor(tonumber(v)) or 0 end
@@ -13,7 +15,10 @@ local state = try('HMGET', KEYS[2], 'read', 'digest', 'seq') or {}
 local read, digest = whole(state[1]), whole(state[2])
 local reply = {S.OK, try('ZCARD', KEYS[1]) or 0, try('ZCOUNT', KEYS[1], '(' .. read, '+inf') or 0,
   read, digest, whole(state[3])}
-if mode == 'count' then return reply end
+if mode == 'count' then
+  if KEYS[3] then reply[#reply + 1] = try('GET', KEYS[3]) or '' end
+  return reply
+end
 
 local flat
 if mode == 'digest' then

@@ -17,7 +17,12 @@ from articles.store.selectors.comments import (
     user_comments,
 )
 from articles.store.selectors.groups import group_article_list, group_get, group_list
-from articles.store.selectors.inbox import inbox_digest_replies, inbox_page, inbox_unread
+from articles.store.selectors.inbox import (
+    inbox_digest_replies,
+    inbox_page,
+    inbox_unread,
+    inbox_unread_and_epoch,
+)
 from articles.store.selectors.modlog import modlog_page
 from articles.store.selectors.rankings import (
     front_page,
@@ -46,6 +51,7 @@ __all__ = [
     "inbox_digest_replies",
     "inbox_page",
     "inbox_unread",
+    "inbox_unread_and_epoch",
     "modlog_page",
     "raise_if_removed",
     "recent_comments",

@@ -41,26 +41,37 @@ def inbox_unread(*, user_id: int) -> int:
     return int(_call(user_id, "count", 0, 0)[2])
 
 
+def inbox_unread_and_epoch(*, user_id: int) -> tuple[int, bytes]:
+    """The unread count and, in the same call, the user's credential epoch as stored (b""
+    for none): a kept session's check and the header's count in one round trip
+    (store.people.credential_epoch_and_unread)."""
+    reply = _call(user_id, "count", 0, 0, keys.credential_epoch(user_id))
+    return int(reply[2]), reply[6] if isinstance(reply[6], bytes) else b""
+
+
 def inbox_digest_replies(*, user_id: int, limit: int = 50) -> tuple[list[InboxReply], int]:
     """The newest `limit` unread replies not yet sent in a digest (visible ones only),
-    and the number of the newest reply the inbox holds (what the digest marks sent)."""
+    and the highest number among those looked at (0: none), what the digest then marks
+    sent: one deleted since is passed over with them."""
     reply = _call(user_id, "digest", 0, limit)
-    items = [
-        InboxReply(number=seq, comment=comment, unread=True)
-        for seq, comment in _replies(reply[6:])
-        if comment.visible
-    ]
-    return items, int(reply[5])
+    found = _replies(reply[6:])
+    items = [InboxReply(number=seq, comment=c, unread=True) for seq, c in found if c.visible]
+    return items, _highest(reply[6:])
 
 
-def _call(user_id: int, mode: str, start: int, stop: int) -> list[Any]:
+def _call(user_id: int, mode: str, start: int, stop: int, *also: str) -> list[Any]:
     reply = scripts.INBOX_PAGE(
-        keys=[keys.inbox(user_id), keys.inbox_state(user_id)],
+        keys=[keys.inbox(user_id), keys.inbox_state(user_id), *also],
         args=[mode, start, stop],
         client=get_connection(),
     )
     raise_for_status(reply)
     return list(reply)
+
+
+def _highest(flat: list[Any]) -> int:
+    """The highest reply number in the script's flat answer (the first: newest first)."""
+    return int(float(flat[0])) if flat else 0
 
 
 def _replies(flat: list[Any]) -> list[tuple[int, Comment]]:

@@ -176,3 +176,10 @@ def test_a_post_reads_its_inbox_owner_in_the_ids_round_trip(article, counting): 
     assert counting(lambda: selectors.inbox_unread(user_id=ALICE)) == 1
     assert counting(lambda: selectors.inbox_page(user_id=ALICE)) == 1
     assert counting(lambda: services.inbox_mark_read(user_id=ALICE)) == 1
+
+
+def test_the_inbox_key_names_are_pinned():
+    assert keys.inbox(7) == "inbox:7" and keys.inbox_state(7) == "inbox_state:7"
+    assert (keys.INBOX_SCAN, keys.INBOX_STATE_SCAN) == ("inbox:*", "inbox_state:*")
+    with pytest.raises(ValueError):
+        keys.inbox(0)

@@ -183,3 +183,13 @@ def test_the_inbox_key_names_are_pinned():
     assert (keys.INBOX_SCAN, keys.INBOX_STATE_SCAN) == ("inbox:*", "inbox_state:*")
     with pytest.raises(ValueError):
         keys.inbox(0)
+
+
+def test_replies_to_a_comment_left_as_a_tombstone_leave_its_authors_inbox(article, conn, audited):
+    """Ensure no entry outlives its comment: a tombstone names no author, so a reply to it
+    deleted later could not be found in that inbox."""
+    top = say(article, ALICE)
+    reply = say(article, BOB, parent=top.id)
+    services.comment_delete(comment_id=top.id, actor=member_actor(ALICE, "u2"))
+    assert inbox_ids(ALICE) == [] and not conn.exists(keys.inbox(ALICE))
+    services.comment_delete(comment_id=reply.id, actor=member_actor(BOB, "u3"))

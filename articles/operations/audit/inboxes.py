@@ -46,7 +46,8 @@ def _owners(conn: redis.Redis, pattern: str, prefix: str) -> Iterator[int]:
 
 
 def _inboxes(conn: redis.Redis, owners: Sequence[int], batch: int) -> list[Problem]:
-    pipe = conn.pipeline(transaction=False)
+    # One MULTI/EXEC: a reply's script makes (and a deletion empties) both keys at once.
+    pipe = conn.pipeline(transaction=True)
     for pk in owners:
         pipe.type(keys.inbox(pk))
         pipe.type(keys.inbox_state(pk))
@@ -88,8 +89,8 @@ def _inboxes(conn: redis.Redis, owners: Sequence[int], batch: int) -> list[Probl
             detail = f"{size} replies, more than ARTICLES_INBOX_SIZE {conf.inbox_size()}"
             problems.append(Problem("inbox_long", detail, entry=inbox))
         readable.append((pk, seq))
-    for pk, seq in readable:
-        problems += _entries(conn, pk, seq, batch)
+    for pk, _ in readable:
+        problems += _entries(conn, pk, batch)
     return problems
 
 
@@ -98,16 +99,21 @@ def _count(raw: bytes | None) -> int | None:
     return int(text) if WHOLE.fullmatch(text) and int(text) >= 0 else None
 
 
-def _entries(conn: redis.Redis, pk: int, seq: int, batch: int) -> list[Problem]:
-    """The entries of one inbox at fault: read a page at a time, each suspect then re-read
-    with its comment in one MULTI/EXEC."""
+def _entries(conn: redis.Redis, pk: int, batch: int) -> list[Problem]:
+    """The entries of one inbox at fault: read a page at a time with the state's seq (one
+    MULTI/EXEC: a reply added meanwhile is not above it), each suspect then re-read with
+    its comment in one MULTI/EXEC."""
     inbox = keys.inbox(pk)
     problems: list[Problem] = []
     for start in range(0, int(conn.zcard(inbox)), batch):
-        page = cast(
-            "list[tuple[bytes, float]]",
-            conn.zrange(inbox, start, start + batch - 1, withscores=True),
-        )
+        pipe = conn.pipeline(transaction=True)
+        pipe.zrange(inbox, start, start + batch - 1, withscores=True)
+        pipe.hget(keys.inbox_state(pk), "seq")
+        raw, raw_seq = pipe.execute(raise_on_error=False)
+        if isinstance(raw, Exception):
+            continue  # its type changed meanwhile: the next audit reports it
+        page = cast("list[tuple[bytes, float]]", raw)
+        seq = _count(raw_seq) or 0
         suspects = []
         for raw, score in page:
             member = keys.text(raw)

@@ -5,7 +5,8 @@
 -- article's list, the site-wide and the author's lists. A tombstone whose last reply
 -- goes away is removed with it, up the thread. The article's `comments` (visible
 -- comments) drops by one if the comment was visible, and a visible one leaves the inbox
--- of the user it answered (named from the hashes read, as the author's list is).
+-- of the user it answered (named from the hashes read, as the author's list is); the
+-- replies to one left as a tombstone leave its author's inbox.
 -- Checks come before the first write.
 -- KEYS[1] comment:<cid>  KEYS[2] comments:  KEYS[3] modlog:
 -- ARGV[1] "author" | "staff"  ARGV[2] user:<pk> (author)  ARGV[3] reason (staff)
@@ -75,6 +76,9 @@ if c.state == '' then
   redis.call('ZREM', KEYS[2], c.member)
   if c.mine then redis.call('ZREM', c.mine, c.member) end
   inbox_remove(c.to, c.member)
+  -- A tombstone names no author: the replies to it leave its author's inbox now, while
+  -- the hash still says whose it is (bounded by the inbox's size).
+  if #gone == 0 then inbox_drop(c.author, 'replies_new:' .. c.cid) end
 end
 if #gone == 0 then
   redis.call('HSET', c.member, 'state', mode == 'author' and 'deleted' or 'removed',

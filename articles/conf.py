@@ -31,6 +31,7 @@
 | ARTICLES_COMMENTS_PER_PAGE | 50 | top-level comments (or replies of the focus) a page |
 | ARTICLES_COMMENT_PAGE_ROWS | 250 | the most comments, of all depths, one thread page shows |
 | ARTICLES_COMMENT_LIST_PER_PAGE | 25 | comments a page of the newest ones and of a user's |
+| ARTICLES_INBOX_SIZE | 500 | replies a user's inbox keeps (the newest; older ones drop off) |
 | ARTICLES_MODLOG_PER_PAGE | 50 | moderation log entries a page (pages and API) |
 | ARTICLES_VOTE_INTENT_SECONDS | 1800 | how long a logged-out vote waits for the log-in |
 | ARTICLES_RESTORE_DB | 15 | the empty database an import stages in (None: one step) |
@@ -101,6 +102,9 @@ DEFAULTS: dict[str, Any] = {
     # stopping at this many rows, so one huge subthread cannot make a page unbounded
     "COMMENT_PAGE_ROWS": 250,
     "COMMENT_LIST_PER_PAGE": 25,
+    # the replies inbox keeps each user's newest this many, trimmed by the same script that
+    # adds one: a post does constant work, an inbox's memory is bounded (about 100 B each)
+    "INBOX_SIZE": 500,
     "MODLOG_PER_PAGE": 50,
     "VOTE_INTENT_SECONDS": 1800,
     # the Redis database an import stages in before one SWAPDB makes it the store's (it
@@ -263,6 +267,10 @@ def comment_page_rows() -> int:
 
 def comment_list_per_page() -> int:
     return max(1, int(get("COMMENT_LIST_PER_PAGE")))
+
+
+def inbox_size() -> int:
+    return max(1, int(get("INBOX_SIZE")))
 
 
 def modlog_per_page() -> int:

@@ -16,6 +16,7 @@ default), the bound on what no epoch records (a row deleted by hand), and at mos
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,13 +45,15 @@ class KeptUsers:
             name, Kind.AUTHORIZATION, entries=limit
         )
 
-    def get(self, key: str) -> tuple[Any, Any] | None:
-        """(user, extra) kept for `key`, if not expired and nothing was revoked since."""
+    def get(self, key: str, epoch: Callable[[int], float] | None = None) -> tuple[Any, Any] | None:
+        """(user, extra) kept for `key`, if not expired and nothing was revoked since (by
+        `epoch`, a reader of the user's credential epoch that may read more with it; by
+        default people.credential_epoch)."""
         kept = self.entries.get(key)
         if kept is None:
             return None
         user, extra, read_at = kept
-        if people.credential_epoch(user.pk) >= read_at - CLOCK_SLACK:
+        if (epoch or people.credential_epoch)(user.pk) >= read_at - CLOCK_SLACK:
             self.entries.pop(key)
             return None
         return user, extra

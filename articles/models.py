@@ -9,7 +9,8 @@ ABOUT_MAX = 2000
 
 
 class Profile(models.Model):
-    """A user's "about" text and the look-alike key of their name (names.name_key), unique
+    """A user's "about" text, whether they want an e-mail digest of their unread replies
+    (off by default), and the look-alike key of their name (names.name_key), unique
     so that two sign-ups cannot take look-alike names even when they race. A user made
     before this table, or whose key another account holds, has no key (null)."""
 
@@ -21,6 +22,8 @@ class Profile(models.Model):
     )
     about = models.TextField(blank=True, max_length=ABOUT_MAX)
     name_key = models.CharField(max_length=600, unique=True, null=True, blank=True)
+    # Opted in on the account page; `manage.py inbox_digest` e-mails the unread replies.
+    inbox_digest = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return f"profile of user {self.user_id}"

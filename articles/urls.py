@@ -3,7 +3,7 @@
 from django.urls import path, re_path, register_converter
 
 from articles import validation
-from articles.web import accounts, comments, domains, feeds, personal, staff, views, writing
+from articles.web import accounts, comments, domains, feeds, inbox, personal, staff, views, writing
 from articles.web.helpers import html_errors
 
 
@@ -62,6 +62,8 @@ urlpatterns = [
     path("c/<int:comment_id>/delete/", comments.comment_delete, name="comment-delete"),
     path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),
     path("comments/", comments.recent_comments, name="recent-comments"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/read/", inbox.inbox_read, name="inbox-read"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),
     # The reader's own lists, before the comments page, which would take "<name>/saved"
     # for a name (personal._owner keeps an account of such a name its page).

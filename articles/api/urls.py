@@ -8,7 +8,7 @@ from django.apps import apps
 from django.urls import path, re_path
 from rest_framework.routers import APIRootView, DefaultRouter
 
-from articles.api import comments, domains, schema, site, views
+from articles.api import comments, domains, inbox, schema, site, views
 from articles.api.renderers import fast_renderers
 
 app_name = "api"
@@ -44,6 +44,7 @@ router.register("groups", site.GroupViewSet, basename="group")
 router.register("users", site.UserViewSet, basename="user")
 router.register("users", comments.UserCommentViewSet, basename="user-comment")
 router.register("domains", domains.DomainViewSet, basename="domain")
+router.register("inbox", inbox.InboxViewSet, basename="inbox")
 router.register("modlog", site.ModlogViewSet, basename="modlog")
 router.register("stats", site.StatsViewSet, basename="stats")
 

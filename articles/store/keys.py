@@ -42,6 +42,8 @@ REPLICATION_BARRIER = "votesite:replication-barrier"
 ARTICLE_SCAN = "article:*"
 COMMENT_SCAN = "comment:*"
 GROUP_SCAN = "group:*"
+INBOX_SCAN = "inbox:*"
+INBOX_STATE_SCAN = "inbox_state:*"
 SEARCH_INDEX_SCAN = "idx:*"
 DOMAIN_SCAN = "domain:*"
 COMMENT_KARMA_SCAN = "comment_karma:*"
@@ -196,6 +198,18 @@ def comment_idempotency(user_id: int, token: str) -> str:
     this key (24 h)."""
     _token(token)
     return f"comment_idempotency:{_positive(user_id)}:{token}"
+
+
+def inbox(user_id: int) -> str:
+    """zset: the replies to a user's articles and comments, comment:<id> -> its number in
+    the inbox (inbox_state's `seq` when added), the newest ARTICLES_INBOX_SIZE only."""
+    return f"inbox:{_positive(user_id)}"
+
+
+def inbox_state(user_id: int) -> str:
+    """hash of a user's inbox: seq (the last number given), read (replies numbered up to it
+    are read), digest (those up to it were in an e-mail digest)."""
+    return f"inbox_state:{_positive(user_id)}"
 
 
 def group(name: str) -> str:

@@ -33,7 +33,7 @@ from django.db.models.signals import post_delete, post_save
 from articles import conf, names
 from articles.errors import ArticlesError
 from articles.models import Profile
-from articles.store import keys, services
+from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 
 logger = logging.getLogger(__name__)
@@ -102,15 +102,19 @@ def email_of(user: Any) -> str:
     return str(getattr(user, name, "") or "") if name else ""
 
 
-def account_update(*, user: Any, about: str, email: str | None = None) -> None:
-    """Save a user's e-mail address (None: the model has none to edit) and "about" text,
-    in one transaction."""
+def account_update(
+    *, user: Any, about: str, email: str | None = None, inbox_digest: bool = False
+) -> None:
+    """Save a user's e-mail address (None: the model has none to edit), "about" text and
+    choice of an e-mail digest of unread replies, in one transaction."""
     field = email_field()
     with transaction.atomic():
         if field and email is not None and getattr(user, field, None) != email:
             setattr(user, field, email)
             user.save(update_fields=[field])
-        Profile.objects.update_or_create(user_id=user.pk, defaults={"about": about})
+        Profile.objects.update_or_create(
+            user_id=user.pk, defaults={"about": about, "inbox_digest": inbox_digest}
+        )
 
 
 def account_delete(*, user: Any) -> None:
@@ -169,6 +173,17 @@ def credential_epoch(user_id: int) -> float:
     except (redis.RedisError, ArticlesError):
         return math.inf
     return float(stamp) if stamp else 0.0
+
+
+def credential_epoch_and_unread(user_id: int) -> tuple[float, int | None]:
+    """credential_epoch, and the user's unread replies read in the same call: a logged-in
+    page checks its kept session and gets the header's count in one round trip. (inf,
+    None) when Redis cannot answer."""
+    try:
+        unread, stamp = selectors.inbox_unread_and_epoch(user_id=user_id)
+    except (redis.RedisError, ArticlesError):
+        return math.inf, None
+    return (float(stamp) if stamp else 0.0), unread
 
 
 def credentials_revoked(user_id: int) -> None:

@@ -128,6 +128,8 @@ COMMENT_ROWS = _load("comment_rows", writes=False)
 COMMENT_REPAIR = _load("comment_repair")
 COMMENT_TALLY = _load("comment_tally", writes=False)
 USER_FORGET = _load("user_forget")
+INBOX_PAGE = _load("inbox_page", writes=False)
+INBOX_MARK = _load("inbox_mark", writes=False)  # a user's own inbox: no page anyone shares
 ARTICLE_PURGE = _load("article_purge")
 VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")

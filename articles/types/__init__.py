@@ -20,6 +20,7 @@ from articles.types.basics import (
     wilson_lower_bound,
 )
 from articles.types.comments import Comment, CommentOrder, CommentState
+from articles.types.inbox import InboxPage, InboxReply
 from articles.types.pages import (
     CommentSearchPage,
     FrontPage,
@@ -51,6 +52,8 @@ __all__ = [
     "GoodPage",
     "Group",
     "GroupPage",
+    "InboxPage",
+    "InboxReply",
     "ModlogEntry",
     "ModlogPage",
     "NewPost",

@@ -252,12 +252,16 @@ def _lost_race_message(username: str) -> str:
 @require_http_methods(["GET", "POST"])
 @html_errors
 def account_settings(request: HttpRequest) -> HttpResponse:
-    """Your account: e-mail address and "about" text; links to the password and API token
-    pages; and deleting the account."""
+    """Your account: e-mail address, "about" text and the replies digest; links to the
+    password and API token pages; and deleting the account."""
     profile = people.profile_of(request.user)
     form = AccountForm(
         request.POST or None,
-        initial={"email": people.email_of(request.user), "about": profile.about},
+        initial={
+            "email": people.email_of(request.user),
+            "about": profile.about,
+            "inbox_digest": profile.inbox_digest,
+        },
     )
     if request.method == "POST" and form.is_valid():
         people.account_update(user=request.user, **form.cleaned_data)
@@ -274,10 +278,12 @@ def account_delete(request: HttpRequest) -> HttpResponse:
     """Delete the account (after its password): its articles stay, shown as by [deleted]."""
     form = DeleteAccountForm(request.POST, user=request.user, request=request)
     if not form.is_valid():
+        profile = people.profile_of(request.user)
         settings_form = AccountForm(
             initial={
                 "email": people.email_of(request.user),
-                "about": people.profile_of(request.user).about,
+                "about": profile.about,
+                "inbox_digest": profile.inbox_digest,
             }
         )
         return _account_page(request, form=settings_form, delete_form=form)

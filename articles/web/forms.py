@@ -128,7 +128,8 @@ LOOKALIKE = _("That name looks like another account's name; please choose anothe
 
 
 class AccountForm(forms.Form):
-    """What a user changes on their account page: e-mail address and "about" text."""
+    """What a user changes on their account page: e-mail address, "about" text, and the
+    e-mail digest of unread replies."""
 
     email = forms.EmailField(
         required=False,
@@ -143,6 +144,15 @@ class AccountForm(forms.Form):
         help_text=filled_lazy(
             gettext_noop("Shown on your user page, as plain text; at most %(max)d characters."),
             {"max": ABOUT_MAX},
+        ),
+    )
+
+    inbox_digest = forms.BooleanField(
+        required=False,
+        label=_("E-mail me my unread replies"),
+        help_text=_(
+            "A digest of the replies to your articles and comments that you have not read, "
+            "sent now and then to the address above. Off unless you tick it."
         ),
     )
 

@@ -46,11 +46,11 @@ from articles import conf, markdown, validation
 from articles.caches import Cache, Kind
 from articles.http import loginpage, responses
 from articles.http.database import database_unavailable
-from articles.store import clock, search
+from articles.store import clock, search, selectors
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Comment, Vote
 from articles.urlcache import url_for
-from articles.web import loading, rows
+from articles.web import loading, rows, sessionusers
 
 
 def render(
@@ -90,10 +90,30 @@ def render_to_string(
             # Once a page: a listing has a form (and so a csrf_input) on every row.
             csrf_input=_Once(functools.partial(csrf_input, request)),
             csrf_token=_Once(functools.partial(get_token, request)),
+            inbox_unread=functools.cache(functools.partial(_inbox_unread, request)),
         )
     if context:
         values.update(context)
     return template.render(values)
+
+
+def _inbox_unread(request: HttpRequest) -> int | None:
+    """The logged-in user's unread replies, for the header of every page: read with the
+    kept session's check when there was one (sessionusers), else one script call (a
+    ZCOUNT), made only by a page that shows it. None for no one logged in, or when Redis
+    cannot answer: the page (the 503 page among them) goes on without the count."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None
+    kept = sessionusers.kept_unread(request, user.pk)
+    if kept is not None:
+        return kept  # read with the kept session's check: no round trip of its own
+    try:
+        return selectors.inbox_unread(user_id=user.pk)
+    except Exception as exc:
+        if responses.dependency_error(exc) is None:
+            raise
+        return None
 
 
 def _error_page(

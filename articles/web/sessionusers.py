@@ -32,6 +32,7 @@ from django.utils.functional import empty
 
 from articles import conf
 from articles.kept import KeptUsers, Unchecked
+from articles.store import people
 
 MAX_SESSIONS = 10_000
 
@@ -40,6 +41,8 @@ _kept = _cache.entries
 
 # Set on a request given a kept user with its credential epoch unread (its Unchecked).
 _UNCHECKED = "articles_session_unchecked"
+# Set on a request whose kept user's epoch was read: (pk, unread replies or None).
+_UNREAD = "articles_session_inbox_unread"
 
 
 def session_user(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -70,7 +73,7 @@ def _with_session_user(
                 setattr(request, _UNCHECKED, Unchecked(key, found[2]))
                 return view(request, *args, **kwargs)
         else:
-            kept = _cache.get(key)
+            kept = _cache.get(key, functools.partial(_epoch_and_unread, request))
             if kept is not None:
                 request.user = kept[0]
                 return view(request, *args, **kwargs)
@@ -80,6 +83,20 @@ def _with_session_user(
         return response
 
     return wrapper
+
+
+def _epoch_and_unread(request: HttpRequest, user_id: int) -> float:
+    """The kept user's credential epoch, read with their unread replies (the header's
+    count: rendering), which are kept on the request for the page."""
+    epoch, unread = people.credential_epoch_and_unread(user_id)
+    setattr(request, _UNREAD, (user_id, unread))
+    return epoch
+
+
+def kept_unread(request: HttpRequest, user_id: int) -> int | None:
+    """The unread replies of `user_id` read with the session's check, if they were."""
+    found = getattr(request, _UNREAD, None)
+    return found[1] if found is not None and found[0] == user_id else None
 
 
 def unchecked(request: HttpRequest) -> Unchecked | None:

@@ -105,6 +105,9 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "comments.comments_save_destroy",
         "comments.comments_saved_retrieve",
         "comments.comments_search_retrieve",
+        "inbox.inbox_list",
+        "inbox.inbox_unread_retrieve",
+        "inbox.inbox_read_create",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
@@ -137,9 +140,10 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         ann, bob = log_in("ann", "pw-Secret-123"), log_in("bob", "pw-Secret-456")
         stranger = connect("not-a-token")
         article_id = _post_vote_list(api, models, anonymous, ann, bob, stranger)
-        comment_id = _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
+        top, reply = _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id)
         _site_and_karma(api, models, anonymous, article_id)
-        _hide_save_upvoted(api, models, bob, article_id, comment_id)
+        _hide_save_upvoted(api, models, bob, article_id, int(top))
+        _inbox_unread_then_read(api, models, anonymous, bob, top, reply)
 
 
 def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type: ignore[no-untyped-def]
@@ -223,7 +227,7 @@ def _comment_reply_vote_thread(api, models, anonymous, ann, bob, article_id):  #
     assert isinstance(found, models.CommentSearchPage)
     assert [c.id for c in found.results] == [top.id]
     assert found.words == ["chapter"] and found.excluded == ["redi"]
-    return int(top.id)
+    return top.id, reply.id
 
 
 def _site_and_karma(api, models, anonymous, article_id):  # type: ignore[no-untyped-def]
@@ -281,3 +285,21 @@ def _hide_save_upvoted(api, models, bob, article_id, comment_id):  # type: ignor
 
     missing = api.articles.articles_hide_update.sync_detailed(999, client=bob)
     assert missing.status_code == 404 and missing.parsed.code == "article_not_found"
+
+
+def _inbox_unread_then_read(api, models, anonymous, bob, top_id, reply_id):  # type: ignore[no-untyped-def]
+    """bob's comment was answered by ann: it is in bob's inbox, unread, until he marks it."""
+    count = api.inbox.inbox_unread_retrieve.sync(client=bob)
+    assert isinstance(count, models.InboxUnread) and count.unread == 1
+    inbox = api.inbox.inbox_list.sync(client=bob)
+    assert isinstance(inbox, models.InboxPage)
+    assert inbox.unread == 1 and inbox.count == 1 and inbox.newest >= 1
+    [entry] = inbox.results
+    assert entry.unread and entry.comment.id == reply_id and entry.comment.parent_id == top_id
+    marked = api.inbox.inbox_read_create.sync(client=bob, body=models.InboxRead(up_to=inbox.newest))
+    assert isinstance(marked, models.InboxUnread) and marked.unread == 0
+    again = api.inbox.inbox_list.sync(client=bob)
+    assert isinstance(again, models.InboxPage)
+    assert [e.unread for e in again.results] == [False]
+    refused = api.inbox.inbox_list.sync_detailed(client=anonymous)
+    assert refused.status_code == 401 and isinstance(refused.parsed, models.Error)

@@ -110,5 +110,6 @@ class Command(BaseCommand):
         # Found again, after the comments' repairs (which may move their counts and lists).
         audit.comment_karma_repair()
         # Last, and found again: the repairs above may have rewritten votes:, which the
-        # kept periods follow.
+        # kept periods follow, and removed comments that inboxes still name.
         audit.top_repair()
+        audit.inbox_repair()

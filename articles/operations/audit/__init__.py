@@ -11,7 +11,7 @@ comment_search (cidx:<word>, with its own re-read and repair),
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
 top of each period, its backfill and repair), domains (the sites' indexes, their
 backfill and repair), karma (each user's comment karma), personal (the readers' own
-lists); confirm re-reads
+lists), inboxes (the replies inboxes); confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -27,6 +27,7 @@ from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, domain_entries_repair
 from articles.operations.audit.groups import group_memberships
+from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit, inbox_repair
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.karma import KARMA_KINDS, comment_karma_audit, comment_karma_repair
 from articles.operations.audit.personal import PERSONAL_KINDS, personal_audit, personal_repair
@@ -47,6 +48,7 @@ __all__ = [
     "COMMENT_KINDS",
     "COMMENT_SEARCH_KINDS",
     "DOMAIN_KINDS",
+    "INBOX_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
     "KARMA_KINDS",
@@ -69,6 +71,8 @@ __all__ = [
     "domain_entries_repair",
     "group_memberships",
     "group_register",
+    "inbox_audit",
+    "inbox_repair",
     "index_entries_repair",
     "invariant_audit",
     "personal_audit",

@@ -21,6 +21,7 @@ from articles.operations.audit.common import (
 from articles.operations.audit.confirm import Judge, Unit, confirmed, identity
 from articles.operations.audit.domains import domain_audit, domain_read
 from articles.operations.audit.groups import group_read, groups_audit
+from articles.operations.audit.inboxes import inbox_audit
 from articles.operations.audit.indexes import (
     link_and_poster_audit,
     link_read,
@@ -47,7 +48,8 @@ def invariant_audit(
 ) -> list[Problem]:
     """Every broken invariant of SPEC §1, plus voter sets without their expiry, indexes
     that disagree with the article hashes, keys of the wrong type and values that are not
-    counts or times. Reads only; works on book data too; never stops at bad data.
+    counts or times, and the replies inboxes' faults (inboxes.INBOX_KINDS). Reads only;
+    works on book data too; never stops at bad data.
     The window is judged by Redis' clock, as the scripts judge it (`now` fixes it).
     `progress(done, total)` is called after each batch of articles (check_votes' bar)."""
     conn = get_connection()
@@ -82,6 +84,7 @@ def invariant_audit(
         + top_audit(batch=batch)
         + comment_karma_audit(batch=batch)
         + personal_audit(conn)
+        + inbox_audit(conn, batch=batch)
     )
 
 

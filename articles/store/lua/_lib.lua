@@ -445,3 +445,41 @@ local function comment_index(member, words)
   for _, k in ipairs(comment_word_keys(words)) do redis.call('SADD', k, member) end
   redis.call('HSET', member, 'words', words)
 end
+
+-- The replies inbox of `to` (a user:<pk> member, or anything else for no one): the keys
+-- are named from the member, as the author's user_comments:<pk> is (comment_delete.lua),
+-- because the deletions that empty an inbox learn whose it is only from the hashes they
+-- read. An inbox left empty takes its state with it, so no key outlives its replies.
+local function inbox_of(to)
+  local pk = type(to) == 'string' and string.match(to, '^user:([1-9]%d*)$')
+  if not pk or redis.call('TYPE', 'inbox:' .. pk)['ok'] ~= 'zset' then return nil end
+  return 'inbox:' .. pk, 'inbox_state:' .. pk
+end
+
+local function inbox_emptied(inbox, state)
+  if redis.call('ZCARD', inbox) == 0 then redis.call('DEL', state) end
+end
+
+-- Take the comment `member` out of `to`'s inbox.
+local function inbox_remove(to, member)
+  local inbox, state = inbox_of(to)
+  if inbox and redis.call('ZREM', inbox, member) == 1 then inbox_emptied(inbox, state) end
+end
+
+-- Take out of `to`'s inbox every comment the zset `list` holds (the replies of a comment,
+-- the top-level comments of an article), walking the smaller of the two: an inbox holds
+-- at most ARTICLES_INBOX_SIZE, so this is bounded however long the list is.
+local function inbox_drop(to, list)
+  local inbox, state = inbox_of(to)
+  if not inbox or redis.call('TYPE', list)['ok'] ~= 'zset' then return end
+  local from, other = inbox, list
+  if redis.call('ZCARD', list) < redis.call('ZCARD', inbox) then from, other = list, inbox end
+  local gone = {}
+  for _, member in ipairs(redis.call('ZRANGE', from, 0, -1)) do
+    if redis.call('ZSCORE', other, member) then gone[#gone + 1] = member end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', inbox, unpack(gone))
+    inbox_emptied(inbox, state)
+  end
+end

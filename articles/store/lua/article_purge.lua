@@ -1,7 +1,8 @@
 -- article_purge.lua: one bounded batch of a deleted article's comments, deleted with all
 -- their keys, so deleting an article with 100,000 comments never holds Redis for long
 -- (delete.lua took the article itself away, in one small step, and queued it in purge:).
--- Each comment's keys are named from its id, as every walk of a thread does (_lib.lua).
+-- Each comment's keys are named from its id, as every walk of a thread does (_lib.lua),
+-- and the inbox its replies went to from its author (inbox_drop: bounded by the inbox).
 -- KEYS[1] comments_all:<aid>  KEYS[2] comments:  KEYS[3] purge:  KEYS[4] article:<aid>
 -- ARGV[1] article:<aid>  ARGV[2] how many comments at most
 -- A comment hash naming another article is only taken off this list (the audit judges
@@ -27,6 +28,8 @@ for _, member in ipairs(batch) do
   end
   if cid and ours then
     comment_unindex(member) -- search: its cidx:<word> entries (_lib.lua)
+    -- Its replies leave its author's inbox, while this hash still names the author.
+    inbox_drop(author, 'replies_new:' .. cid)
     redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
       'replies:' .. cid, 'replies_new:' .. cid)
     if site then redis.call('ZREM', KEYS[2], member) end

@@ -5,7 +5,10 @@
 -- article's list, the site-wide and the author's lists (and out of the author's
 -- comment_karma:<pk>). A tombstone whose last reply
 -- goes away is removed with it, up the thread. The article's `comments` (visible
--- comments) drops by one if the comment was visible. Checks come before the first write.
+-- comments) drops by one if the comment was visible, and a visible one leaves the inbox
+-- of the user it answered (named from the hashes read, as the author's list is); the
+-- replies to one left as a tombstone leave its author's inbox.
+-- Checks come before the first write.
 -- KEYS[1] comment:<cid>  KEYS[2] comments:  KEYS[3] modlog:
 -- ARGV[1] "author" | "staff"  ARGV[2] user:<pk> (author)  ARGV[3] reason (staff)
 -- ARGV[4] log entry ("" for none)  ARGV[5] log length kept
@@ -39,6 +42,9 @@ local function info(member)
   local wrong = bad_types(specs) or bad_counts(f[1], {'comments'})
   if not wrong and c.parent ~= '' then wrong = bad_counts(c.parent, {'replies'}) end
   if wrong then return nil, wrong end
+  -- Whose inbox it went to (comment_post.lua): its parent's author's, or its poster's.
+  c.to = redis.call('HGET', c.parent ~= '' and c.parent or f[1],
+    c.parent ~= '' and 'author' or 'poster')
   c.children = redis.call('ZCARD', 'replies_new:' .. cid)
   return c
 end
@@ -78,6 +84,10 @@ if c.state == '' then
   redis.call('ZREM', KEYS[2], c.member)
   if c.mine then redis.call('ZREM', c.mine, c.member) end
   karma_add(c.author, -c.part) -- no longer visible: out of its author's comment karma
+  inbox_remove(c.to, c.member)
+  -- A tombstone names no author: the replies to it leave its author's inbox now, while
+  -- the hash still says whose it is (bounded by the inbox's size).
+  if #gone == 0 then inbox_drop(c.author, 'replies_new:' .. c.cid) end
 end
 if #gone == 0 then
   redis.call('HSET', c.member, 'state', mode == 'author' and 'deleted' or 'removed',

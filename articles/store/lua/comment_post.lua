@@ -6,10 +6,16 @@
 -- KEYS[5] the parent comment:<pid> (KEYS[2] for a top-level comment)  KEYS[6] comments:
 -- KEYS[7] user_comments:<pk>  KEYS[8] comments_all:<aid>
 -- KEYS[9] comment_idempotency:<pk>:<token> (KEYS[2] when none)
+-- KEYS[10] inbox:<to>  KEYS[11] inbox_state:<to>, of the user the comment answers (the
+--   article's poster, or the parent's author): KEYS[2] both when none
 -- ARGV[1] comment id  ARGV[2] user:<pk>  ARGV[3] author name  ARGV[4] text
 -- ARGV[5] now ("" for Redis' own clock)  ARGV[6] commenting time after the post (s)
 -- ARGV[7] max depth  ARGV[8] idempotency ttl (0: none)  ARGV[9] request fingerprint
 -- ARGV[10] the comment's search words (search.comment_words; "" for none)
+-- ARGV[11] user:<to> ("" for none)  ARGV[12] how many replies an inbox keeps
+-- The reply goes into user:<to>'s inbox only if that user still is the poster or parent
+-- author (read here, so a forgotten account gets none) and is not the commenter; the
+-- inbox keeps its newest ARGV[12], trimmed here: constant work a comment.
 -- The idempotency key keeps "<id>:<time>:<depth>:<fingerprint>", so a repeat is answered
 -- with the comment as it was created, even if it was deleted since.
 -- Returns {S.OK, time, depth} | {S.REPEATED, id, time, depth} | {S.KEY_REUSED, id}
@@ -19,6 +25,10 @@
 local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'zset', KEYS[4], 'zset',
   KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'zset', KEYS[8], 'zset', KEYS[9], 'string'})
   or bad_counts(KEYS[1], {'comments'})
+local to = ARGV[11] or '' -- a caller naming no inbox (a bulk load) sends none
+if not bad and to ~= '' then
+  bad = bad_types({KEYS[10], 'zset', KEYS[11], 'hash'}) or bad_counts(KEYS[11], {'seq'})
+end
 if bad then return bad end
 local idem_ttl = tonumber(ARGV[8])
 if idem_ttl > 0 then
@@ -39,8 +49,9 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
   return {S.ID_TAKEN, redis.call('HGET', KEYS[2], 'author') or ''}
 end
 local depth, parent = 0, ''
+local answered = redis.call('HGET', KEYS[1], 'poster')
 if KEYS[5] ~= KEYS[2] then
-  local p = redis.call('HMGET', KEYS[5], 'article', 'state', 'depth')
+  local p = redis.call('HMGET', KEYS[5], 'article', 'state', 'depth', 'author')
   if p[1] ~= KEYS[1] then return {S.COMMENT_NOT_FOUND} end
   if (p[2] or '') ~= '' then return {S.COMMENT_GONE, p[2]} end
   bad = bad_counts(KEYS[5], {'depth', 'replies'})
@@ -48,6 +59,7 @@ if KEYS[5] ~= KEYS[2] then
   depth = (tonumber(p[3]) or 0) + 1
   if depth > tonumber(ARGV[7]) then return {S.TOO_DEEP, ARGV[7]} end
   parent = KEYS[5]
+  answered = p[4]
 end
 
 -- Search (comment_index in _lib.lua): its cidx:<word> sets, checked before any write.
@@ -66,6 +78,11 @@ redis.call('ZADD', KEYS[6], now, KEYS[2])
 redis.call('ZADD', KEYS[7], now, KEYS[2])
 redis.call('ZADD', KEYS[8], now, KEYS[2])
 comment_index(KEYS[2], ARGV[10])
+if to ~= '' and to ~= ARGV[2] and answered == to then
+  local seq = redis.call('HINCRBY', KEYS[11], 'seq', 1)
+  redis.call('ZADD', KEYS[10], seq, KEYS[2])
+  redis.call('ZREMRANGEBYRANK', KEYS[10], 0, -(tonumber(ARGV[12]) + 1))
+end
 if idem_ttl > 0 then
   redis.call('SET', KEYS[9], ARGV[1] .. ':' .. string.format('%d', now) .. ':' .. depth
     .. ':' .. ARGV[9], 'EX', idem_ttl)

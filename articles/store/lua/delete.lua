@@ -45,6 +45,9 @@ if ARGV[8] == 'open' then
 end
 local member = ARGV[1]
 if redis.call('ZCARD', KEYS[12]) > 0 then redis.call('SADD', KEYS[11], member) end
+-- Its top-level comments leave the poster's inbox now, while the poster is known
+-- (bounded by the inbox's size; article_purge.lua takes the replies from theirs).
+inbox_drop(ARGV[4], KEYS[14])
 redis.call('UNLINK', KEYS[13], KEYS[14])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], member)

@@ -24,6 +24,12 @@ from articles.store.selectors.groups import (
     group_list,
     group_names,
 )
+from articles.store.selectors.inbox import (
+    inbox_digest_replies,
+    inbox_page,
+    inbox_unread,
+    inbox_unread_and_epoch,
+)
 from articles.store.selectors.modlog import modlog_page
 from articles.store.selectors.personal import (
     hidden_article_list,
@@ -59,6 +65,10 @@ __all__ = [
     "group_list",
     "group_names",
     "hidden_article_list",
+    "inbox_digest_replies",
+    "inbox_page",
+    "inbox_unread",
+    "inbox_unread_and_epoch",
     "modlog_page",
     "raise_if_removed",
     "recent_comments",

@@ -30,6 +30,7 @@ from articles.store.services.comments import (
     comment_vote,
 )
 from articles.store.services.groups import group_create, group_delete, group_purge, group_update
+from articles.store.services.inbox import inbox_mark_digested, inbox_mark_read
 from articles.store.services.indexing import (
     article_reindex,
     search_entry_drop,
@@ -84,6 +85,8 @@ __all__ = [
     "group_delete",
     "group_purge",
     "group_update",
+    "inbox_mark_digested",
+    "inbox_mark_read",
     "search_entry_drop",
     "search_index_rebuild",
     "search_reindex_batch",

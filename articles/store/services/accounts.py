@@ -45,9 +45,9 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
     attributed to nobody (owner field cleared, shown as DELETED_NAME) and leave
     submitted:<pk> and user_comments:<pk>; its votes on articles and comments still open
     are withdrawn (closed counts are final, and their voter sets are gone); its own lists
-    (hidden, saved, up-voted) are deleted; its name and
-    user:<pk> leave the moderation log. `name` defaults to the one queued by
-    user_forget_begin. Safe to run again. Returns how many items were renamed."""
+    (hidden, saved, up-voted) and its replies inbox are deleted; its name and user:<pk>
+    leave the moderation log. `name` defaults to the one queued by user_forget_begin. Safe
+    to run again. Returns how many items were renamed."""
     conn = get_connection()
     pk = str(_positive_id(user_id))
     if name is None:
@@ -66,6 +66,8 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
     _votes_withdraw(conn, keys.user(user_id))
     conn.delete(*keys.personal(user_id))  # one command; each list capped (keys.*_KEEP)
     _modlog_forget(conn, user_id, name)
+    # The replies inbox: two keys, bounded in size, in one DEL.
+    conn.delete(keys.inbox(user_id), keys.inbox_state(user_id))
     conn.hdel(keys.FORGET, pk)
     return renamed
 

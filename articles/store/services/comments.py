@@ -56,8 +56,17 @@ def comment_post(
     parent = _parent_member(parent_id)
     idem_key = _idempotency_key(keys.comment_idempotency, user_id, idempotency_key)
     conn = get_connection()
-    comment_id = int(conn.incr(keys.COMMENT_IDS))
+    # Whose inbox the comment goes to, read with the id: the script checks it still is.
+    pipe = conn.pipeline(transaction=False)
+    pipe.incr(keys.COMMENT_IDS)
+    pipe.hget(*((parent, "author") if parent else (article, "poster")))
+    counter, answered = pipe.execute(raise_on_error=False)
+    if isinstance(counter, Exception):
+        raise counter
+    comment_id = int(counter)
     member = keys.comment(comment_id)
+    to = _inbox_owner(answered, user_id)
+    inbox = [keys.inbox(to), keys.inbox_state(to)] if to else [member, member]
     if parent:
         pid = keys.comment_id_of(parent)
         orderings = [keys.replies(pid), keys.replies_new(pid)]
@@ -73,6 +82,7 @@ def comment_post(
             keys.user_comments(user_id),
             keys.article_comments_all(article_id),
             idem_key or member,
+            *inbox,
         ],
         args=[
             comment_id,
@@ -85,6 +95,8 @@ def comment_post(
             conf.idempotency_seconds() if idem_key else 0,
             validation.comment_fingerprint(article_id, parent_id, text),
             " ".join(search.comment_words(text)),
+            keys.user(to) if to else "",
+            conf.inbox_size(),
         ],
         client=conn,
     )
@@ -199,6 +211,15 @@ def comment_remove(*, comment_id: int, actor: Actor, reason: str, now: float | N
         client=get_connection(retry=False),  # sent once: a repeat would log twice
     )
     raise_for_status(result)
+
+
+def _inbox_owner(answered: object, user_id: int) -> int | None:
+    """The pk of the user a comment answers (from the poster or parent author field
+    read), if there is one to tell and it is not the commenter."""
+    if not isinstance(answered, bytes):
+        return None  # missing, or not a hash: the script says which
+    owner = keys.user_id_or_none(_decode(answered))
+    return owner if owner != user_id else None
 
 
 def _comment_member(comment_id: int) -> str:

@@ -136,6 +136,8 @@ TOP_PAGE = _load("top_page", writes=False)  # its trims keep the ranking exact, 
 TOP_FILL = _load("top_fill", writes=False)  # a backfill: the same ranking, kept from now on
 TOP_FIX = _load("top_fix")
 RESTORE_CLAIM = _load("restore_claim", writes=False)  # in the scratch database only
+FLAG = _load("flag")
+FLAG_DECIDE = _load("flag_decide")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from articles.types.basics import (
     wilson_lower_bound,
 )
 from articles.types.comments import Comment, CommentOrder, CommentState
+from articles.types.flags import Flagged, FlagReason, FlagResult
 from articles.types.pages import (
     FrontPage,
     GoodPage,
@@ -45,6 +46,9 @@ __all__ = [
     "Comment",
     "CommentOrder",
     "CommentState",
+    "FlagReason",
+    "FlagResult",
+    "Flagged",
     "FrontPage",
     "GoodPage",
     "Group",

@@ -82,7 +82,11 @@ class Command(BaseCommand):
         by_article: dict[int, set[str]] = defaultdict(set)
         for problem in problems:
             if problem.article_id is not None and problem.kind not in (
-                audit.INDEX_KINDS | audit.REPORT_ONLY_KINDS | audit.SEARCH_KINDS | audit.TOP_KINDS
+                audit.INDEX_KINDS
+                | audit.REPORT_ONLY_KINDS
+                | audit.SEARCH_KINDS
+                | audit.TOP_KINDS
+                | audit.FLAG_KINDS
             ):
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
@@ -95,6 +99,7 @@ class Command(BaseCommand):
         audit.search_index_repair(p for p in problems if p.kind in audit.SEARCH_KINDS)
         if any(p.kind in audit.COMMENT_KINDS for p in problems):
             audit.comments_repair_all()
+        audit.flags_repair([p for p in problems if p.kind in audit.FLAG_KINDS])
         # Last, and found again: the repairs above may have rewritten votes:, which the
         # kept periods follow.
         audit.top_repair()

@@ -8,7 +8,8 @@ mends it only from what is still known elsewhere (the voter sets, the time: inde
 One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
-top of each period, its backfill and repair); confirm re-reads
+top of each period, its backfill and repair), flags (the flags and the staff queue);
+confirm re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -17,6 +18,7 @@ from articles.operations.audit.article_checks import ARTICLE_KINDS
 from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
+from articles.operations.audit.flags import FLAG_KINDS, flags_audit, flags_repair
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
@@ -34,6 +36,7 @@ from articles.operations.audit.search_index import SEARCH_KINDS, search_index_au
 __all__ = [
     "ARTICLE_KINDS",
     "COMMENT_KINDS",
+    "FLAG_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
     "REPORT_ONLY_KINDS",
@@ -46,6 +49,8 @@ __all__ = [
     "comment_audit",
     "comment_repair",
     "comments_repair_all",
+    "flags_audit",
+    "flags_repair",
     "group_memberships",
     "group_register",
     "index_entries_repair",

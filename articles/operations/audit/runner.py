@@ -18,6 +18,7 @@ from articles.operations.audit.common import (
     wrong_type,
 )
 from articles.operations.audit.confirm import Judge, Unit, confirmed, identity
+from articles.operations.audit.flags import flags_audit
 from articles.operations.audit.groups import group_read, groups_audit
 from articles.operations.audit.indexes import (
     link_and_poster_audit,
@@ -70,7 +71,8 @@ def invariant_audit(
         start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
         read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
     )
-    return problems + comment_audit(conn, now=fixed, batch=batch) + top_audit(batch=batch)
+    problems += comment_audit(conn, now=fixed, batch=batch) + top_audit(batch=batch)
+    return problems + flags_audit(conn, batch)
 
 
 # The family of an article, index or search problem: what a re-read of it covers.

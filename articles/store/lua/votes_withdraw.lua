@@ -48,7 +48,7 @@ for k = 9, #KEYS, 3 do
       redis.call('HSET', item, 'last_vote', now)
       if best then
         redis.call('ZADD', best, comment_best(tonumber(comment_id_of(item)), up_n, down_n), item)
-      else
+      elseif redis.call('HEXISTS', item, 'held') == 0 then -- a held article is unranked
         redis.call('ZINCRBY', KEYS[1], -cur * vote_score, item)
         redis.call('ZADD', KEYS[2], up_n - down_n, item)
         period_set(4, item, t, up_n - down_n)

@@ -16,6 +16,7 @@ from articles.store.selectors.comments import (
     recent_comments,
     user_comments,
 )
+from articles.store.selectors.flags import flag_queue
 from articles.store.selectors.groups import group_article_list, group_get, group_list
 from articles.store.selectors.modlog import modlog_page
 from articles.store.selectors.rankings import (
@@ -36,6 +37,7 @@ __all__ = [
     "comment_get",
     "comment_post_replay",
     "comment_thread",
+    "flag_queue",
     "front_page",
     "good_article_day",
     "good_article_page",

@@ -23,6 +23,7 @@ from articles.store.services.comments import (
     comment_remove,
     comment_vote,
 )
+from articles.store.services.flags import flag_dismiss, flag_resolve, item_flag
 from articles.store.services.groups import group_create, group_delete, group_purge, group_update
 from articles.store.services.indexing import (
     article_reindex,
@@ -66,10 +67,13 @@ __all__ = [
     "comment_remove",
     "comment_submit",
     "comment_vote",
+    "flag_dismiss",
+    "flag_resolve",
     "group_create",
     "group_delete",
     "group_purge",
     "group_update",
+    "item_flag",
     "search_entry_drop",
     "search_index_rebuild",
     "search_reindex_batch",

@@ -60,6 +60,9 @@ DEFAULT_RULES: dict[str, Rule] = {
     "post": Rule(10, 3600, "caller", _("posts")),
     "vote": Rule(60, 60, "caller", _("votes")),
     "comment": Rule(30, 600, "caller", _("comments")),
+    # flags on articles and comments: enough for a reader cleaning up after a spam wave,
+    # too few for one account to hold a page of articles by itself
+    "flag": Rule(20, 3600, "caller", _("flags")),
     "signup": Rule(10, 3600, "address", _("sign-ups")),
     "password_reset": Rule(5, 3600, "address", _("password reset e-mails")),
     "api": Rule(600, 60, "address", _("requests")),

@@ -64,6 +64,7 @@ NOT_KEYS = {
     "article_id_or_none",
     "comment_id_or_none",
     "user_id_or_none",
+    "flagged_member_of",
     # reading members back, and a group's keys (formed by group and group_order)
     "text",
     "article_ids",
@@ -86,6 +87,7 @@ SAMPLES: dict[str, list[object]] = {
     "nonce": ["n" * 16],
     "word": ["redis"],
     "slot": [3],
+    "member": ["article:7", "comment:7"],
 }
 
 

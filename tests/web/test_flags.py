@@ -103,3 +103,23 @@ def test_staff_resolve_needs_a_reason_then_removes_the_comment(client, make_user
     assert actions == ["flag_resolve", "comment_remove"]
     log = client.get("/modlog/").content.decode()
     assert "upheld the flags on" in log and "removed a comment" in log
+
+
+def test_the_flag_form_and_the_queue_use_each_id_once_and_no_block_in_a_paragraph(
+    client, make_user
+):
+    from tests.web.test_valid_markup import parse
+
+    first, second = factories.article(2), factories.article(3, link="https://example.org/b")
+    comment = factories.comment(3, first.id)
+    client.force_login(make_user())
+    pages = [client.get(f"/a/{first.id}/flag/"), client.get(f"/c/{comment.id}/flag/")]
+    for path in (f"/a/{first.id}/flag/", f"/a/{second.id}/flag/", f"/c/{comment.id}/flag/"):
+        client.post(path, {"reason": "spam"})
+    client.force_login(factories.staff("mod"))
+    pages.append(client.get("/staff/flags/"))
+    for response in pages:
+        assert response.status_code == 200
+        markup = parse(response.content.decode())
+        assert not {name: n for name, n in markup.ids.items() if n > 1}
+        assert not markup.blocks_in_p

@@ -77,3 +77,16 @@ def test_staff_dismiss_and_resolve(as_user, as_staff, post, conn):
     assert as_staff.get("/api/flags/").json()["count"] == 0
     log = as_staff.get("/api/modlog/").json()["results"]
     assert [e["action"] for e in log] == ["flag_resolve", "delete", "flag_dismiss"]
+
+
+def test_flags_past_the_rate_limit_are_refused_429(as_user, post, settings):
+    settings.ARTICLES_RATE_LIMITS = {"flag": (1, 3600)}
+    first, second = post("One"), post("Two")
+    assert (
+        as_user.post(
+            f"/api/articles/{first.id}/flag/", {"reason": "spam"}, format="json"
+        ).status_code
+        == 201
+    )
+    refused = as_user.post(f"/api/articles/{second.id}/flag/", {"reason": "spam"}, format="json")
+    assert refused.status_code == 429 and "Retry-After" in refused

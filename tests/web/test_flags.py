@@ -123,3 +123,13 @@ def test_the_flag_form_and_the_queue_use_each_id_once_and_no_block_in_a_paragrap
         markup = parse(response.content.decode())
         assert not {name: n for name, n in markup.ids.items() if n > 1}
         assert not markup.blocks_in_p
+
+
+def test_flags_past_the_rate_limit_are_refused_429_on_the_form(client, make_user, settings, conn):
+    settings.ARTICLES_RATE_LIMITS = {"flag": (1, 3600)}
+    first, second = factories.article(2), factories.article(3, link="https://example.org/b")
+    client.force_login(make_user())
+    assert client.post(f"/a/{first.id}/flag/", {"reason": "spam"}).status_code == 302
+    refused = client.post(f"/a/{second.id}/flag/", {"reason": "spam"})
+    assert refused.status_code == 429 and "Retry-After" in refused
+    assert not conn.exists(keys.flags(keys.article(second.id)))

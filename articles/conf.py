@@ -38,6 +38,7 @@
 | ARTICLES_REDIS_READ_URLS | [] | replicas that page and API reads may use |
 | ARTICLES_REPLICA_MAX_LAG_SECONDS | 2 | how far behind the primary a replica read may be |
 | ARTICLES_READ_YOUR_WRITES_SECONDS | 5 | how long a write's browser reads from the primary |
+| ARTICLES_FLAG_THRESHOLD | 3 | flags that hide an item until staff decide (0: never) |
 | ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
 """
 
@@ -117,6 +118,9 @@ DEFAULTS: dict[str, Any] = {
     "READ_YOUR_WRITES_SECONDS": 5,
     # the login page (a path, URL or URL name); None: the rule of http/loginpage.py
     "LOGIN_URL": None,
+    # flags on one article or comment that take it out of the listings (articles) or fold
+    # it in its thread (comments) until staff resolve or dismiss them; 0: flags never hide
+    "FLAG_THRESHOLD": 3,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -283,6 +287,10 @@ def idempotency_seconds() -> int:
 
 def modlog_length() -> int:
     return int(get("MODLOG_LENGTH"))
+
+
+def flag_threshold() -> int:
+    return int(get("FLAG_THRESHOLD"))
 
 
 def wait_replicas() -> int:

@@ -303,3 +303,19 @@ class PageNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "not_found"
     default_message = _("Not found.")
+
+
+class AlreadyFlagged(ArticlesError):
+    """A second flag by the same user on the same item: one flag per user per item."""
+
+    status_code = HTTPStatus.CONFLICT
+    code = "already_flagged"
+    default_message = _("You have already flagged this.")
+
+
+class NotFlagged(ArticlesError):
+    """Resolve or dismiss of an item that is not in the staff queue (decided already)."""
+
+    status_code = HTTPStatus.NOT_FOUND
+    code = "not_flagged"
+    default_message = _("This item has no flags waiting for staff.")

@@ -3,7 +3,18 @@
 from django.urls import path, re_path, register_converter
 
 from articles import validation
-from articles.web import accounts, comments, domains, feeds, inbox, personal, staff, views, writing
+from articles.web import (
+    accounts,
+    comments,
+    domains,
+    feeds,
+    flags,
+    inbox,
+    personal,
+    staff,
+    views,
+    writing,
+)
 from articles.web.helpers import html_errors
 
 
@@ -47,6 +58,7 @@ urlpatterns = [
     path("a/<int:article_id>/vote/offer/", writing.article_vote_offer, name="article-vote-offer"),
     path("a/<int:article_id>/edit/", writing.article_edit, name="article-edit"),
     path("a/<int:article_id>/delete/", writing.article_delete, name="article-delete"),
+    path("a/<int:item_id>/flag/", flags.item_flag, {"kind": "article"}, name="article-flag"),
     path("a/<int:article_id>/comment/", comments.comment_post, name="comment-post"),
     path(
         "a/<int:article_id>/c/<int:comment_id>/",
@@ -61,6 +73,7 @@ urlpatterns = [
     path("c/<int:comment_id>/edit/", comments.comment_edit, name="comment-edit"),
     path("c/<int:comment_id>/delete/", comments.comment_delete, name="comment-delete"),
     path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),
+    path("c/<int:item_id>/flag/", flags.item_flag, {"kind": "comment"}, name="comment-flag"),
     path("comments/", comments.recent_comments, name="recent-comments"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/read/", inbox.inbox_read, name="inbox-read"),
@@ -113,6 +126,13 @@ urlpatterns = [
     path("staff/groups/", staff.staff_groups, name="staff-groups"),
     path("staff/groups/<group:name>/", staff.staff_group_edit, name="staff-group-edit"),
     path("staff/groups/<group:name>/delete/", staff.staff_group_delete, name="staff-group-delete"),
+    path("staff/flags/", flags.staff_flags, name="staff-flags"),
+    re_path(
+        r"^staff/flags/(?P<kind>article|comment)/(?P<item_id>[0-9]{1,18})/"
+        r"(?P<decision>resolve|dismiss)/$",
+        flags.staff_flag_decide,
+        name="staff-flag-decide",
+    ),
     path("staff/a/<int:article_id>/", staff.staff_article, name="staff-article"),
     path(
         "staff/a/<int:article_id>/groups/",

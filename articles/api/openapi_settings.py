@@ -29,7 +29,11 @@ SCHEMA_SETTINGS = {
     # No deep links in Swagger UI: each is a link inside the operation's toggle button,
     # which screen readers cannot reach (axe-core: nested-interactive).
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
-    "ENUM_NAME_OVERRIDES": {"VoteEnum": "articles.api.serializers.VOTE_CHOICES"},
+    "ENUM_NAME_OVERRIDES": {
+        "VoteEnum": "articles.api.serializers.VOTE_CHOICES",
+        "FlagReasonEnum": "articles.api.flags.FLAG_REASONS",
+        "FlagKindEnum": "articles.api.flags.FLAG_KINDS",
+    },
     # drf-spectacular's own enum hook, one schema for a field that takes "" (its own
     # oneOf took "" twice, so refused it), then the answers and headers common to every
     # operation (401 for a bad token, 405, 406, RateLimit-*, Retry-After), and the texts'

@@ -8,7 +8,7 @@ from django.apps import apps
 from django.urls import path, re_path
 from rest_framework.routers import APIRootView, DefaultRouter
 
-from articles.api import comments, domains, inbox, schema, site, views
+from articles.api import comments, domains, flags, inbox, schema, site, views
 from articles.api.renderers import fast_renderers
 
 app_name = "api"
@@ -40,6 +40,16 @@ router.register(
     basename="article-comment",
 )
 router.register("comments", comments.CommentViewSet, basename="comment")
+router.register(
+    r"articles/(?P<id>[0-9]{1,18})/flag", flags.ArticleFlagViewSet, basename="article-flag"
+)
+router.register(
+    r"comments/(?P<id>[0-9]{1,18})/flag", flags.CommentFlagViewSet, basename="comment-flag"
+)
+router.register("flags", flags.FlagQueueViewSet, basename="flag")
+router.register(
+    r"flags/(?P<kind>article|comment)", flags.FlagDecisionViewSet, basename="flag-decision"
+)
 router.register("groups", site.GroupViewSet, basename="group")
 router.register("users", site.UserViewSet, basename="user")
 router.register("users", comments.UserCommentViewSet, basename="user-comment")

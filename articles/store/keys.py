@@ -33,6 +33,7 @@ PURGE = "purge:"  # set: article:<id> / group:<name> deleted, still being cleane
 FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
 # string, only ever in the scratch database (ARTICLES_RESTORE_DB): an import stages there
 RESTORE_STAGING = "restore:staging"
+FLAGGED = "flagged:"  # zset: article:<id> / comment:<id> -> its flags: the staff queue
 REMOVED = "removed:"  # hash: article:<id> -> JSON {time, reason} of its deletion by staff (410)
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"
@@ -51,6 +52,7 @@ COMMENT_SEARCH_INDEX_SCAN = "cidx:*"
 # string: the Snowball language the whole search index was last built with (reindex_search);
 # until it names the site's, a search also reads the sets of words as typed (search.lua)
 SEARCH_STEMMER = "search:stemmer"
+FLAGS_SCAN = "flags:*"
 
 # ASCII digits only ([0-9], not \d, which also matches "١٢"), no leading zero, no 0:
 # exactly the strings article() and user() form.
@@ -134,6 +136,23 @@ def comment(comment_id: int) -> str:
     (0 = top level), replies (direct children, tombstones included), state ("" visible,
     "deleted" by its author, "removed" by staff), reason (of a staff removal)."""
     return f"comment:{_positive(comment_id)}"
+
+
+def flags(member: str) -> str:
+    """hash: user:<pk> -> reason, of the users who flagged an item (article:<id> or
+    comment:<id>): one flag per user per item."""
+    if article_id_or_none(member) is None and comment_id_or_none(member) is None:
+        raise ValueError(f"not an article or comment member: {member!r}")
+    return f"flags:{member}"
+
+
+def flagged_member_of(key: str) -> str:
+    """The article:<id> / comment:<id> of a `flags:<member>` key; ValueError for anything
+    else."""
+    member = key.removeprefix("flags:") if isinstance(key, str) else ""
+    if flags(member) != key:
+        raise ValueError(f"not a flags key: {key!r}")
+    return member
 
 
 def comment_voted(comment_id: int) -> str:

@@ -63,6 +63,9 @@ DEFAULT_RULES: dict[str, Rule] = {
     # Hiding and saving articles and comments, and undoing either (pages and API): cheap
     # writes to the user's own capped lists, so only a runaway client meets it.
     "save": Rule(120, 60, "caller", _("hides and saves")),
+    # flags on articles and comments: enough for a reader cleaning up after a spam wave,
+    # too few for one account to hold a page of articles by itself
+    "flag": Rule(20, 3600, "caller", _("flags")),
     "signup": Rule(10, 3600, "address", _("sign-ups")),
     "password_reset": Rule(5, 3600, "address", _("password reset e-mails")),
     "api": Rule(600, 60, "address", _("requests")),

@@ -145,6 +145,8 @@ LISTING_PAGE = _load("listing_page", writes=False)
 # A user's own lists change only their own pages, which no page cache keeps (pagecache).
 PERSONAL = _load("personal", writes=False)
 RESTORE_CLAIM = _load("restore_claim", writes=False)  # in the scratch database only
+FLAG = _load("flag")
+FLAG_DECIDE = _load("flag_decide")
 
 
 # --- script replies ------------------------------------------------------------------

@@ -177,6 +177,17 @@ MODLOG_WORDS = {
     "group_create": _("created a group"),
     "group_update": _("changed the description of a group"),
     "group_delete": _("deleted a group"),
+    "flag_resolve": _("upheld the flags on"),
+    "flag_dismiss": _("dismissed the flags on"),
+}
+
+# A flag's reason (types.FlagReason's values) in words; the API keeps the values.
+FLAG_REASON_WORDS = {
+    "spam": _("spam"),
+    "off-topic": _("off-topic"),
+    "broken-link": _("broken link"),
+    "duplicate": _("duplicate"),
+    "abusive": _("abusive or rude"),
 }
 
 
@@ -184,6 +195,12 @@ MODLOG_WORDS = {
 def modlog_words(action: str) -> str:
     """A moderation log action in words ("removed a comment"); an unknown one as it is."""
     return str(MODLOG_WORDS.get(action, action))
+
+
+@register.filter
+def flag_reason_words(reason: str) -> str:
+    """A flag's reason in words ("broken link"); an unknown one as it is."""
+    return str(FLAG_REASON_WORDS.get(reason, reason))
 
 
 @register.filter

@@ -20,6 +20,7 @@ from articles.types.basics import (
     wilson_lower_bound,
 )
 from articles.types.comments import Comment, CommentOrder, CommentState
+from articles.types.flags import Flagged, FlagReason, FlagResult
 from articles.types.inbox import InboxPage, InboxReply
 from articles.types.pages import (
     CommentSearchPage,
@@ -48,6 +49,9 @@ __all__ = [
     "CommentOrder",
     "CommentSearchPage",
     "CommentState",
+    "FlagReason",
+    "FlagResult",
+    "Flagged",
     "FrontPage",
     "GoodPage",
     "Group",

@@ -100,6 +100,7 @@ class Article:
     last_vote: float | None = None  # Unix seconds of the last counted vote, when known
     comments: int = 0  # visible comments (the hash's `comments`; the book's articles: 0)
     edited: float | None = None  # Unix seconds of the last edit of its title, link or text
+    held: bool = False  # flagged past ARTICLES_FLAG_THRESHOLD: out of the listings (flags.lua)
 
     @classmethod
     def new_post(cls, post: NewPost, *, article_id: int, posted: int) -> Article:
@@ -160,6 +161,7 @@ class Article:
             last_vote=_time_or_none(raw.get(b"last_vote")),
             comments=max(0, _whole_or_zero(raw.get(b"comments"))),
             edited=_time_or_none(raw.get(b"edited")),
+            held=bool(raw.get(b"held")),
         )
 
     @property

@@ -55,6 +55,7 @@ class Comment:
     more: bool = False  # has replies this page does not show: "continue this thread"
     article_title: str = ""  # filled by listings outside a thread (recent, user, feed)
     reason: str = ""  # a staff removal's reason
+    held: bool = False  # flagged past ARTICLES_FLAG_THRESHOLD: folded until staff decide
 
     @classmethod
     def new_post(
@@ -131,6 +132,7 @@ class Comment:
             more=more,
             article_title=article_title,
             reason=_text(raw, "reason"),
+            held=bool(raw.get(b"held")),
         )
 
     @property

@@ -108,10 +108,16 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         "inbox.inbox_list",
         "inbox.inbox_unread_retrieve",
         "inbox.inbox_read_create",
+        "articles.articles_flag_create",
+        "comments.comments_flag_create",
+        "flags.flags_list",
+        "flags.flags_dismiss_create",
+        "flags.flags_resolve_create",
     ):
         importlib.import_module(f"{PACKAGE}.api.{module}")
     make_user("ann", password="pw-Secret-123")
     make_user("bob", password="pw-Secret-456")
+    make_user("mod", password="pw-Secret-789", staff=True)
     # Each client is closed at the end: a kept-alive connection would hold a thread of the
     # live server past this test, using the test database after it is gone.
     opened = contextlib.ExitStack()
@@ -144,6 +150,7 @@ def test_a_generated_client_posts_votes_and_lists_against_a_live_server(
         _site_and_karma(api, models, anonymous, article_id)
         _hide_save_upvoted(api, models, bob, article_id, int(top))
         _inbox_unread_then_read(api, models, anonymous, bob, top, reply)
+        _flag_queue_decide(api, models, bob, log_in("mod", "pw-Secret-789"), article_id)
 
 
 def _post_vote_list(api, models, anonymous, ann, bob, stranger) -> int:  # type: ignore[no-untyped-def]
@@ -303,3 +310,47 @@ def _inbox_unread_then_read(api, models, anonymous, bob, top_id, reply_id):  # t
     assert [e.unread for e in again.results] == [False]
     refused = api.inbox.inbox_list.sync_detailed(client=anonymous)
     assert refused.status_code == 401 and isinstance(refused.parsed, models.Error)
+
+
+def _flag_queue_decide(api, models, bob, mod, article_id):  # type: ignore[no-untyped-def]
+    flagged = api.articles.articles_flag_create.sync_detailed(
+        article_id, client=bob, body=models.FlagCreate(reason=models.FlagReasonEnum.OFF_TOPIC)
+    )
+    assert flagged.status_code == 201, flagged.content
+    assert isinstance(flagged.parsed, models.Flag)
+    assert flagged.parsed.flags == 1 and flagged.parsed.held is False
+    again = api.articles.articles_flag_create.sync_detailed(
+        article_id, client=bob, body=models.FlagCreate(reason=models.FlagReasonEnum.SPAM)
+    )
+    assert again.status_code == 409 and isinstance(again.parsed, models.Error)
+    assert again.parsed.code == "already_flagged"
+    comment = api.articles.articles_comments_list.sync(article_id, client=bob).results[0]
+    on_comment = api.comments.comments_flag_create.sync(
+        comment.id, client=mod, body=models.FlagCreate(reason=models.FlagReasonEnum.ABUSIVE)
+    )
+    assert isinstance(on_comment, models.Flag)
+
+    refused = api.flags.flags_list.sync_detailed(client=bob)
+    assert refused.status_code == 403
+    queue = api.flags.flags_list.sync(client=mod)
+    assert isinstance(queue, models.FlagQueue)
+    assert queue.count == 2
+    (first,) = [item for item in queue.results if item.kind == models.FlagKindEnum.ARTICLE]
+    assert first.id == article_id and first.held is False and first.exists
+    assert first.reasons.additional_properties == {"off-topic": 1}
+
+    dismissed = api.flags.flags_dismiss_create.sync(
+        models.FlagsDismissCreateKind.ARTICLE,
+        article_id,
+        client=mod,
+        body=models.FlagDismiss(reason="on topic"),
+    )
+    assert isinstance(dismissed, models.FlagDecision) and dismissed.decided == 1
+    resolved = api.flags.flags_resolve_create.sync(
+        models.FlagsResolveCreateKind.COMMENT,
+        comment.id,
+        client=mod,
+        body=models.FlagResolve(reason="rude"),
+    )
+    assert isinstance(resolved, models.FlagDecision) and resolved.decided == 1
+    assert api.flags.flags_list.sync(client=mod).count == 0

@@ -65,6 +65,7 @@ NOT_KEYS = {
     "article_id_or_none",
     "comment_id_or_none",
     "user_id_or_none",
+    "flagged_member_of",
     # reading members back, and a group's keys (formed by group and group_order)
     "text",
     "article_ids",
@@ -89,6 +90,7 @@ SAMPLES: dict[str, list[object]] = {
     "word": ["redis"],
     "slot": [3],
     "term": [2],
+    "member": ["article:7", "comment:7"],
 }
 
 

@@ -135,3 +135,16 @@ def test_the_or_none_parsers_read_what_the_strict_ones_read_and_nothing_else():
         assert keys.article_id_or_none(bad) is None
         assert keys.comment_id_or_none(bad) is None
         assert keys.user_id_or_none(bad) is None
+
+
+def test_the_flag_keys_name_an_article_or_a_comment_only():
+    assert keys.FLAGGED == "flagged:"
+    assert keys.flags("article:7") == "flags:article:7"
+    assert keys.flags("comment:12") == "flags:comment:12"
+    assert keys.flagged_member_of("flags:comment:12") == "comment:12"
+    for bad in ("user:1", "article:0", "article:07", "group:x", "", "comment:1:x"):
+        with pytest.raises(ValueError):
+            keys.flags(bad)
+    for bad in ("flags:user:1", "flag:article:1", "flags:article:01"):
+        with pytest.raises(ValueError):
+            keys.flagged_member_of(bad)

@@ -92,6 +92,7 @@ class Command(BaseCommand):
                 | audit.TOP_KINDS
                 | audit.DOMAIN_KINDS
                 | audit.KARMA_KINDS
+                | audit.FLAG_KINDS
             ):
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
@@ -109,6 +110,7 @@ class Command(BaseCommand):
             audit.comments_repair_all()
         # Found again, after the comments' repairs (which may move their counts and lists).
         audit.comment_karma_repair()
+        audit.flags_repair([p for p in problems if p.kind in audit.FLAG_KINDS])
         # Last, and found again: the repairs above may have rewritten votes:, which the
         # kept periods follow, and removed comments that inboxes still name.
         audit.top_repair()

@@ -11,7 +11,8 @@ comment_search (cidx:<word>, with its own re-read and repair),
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
 top of each period, its backfill and repair), domains (the sites' indexes, their
 backfill and repair), karma (each user's comment karma), personal (the readers' own
-lists), inboxes (the replies inboxes); confirm re-reads
+lists), inboxes (the replies inboxes), flags (the flags and the staff queue); confirm
+re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
@@ -26,6 +27,7 @@ from articles.operations.audit.comment_search import (
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, domain_entries_repair
+from articles.operations.audit.flags import FLAG_KINDS, flags_audit, flags_repair
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit, inbox_repair
 from articles.operations.audit.indexes import INDEX_KINDS
@@ -48,6 +50,7 @@ __all__ = [
     "COMMENT_KINDS",
     "COMMENT_SEARCH_KINDS",
     "DOMAIN_KINDS",
+    "FLAG_KINDS",
     "INBOX_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
@@ -69,6 +72,8 @@ __all__ = [
     "comments_repair_all",
     "domain_backfill",
     "domain_entries_repair",
+    "flags_audit",
+    "flags_repair",
     "group_memberships",
     "group_register",
     "inbox_audit",

@@ -46,6 +46,7 @@ ARTICLE_KINDS = frozenset(
         "good",
         "net_votes",
         "vote_after_close",
+        "held_ranked",
     }
 )
 # The reads of one article, in the order _Found.of takes their replies.
@@ -158,7 +159,7 @@ def article_problems(
     article = Article.from_hash(
         article_id, found.raw, score=None, window=window, vote_score=vote_score
     )
-    for check in _CHECKS:
+    for check in _HELD_CHECKS if article.held else _CHECKS:
         problems += check(found, article)
     return problems
 
@@ -284,6 +285,29 @@ _CHECKS: tuple[Callable[[_Found, Article], list[Problem]], ...] = (
     _voters,
     _good,
     _net_votes,
+    _vote_after_close,
+)
+
+
+def _held_ranked(found: _Found, article: Article) -> list[Problem]:
+    """A held article (flags past the threshold, flag.lua) is in none of the rankings
+    until staff decide: its absence is no fault, its presence is."""
+    indexes = {
+        keys.SCORE: found.score,
+        keys.TIME: found.posted_idx,
+        keys.GOOD: found.good_idx,
+        keys.VOTES: found.net_idx,
+    }
+    ranked = [key for key, value in indexes.items() if value is not None]
+    if not ranked:
+        return []
+    return [found.problem("held_ranked", f"held for its flags, but in {' '.join(ranked)}")]
+
+
+# A held article's checks: its votes as any other's; its rankings, that it is in none.
+_HELD_CHECKS: tuple[Callable[[_Found, Article], list[Problem]], ...] = (
+    _held_ranked,
+    _voters,
     _vote_after_close,
 )
 

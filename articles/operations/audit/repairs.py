@@ -105,7 +105,7 @@ def _article_repair_once(
     if lost_time:
         fields["time"] = int(posted) if posted.is_integer() else posted
     pipe.hset(member, mapping=fields)
-    _index(pipe, member, posted, votes, downvotes, writable)
+    _index(pipe, member, posted, votes, downvotes, writable, held=b"held" in raw)
     # EXPIREAT in the past deletes the key, as the window says it should be.
     pipe.expireat(up, int(-(-closes // 1)))
     pipe.expireat(down, int(-(-closes // 1)))
@@ -151,8 +151,16 @@ def _index(
     votes: int,
     downvotes: int,
     writable: set[str],
+    *,
+    held: bool = False,
 ) -> None:
-    """Queue the article's entries in each store-wide index of the right type."""
+    """Queue the article's entries in each store-wide index of the right type; a held
+    article's (out of the rankings until staff decide its flags) out of each."""
+    if held:
+        for key in INDEXES:
+            if key in writable:
+                pipe.zrem(key, member)
+        return
     score = article_score(posted, votes, downvotes, vote_score=conf.vote_score())
     good = votes >= conf.good_votes()
     entries = {keys.SCORE: score, keys.TIME: posted, keys.VOTES: votes - downvotes}

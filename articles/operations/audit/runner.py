@@ -20,6 +20,7 @@ from articles.operations.audit.common import (
 )
 from articles.operations.audit.confirm import Judge, Unit, confirmed, identity
 from articles.operations.audit.domains import domain_audit, domain_read
+from articles.operations.audit.flags import flags_audit
 from articles.operations.audit.groups import group_read, groups_audit
 from articles.operations.audit.inboxes import inbox_audit
 from articles.operations.audit.indexes import (
@@ -85,6 +86,7 @@ def invariant_audit(
         + comment_karma_audit(batch=batch)
         + personal_audit(conn)
         + inbox_audit(conn, batch=batch)
+        + flags_audit(conn, batch)
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
@@ -19,6 +19,7 @@ from redis.typing import EncodableT, FieldT
 
 from articles import conf, validation
 from articles.errors import Conflict, InvalidInput
+from articles.operations.audit.common import time_or_none
 from articles.operations.backup.records import (
     EXPORT_VERSION,
     ArticleRecord,
@@ -349,12 +350,15 @@ def _write_article(pipe: redis.client.Pipeline, a: ArticleRecord) -> None:
     member = keys.article(a.id)
     up, down = keys.voted(a.id), keys.voted_down(a.id)
     pipe.delete(member, up, down)
-    pipe.hset(member, mapping=dict(a.hash.items()))
-    for word in a.words:
-        pipe.sadd(keys.idx(word), member)
+    fields: dict[FieldT, EncodableT] = dict(a.hash.items())
     # votes: is derived from the counts, so backups made before it existed restore
     # into it too.
     net = _hash_count(a.hash.get(b"votes")) - _hash_count(a.hash.get(b"downvotes"))
+    if fields.pop(b"held", None) is not None:
+        a = _released(a, net)
+    pipe.hset(member, mapping=fields)
+    for word in a.words:
+        pipe.sadd(keys.idx(word), member)
     pipe.zadd(keys.VOTES, {member: net})
     for score, index in ((a.score, keys.SCORE), (a.time, keys.TIME), (a.good, keys.GOOD)):
         if score is not None:
@@ -369,11 +373,23 @@ def _write_article(pipe: redis.client.Pipeline, a: ArticleRecord) -> None:
         pipe.sadd(keys.group(name), member)
 
 
+def _released(a: ArticleRecord, net: int) -> ArticleRecord:
+    """An article held for its flags comes back released and ranked, as a dismissal
+    leaves it (flag_decide.lua): a backup keeps no flags, so no queue would list it."""
+    posted = time_or_none(a.hash.get(b"time"))
+    if posted is None:
+        return a
+    good = posted if _hash_count(a.hash.get(b"votes")) >= conf.good_votes() else None
+    score = posted + conf.vote_score() * net
+    return replace(a, score=score, time=posted, good=good)
+
+
 def _write_comment(pipe: redis.client.Pipeline, c: CommentRecord) -> None:
     member = keys.comment(c.id)
     up, down = keys.comment_voted(c.id), keys.comment_voted_down(c.id)
     pipe.delete(member, up, down)
-    pipe.hset(member, mapping=dict(c.hash.items()))
+    # a comment held for its flags unfolds: a backup keeps no flags (see _released)
+    pipe.hset(member, mapping={k: v for k, v in c.hash.items() if k != b"held"})
     if c.parent_id is None:
         best = keys.article_comments(c.article_id)
         new = keys.article_comments_new(c.article_id)

@@ -39,11 +39,16 @@ if cur ~= dir then
   changed = 1
   -- the up-vote count, when this change moved it
   local votes = move_vote(KEYS[1], KEYS[2], KEYS[3], user, cur, dir, expire_at)
-  redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
+  -- A held article (flag.lua) is out of the rankings until staff decide: its vote counts
+  -- in the hash alone, and a dismissal ranks it by the counts (flag_decide.lua).
+  local ranked = redis.call('HEXISTS', KEYS[1], 'held') == 0
+  if ranked then redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member) end
   local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
   local net = (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0)
-  redis.call('ZADD', KEYS[7], net, member)
-  period_set(8, member, t, net)
+  if ranked then
+    redis.call('ZADD', KEYS[7], net, member)
+    period_set(8, member, t, net)
+  end
   redis.call('HSET', KEYS[1], 'last_vote', now)
   if dir ~= 0 then redis.call('HINCRBY', KEYS[6], utc_day(now), 1) end
   if dir == 1 then
@@ -54,7 +59,7 @@ if cur ~= dir then
   elseif cur == 1 then
     redis.call('ZREM', KEYS[13], member)
   end
-  if votes ~= nil then
+  if votes ~= nil and ranked then
     if votes >= tonumber(ARGV[7]) then
       redis.call('ZADD', KEYS[5], t, member)
     else

@@ -50,7 +50,7 @@ for k = 9, #KEYS, 3 do
         redis.call('ZADD', best, comment_best(tonumber(comment_id_of(item)), up_n, down_n), item)
         local f = redis.call('HMGET', item, 'author', 'state')
         if (f[2] or '') == '' then karma_add(f[1], -cur) end -- as comment_vote.lua
-      else
+      elseif redis.call('HEXISTS', item, 'held') == 0 then -- a held article is unranked
         redis.call('ZINCRBY', KEYS[1], -cur * vote_score, item)
         redis.call('ZADD', KEYS[2], up_n - down_n, item)
         period_set(4, item, t, up_n - down_n)

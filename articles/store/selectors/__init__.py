@@ -18,6 +18,7 @@ from articles.store.selectors.comments import (
     recent_comments,
     user_comments,
 )
+from articles.store.selectors.flags import flag_queue
 from articles.store.selectors.groups import (
     group_article_list,
     group_get,
@@ -57,6 +58,7 @@ __all__ = [
     "comment_search",
     "comment_thread",
     "domain_article_list",
+    "flag_queue",
     "front_page",
     "good_article_day",
     "good_article_page",

@@ -29,6 +29,7 @@ from articles.store.services.comments import (
     comment_remove,
     comment_vote,
 )
+from articles.store.services.flags import flag_dismiss, flag_resolve, item_flag
 from articles.store.services.groups import group_create, group_delete, group_purge, group_update
 from articles.store.services.inbox import inbox_mark_digested, inbox_mark_read
 from articles.store.services.indexing import (
@@ -81,12 +82,15 @@ __all__ = [
     "comment_search_rebuild",
     "comment_submit",
     "comment_vote",
+    "flag_dismiss",
+    "flag_resolve",
     "group_create",
     "group_delete",
     "group_purge",
     "group_update",
     "inbox_mark_digested",
     "inbox_mark_read",
+    "item_flag",
     "search_entry_drop",
     "search_index_rebuild",
     "search_reindex_batch",

@@ -198,6 +198,9 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
             out.append(_resp("SADD", keys.voted_down(row.id), *[f"user:{u}" for u in row.downs]))
             out.append(_resp("EXPIREAT", keys.voted_down(row.id), expire_at))
         out.append(_resp("ZADD", keys.submitted(row.poster), row.time, member))
+        site = validation.link_domain(row.link)
+        if site:  # a site's index, as post.lua writes it
+            out.append(_resp("ZADD", keys.domain(site), row.time, member))
         links += [validation.normalize_link(row.link), member]
         score += [row.time + VOTE_SCORE * (up - down), member]
         net += [up - down, member]

@@ -107,11 +107,13 @@ def variants(name: str, context: dict[str, Any], request: Any) -> dict[str, Call
 
     def through(engine: Any) -> Callable[[], str]:
         def render() -> str:
-            # What the app adds to the backend's request/csrf values: the user (resolved)
-            # and the messages; the view's context last, as the app gives it.
+            # What the app adds to the backend's request/csrf values: the user (resolved),
+            # the messages and the header's unread count; the view's context last, as the
+            # app gives it.
             values = {
                 "user": rendering._resolved(request.user),
                 "messages": get_messages(request),
+                "inbox_unread": lambda: rendering._inbox_unread(request),
                 **context,
             }
             return str(engine.get_template(name).render(values, request))

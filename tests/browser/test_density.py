@@ -135,20 +135,19 @@ def test_a_first_screen_shows_enough_and_every_control_is_big_enough(
 
 
 def test_the_german_top_bar_is_one_row_at_1280_px(live_server, visitor) -> None:  # type: ignore[no-untyped-def]
-    """Logged in as staff, the longest bar there is (German words, the staff link), with
-    room for one more link: one row, as tall as in English."""
+    """Logged in as staff with unread replies, the longest bar there is (German words, the
+    staff link, the inbox's count): one row, as tall as in English."""
     base = live_server.url
-    factories.staff("mod", password=PASSWORD)
+    mod = factories.staff("mod", password=PASSWORD)
+    posted = factories.article(mod, title="Twelve replies wait")
+    for n in range(12):
+        factories.comment(factories.user(f"reader{n}"), posted.id, f"Reply {n}.")
     heights = {}
     for language in ("en-GB", "de-DE"):
         page = visitor("mod", base, locale=language)
         page.set_viewport_size(DESKTOP)
         page.goto(f"{base}/new/")
-        # One more link in the account's part (an inbox, say) must still fit.
-        page.evaluate(
-            "() => { const a = document.createElement('a'); a.textContent = 'Antworten (12)';"
-            " document.querySelector('.account .me').after(a); }"
-        )
+        assert page.locator(".inbox-link .badge").inner_text().startswith("12")
         heights[language] = page.evaluate(
             "document.querySelector('.topbar').getBoundingClientRect().height"
         )

@@ -16,7 +16,9 @@ from tests.web.test_comment_views import client_commands
 pytestmark = pytest.mark.django_db
 
 CARD = re.compile(r'<article class="comment-card[^"]*" id="c(\d+)">')
-BADGE = re.compile(r'class="inbox-link[^"]*" href="/inbox/"[^>]*>Inbox <span class="badge">(\d+)')
+BADGE = re.compile(
+    r'class="inbox-link[^"]*" href="/inbox/"[^>]*>.*?>Inbox</span> <span class="badge">(\d+)'
+)
 
 
 def badge(page: str) -> int:

@@ -83,7 +83,13 @@ def article_vote(request: HttpRequest, article_id: int) -> HttpResponse:
 def submit(request: HttpRequest) -> HttpResponse:
     groups = selectors.group_list()
     form = ArticleSubmitForm(request.POST or None, groups=groups)
-    if request.method == "POST" and form.is_valid():
+    preview = None
+    if request.method == "POST" and "preview" in request.POST:
+        # The post as it will read, and the form again: nothing written, nothing counted
+        # against the post limit (the same idempotency key goes with the later Post).
+        if form.is_valid():
+            preview = form.cleaned_data
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             article = services.article_submit(
@@ -106,7 +112,8 @@ def submit(request: HttpRequest) -> HttpResponse:
             if article is not None:
                 messages.success(request, gettext("Your article is posted, with your own up-vote."))
                 return redirect("articles:article-detail", article.id)
-    return form_response(rendering.render(request, "articles/submit.html", {"form": form}), form)
+    context = {"form": form, "preview": preview}
+    return form_response(rendering.render(request, "articles/submit.html", context), form)
 
 
 @login_required(login_url=LOGIN_URL)

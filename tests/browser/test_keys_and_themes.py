@@ -125,6 +125,19 @@ def test_every_kind_of_page_passes_axe_in_both_themes(live_server, visitor, sche
         ("settings", "/accounts/settings/"),
     ]:
         problems += look(ann, base + path, f"member-{name}", scheme)
+    # The submit page's preview (a POST: filled in and sent as a reader would).
+    ann.set_viewport_size({"width": 1280, "height": 900})
+    ann.goto(f"{base}/submit/")
+    ann.fill("#id_title", "Sorted sets, previewed")
+    ann.fill("#id_text", "Scores are **floats**.\n\n- one\n- two")
+    ann.click("button[name=preview]")
+    expect(ann.locator("section.preview strong")).to_have_text("floats")
+    problems += axe_problems(ann, f"member-submit-preview ({scheme})")
+    for width in WIDTHS:
+        ann.set_viewport_size({"width": width, "height": 900})
+        ann.screenshot(
+            path=str(SHOTS / f"member-submit-preview-{width}-{scheme}.png"), full_page=True
+        )
     # The keyboard's item, and the list of shortcuts open over the page.
     ann.set_viewport_size({"width": 1280, "height": 900})
     ann.goto(f"{base}/new/")

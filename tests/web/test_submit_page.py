@@ -42,3 +42,36 @@ def test_the_submit_page_says_a_post_starts_at_one_point_and_why(client) -> None
     comment = factories.comment(ann, article.id)
     assert selectors.article_get(article_id=article.id).votes == 1
     assert comment.votes == 0
+
+
+def test_a_preview_shows_the_post_as_it_will_read_and_writes_nothing(client, conn) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(factories.user("ann"))
+    form = {
+        "title": "Sorted sets <explained>",
+        "link": "https://Example.org/sets",
+        "text": "Scores are *floats*, see [the docs](https://redis.io/).",
+        "preview": "1",
+    }
+    for _ in range(12):  # past the post limit (10 an hour): a preview is not a post
+        response = client.post("/submit/", form)
+    assert response.status_code == 200
+    html = response.content.decode()
+    preview = re.search(r'<section class="panel preview".*?</section>', html, re.S)
+    assert preview, "no preview"
+    assert 'Sorted sets &lt;explained&gt; <span class="domain">(example.org)</span>' in preview[0]
+    assert "<em>floats</em>" in preview[0]
+    assert 'href="https://redis.io/" rel="nofollow ugc noopener"' in preview[0]
+    assert 'value="Sorted sets &lt;explained&gt;"' in html  # the form keeps what was typed
+    assert conn.keys("article:*") == [] and conn.get("article:") is None
+
+    del form["preview"]
+    posted = client.post("/submit/", form)
+    assert posted.status_code == 302
+    assert selectors.article_get(article_id=1).title == "Sorted sets <explained>"
+
+
+def test_a_preview_of_a_bad_form_says_what_is_wrong_and_shows_nothing(client) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(factories.user("ann"))
+    response = client.post("/submit/", {"title": "", "link": "", "text": "", "preview": "1"})
+    assert response.status_code == 400
+    assert 'class="panel preview"' not in response.content.decode()

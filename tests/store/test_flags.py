@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from articles.errors import AlreadyFlagged, InvalidInput, NotAllowed, NotFlagged
+from articles.operations import audit
 from articles.store import keys, selectors, services
 from articles.types import NewPost, Order, Vote
 from tests.actors import member_actor, staff_actor
@@ -195,3 +196,41 @@ def test_concurrent_flags_count_each_user_once(conn, now, settings, audited):
     assert errors == []
     assert conn.hlen("flags:article:1") == 10 and conn.zscore(keys.FLAGGED, "article:1") == 10
     assert conn.hexists("article:1", "held") and conn.zscore("score:", "article:1") is None
+
+
+def sites(domain: str) -> list[int]:
+    return [a.id for a in selectors.domain_article_list(domain=domain).items]
+
+
+def test_a_held_article_leaves_its_sites_page_until_staff_dismiss(conn, now, audited):
+    article_id = post(now)
+    other = post(now - 60, user_id=5)
+    assert sites("example.org") == [article_id, other]
+    flag(article_id, 2)
+    flag(article_id, 3)  # held
+    page = selectors.domain_article_list(domain="example.org")
+    assert ([a.id for a in page.items], page.count) == ([other], 1)
+    # A staff change of its link moves it to no site's page while it is held; the audit's
+    # repair and backfill (check_votes --repair) leave it out too.
+    services.article_edit(
+        article_id=article_id,
+        link="https://example.com/moved",
+        actor=staff_actor("mod"),
+        reason="the right address",
+    )
+    assert sites("example.com") == [] and sites("example.org") == [other]
+    assert audit.invariant_audit() == []
+    assert audit.domain_backfill() == 0
+    services.flag_dismiss(kind="article", item_id=article_id, actor=staff_actor("mod"))
+    assert sites("example.com") == [article_id] and sites("example.org") == [other]
+
+
+def test_the_audit_takes_a_held_article_out_of_its_sites_index(conn, now):
+    article_id = post(now)
+    flag(article_id, 2)
+    flag(article_id, 3)
+    conn.zadd("domain:example.org", {"article:1": now})  # as code before holding wrote it
+    found = [p.kind for p in audit.invariant_audit()]
+    assert found == ["domain_stale"]
+    audit.domain_entries_repair(audit.invariant_audit())
+    assert audit.invariant_audit() == [] and sites("example.org") == []

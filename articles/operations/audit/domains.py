@@ -56,18 +56,25 @@ def _sites(conn: redis.Redis, ordered: list[int], batch: int) -> Seen:
     for chunk in chunks(ordered, batch):
         pipe = conn.pipeline(transaction=False)
         for article_id in chunk:
-            pipe.hmget(keys.article(article_id), "link", "time")
+            pipe.hmget(keys.article(article_id), *_FIELDS)
         for article_id, fields in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
             seen[article_id] = _site(fields)
     return seen
 
 
+# What names an article's site index: its link, and whether it is held for its flags
+# (flag.lua takes a held article out of it, as out of every ranking).
+_FIELDS = ("link", "time", "held")
+
+
 def _site(fields: Any) -> tuple[str, float | None] | None:
-    """(site, post time) of an article's HMGET link time; ("", None) for no hash."""
+    """(site, post time) of an article's HMGET _FIELDS; ("", None) for no hash, and no
+    site for a held article (in no index)."""
     if isinstance(fields, redis.ResponseError):
         return None
-    link, posted = fields
-    return validation.link_domain(keys.text(link or b"")), time_or_none(posted)
+    link, posted, held = fields
+    site = "" if held is not None else validation.link_domain(keys.text(link or b""))
+    return site, time_or_none(posted)
 
 
 def _judge(key: str, site: tuple[str, float | None] | None, score: float | None) -> str | None:
@@ -111,7 +118,7 @@ def _missing(conn: redis.Redis, seen: Seen, batch: int, wrong: set[str]) -> list
 def domain_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> Judge:
     """One article's entry in domain:<d> and its link and time (a re-read, see confirm)."""
     pipe.zscore(key, keys.article(article_id))
-    pipe.hmget(keys.article(article_id), "link", "time")
+    pipe.hmget(keys.article(article_id), *_FIELDS)
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
         score, fields = replies
@@ -150,7 +157,7 @@ def domain_backfill(*, batch: int = FILL_BATCH) -> int:
         ids = keys.article_ids(members)
         pipe = conn.pipeline(transaction=False)
         for article_id in ids:
-            pipe.hmget(keys.article(article_id), "link", "time")
+            pipe.hmget(keys.article(article_id), *_FIELDS)
         sites = [_site(f) for f in pipe.execute(raise_on_error=False)]
         pairs = [(i, keys.domain(s[0])) for i, s in zip(ids, sites, strict=True) if s and s[0]]
         added += _fix(conn, pairs, only_missing=True)
@@ -164,16 +171,18 @@ def _fix(conn: redis.Redis, pairs: list[tuple[int, str]], *, only_missing: bool 
     for chunk in chunks(pairs, FILL_BATCH):
         pipe = conn.pipeline(transaction=False)
         for article_id, _ in chunk:
-            pipe.hget(keys.article(article_id), "link")
-        links = [
-            "" if isinstance(v, redis.ResponseError) else keys.text(v or b"")
+            pipe.hmget(keys.article(article_id), "link", "held")
+        read = [
+            (b"", None) if isinstance(v, redis.ResponseError) else v
             for v in pipe.execute(raise_on_error=False)
         ]
         args: list[str] = []
         names: list[str] = []
-        for (article_id, key), link in zip(chunk, links, strict=True):
+        for (article_id, key), (raw, held) in zip(chunk, read, strict=True):
+            link = keys.text(raw or b"")
             site = validation.link_domain(link)
-            here = bool(site) and keys.domain(site) == key
+            # A held article is in no index (flag.lua): out of it, whatever its link.
+            here = bool(site) and keys.domain(site) == key and held is None
             if only_missing and not here:
                 continue
             names += [keys.article(article_id), key]

@@ -3,7 +3,8 @@
 -- the repair and the backfill of check_votes --repair, a bounded batch a call.
 -- KEYS pairs: article:<id>, domain:<d>
 -- ARGV pairs, one per KEYS pair: "add" | "drop", the article's link as read ("" for none)
--- add: at the hash's post time (no hash, or a bad time: left alone); drop: ZREM.
+-- add: at the hash's post time (no hash, a bad time, or held for its flags: left alone);
+-- drop: ZREM.
 -- A pair with a key of the wrong type is left alone (the audit reports it).
 -- Returns {S.OK, entries changed}
 local changed = 0
@@ -16,6 +17,7 @@ for i = 1, #KEYS, 2 do
       changed = changed + redis.call('ZREM', index, member)
     else
       local t = tonumber(redis.call('HGET', member, 'time') or '')
+      if redis.call('HEXISTS', member, 'held') == 1 then t = nil end
       if t and t == t and t > -math.huge and t < math.huge then
         changed = changed + redis.call('ZADD', index, 'CH', t, member)
       end

@@ -54,7 +54,8 @@ end
 -- The article moves to its new link's site, at its post time (a bad time: left for the audit).
 if KEYS[5] ~= KEYS[6] and KEYS[5] ~= KEYS[1] then redis.call('ZREM', KEYS[5], member) end
 local posted = tonumber(redis.call('HGET', KEYS[1], 'time') or '')
-if KEYS[6] ~= KEYS[1] and posted and posted == posted then
+if KEYS[6] ~= KEYS[1] and posted and posted == posted
+  and redis.call('HEXISTS', KEYS[1], 'held') == 0 then -- held for its flags: out of it
   redis.call('ZADD', KEYS[6], posted, member)
 end
 for i = 1, #was_words do redis.call('SREM', KEYS[6 + i], ARGV[1]) end

@@ -54,21 +54,25 @@ def flag_reason(value: object) -> FlagReason:
         ) from None
 
 
-def _ranking_keys(member: str, groups: tuple[str, ...]) -> list[str]:
-    """The rankings a held article leaves and a dismissed one comes back to (flag.lua)."""
+def _ranking_keys(member: str, groups: tuple[str, ...], link: str) -> list[str]:
+    """The rankings a held article leaves and a dismissed one comes back to (flag.lua):
+    its site's index among them (`member` in its place for none)."""
+    site = validation.link_domain(link)
     return [
         keys.SCORE,
         keys.TIME,
         keys.GOOD,
         keys.VOTES,
         *keys.PERIOD_KEYS,
+        keys.domain(site) if site else member,
         *[key for name in groups for key in keys.group_keys(name)],
     ]
 
 
-def _article_groups(member: str) -> tuple[str, ...]:
-    article_id = keys.article_id_of(member)
-    return selectors.article_get(article_id=article_id).groups
+def _article_place(member: str) -> tuple[tuple[str, ...], str]:
+    """An article's groups and link, which name the rankings it is in."""
+    article = selectors.article_get(article_id=keys.article_id_of(member))
+    return article.groups, article.link
 
 
 @replicated
@@ -83,13 +87,22 @@ def item_flag(
     user = keys.user(actor.pk)
     for _ in range(scripts.ATTEMPTS):
         groups: tuple[str, ...] = ()
+        link = ""
         script_keys = [member, keys.flags(member), keys.FLAGGED]
         if kind == "article":
-            groups = _article_groups(member)
-            script_keys += _ranking_keys(member, groups)
+            groups, link = _article_place(member)
+            script_keys += _ranking_keys(member, groups, link)
         reply = scripts.FLAG(
             keys=script_keys,
-            args=[member, user, why.value, conf.flag_threshold(), _given(now), ",".join(groups)],
+            args=[
+                member,
+                user,
+                why.value,
+                conf.flag_threshold(),
+                _given(now),
+                ",".join(groups),
+                link,
+            ],
             client=get_connection(),  # safe to repeat: a second run answers REPEATED
         )
         if kind == "comment" and int(reply[0]) == Status.NOT_FOUND:
@@ -108,11 +121,12 @@ def _decide(member: str, *, entry: str, restore: bool) -> int:
     is_article = keys.article_id_or_none(member) is not None
     for _ in range(scripts.ATTEMPTS):
         groups: tuple[str, ...] = ()
+        link = ""
         script_keys = [member, keys.flags(member), keys.FLAGGED, keys.MODLOG]
         if is_article:
             if restore and get_connection().exists(member):
-                groups = _article_groups(member)
-            script_keys += _ranking_keys(member, groups)
+                groups, link = _article_place(member)
+            script_keys += _ranking_keys(member, groups, link)
         reply = scripts.FLAG_DECIDE(
             keys=script_keys,
             args=[
@@ -124,6 +138,7 @@ def _decide(member: str, *, entry: str, restore: bool) -> int:
                 ",".join(groups),
                 "",
                 "restore" if restore else "",
+                link,
             ],
             client=get_connection(retry=False),  # sent once: a repeat would log twice
         )

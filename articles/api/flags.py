@@ -3,6 +3,7 @@ resolve or dismiss an item's flags. The same services as the pages (store.servic
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
@@ -224,11 +225,7 @@ class FlagDecisionViewSet(ApiViewSet):
     )
     @action(detail=True, methods=["post"])
     def resolve(self, request: Request, kind: str, id: str) -> Response:
-        data = _valid(FlagResolveSerializer, request.data)
-        decided = services.flag_resolve(
-            kind=kind, item_id=int(id), actor=_actor(request), reason=data.get("reason", "")
-        )
-        return Response({"target": f"{kind}:{id}", "decided": decided})
+        return _decided(request, kind, id, FlagResolveSerializer, services.flag_resolve)
 
     @documented(
         summary="Staff: dismiss an item's flags, putting it back",
@@ -246,8 +243,15 @@ class FlagDecisionViewSet(ApiViewSet):
     )
     @action(detail=True, methods=["post"])
     def dismiss(self, request: Request, kind: str, id: str) -> Response:
-        data = _valid(FlagDismissSerializer, request.data)
-        decided = services.flag_dismiss(
-            kind=kind, item_id=int(id), actor=_actor(request), reason=data.get("reason", "")
-        )
-        return Response({"target": f"{kind}:{id}", "decided": decided})
+        return _decided(request, kind, id, FlagDismissSerializer, services.flag_dismiss)
+
+
+def _decided(
+    request: Request, kind: str, id: str, serializer: type[Any], decide: Callable[..., int]
+) -> Response:
+    """A staff decision on an item's flags (resolve or dismiss), with its `reason`."""
+    data = _valid(serializer, request.data)
+    decided = decide(
+        kind=kind, item_id=int(id), actor=_actor(request), reason=data.get("reason", "")
+    )
+    return Response({"target": f"{kind}:{id}", "decided": decided})

@@ -139,7 +139,20 @@ class Hub:
         self.dropped = 0  # slow subscribers dropped, for the figures
         self.client = live.aclient(name=HUB_CLIENT_NAME, socket_timeout=BLOCK_MS / 1000 + 5)
         self.reader = live.aclient(name=READER_CLIENT_NAME, socket_timeout=2.0, max_connections=8)
+        # Set once the first read position is known: a stream subscribed before it could
+        # miss the events written between its subscription and that position.
+        self.ready = loop.create_future()
         self.tasks = [loop.create_task(self._run()), loop.create_task(self._heartbeats())]
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """False if the hub has not reached Redis within `timeout` seconds (it goes on
+        trying by itself)."""
+        if not self.ready.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self.ready), timeout)
+            except TimeoutError:
+                return False
+        return True
 
     # --- subscribers ---------------------------------------------------------------
 
@@ -208,6 +221,7 @@ class Hub:
             try:
                 if self.last_id is None:
                     self.last_id = await live.alast_id(self.client)
+                    self.ready.set_result(None)
                 self.connected = True
                 read = await live.aread(
                     self.client, self.last_id, block_ms=BLOCK_MS, count=READ_COUNT

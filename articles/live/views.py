@@ -30,6 +30,7 @@ MAX_IDS = 100
 RETRY_MS = 3000
 RELOAD = b"event: reload\ndata: {}\n\n"
 PING = b": ping\n\n"
+READY_SECONDS = 2.0  # a new hub's first read of Redis, before a stream is refused
 
 
 class BadQuery(ValueError):
@@ -118,6 +119,8 @@ async def live_events(request: HttpRequest) -> HttpResponseBase:
 async def _open(
     request: HttpRequest, found: Hub, topics: tuple[Topic, ...], position: live.StreamId | None
 ) -> HttpResponseBase:
+    if not await found.wait_ready(READY_SECONDS):
+        return _unavailable()
     address = client_address(request)
     refused = found.admits(address)
     if refused == "address":

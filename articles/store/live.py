@@ -75,12 +75,25 @@ class Replay:
 
 
 def _replay(info: Any, entries: list[Any], position: StreamId, limit: int) -> Replay:
-    trimmed = False
-    if isinstance(info, dict):
-        deleted = parse_id(_text(info.get("max-deleted-entry-id") or b"0-0")) or (0, 0)
-        trimmed = deleted > position
     events = [e for e in (decode(i, f) for i, f in entries[:limit]) if e is not None]
-    return Replay(events, trimmed or len(entries) > limit)
+    return Replay(events, len(entries) > limit or _lost(info, position))
+
+
+def _lost(info: Any, position: StreamId) -> bool:
+    """Were entries after `position` removed (XINFO STREAM's figures)? Trimming removes
+    the oldest: it is so when the stream was ever trimmed and `position` is older than its
+    oldest kept entry (or than its newest, if it was emptied); an XDEL records its id."""
+    if not isinstance(info, dict):
+        return False  # no stream: nothing was ever written, nothing lost
+    deleted = parse_id(_text(info.get("max-deleted-entry-id") or b"0-0")) or (0, 0)
+    if deleted > position:
+        return True
+    added, length = info.get("entries-added"), info.get("length") or 0
+    if added is not None and int(added) <= int(length):
+        return False  # never trimmed (Redis 7's figures; older servers do not say)
+    first = info.get("first-entry")
+    oldest = first[0] if first else info.get("last-generated-id") or b"0-0"
+    return (parse_id(_text(oldest)) or (0, 0)) > position
 
 
 def events_after(position: StreamId, limit: int) -> Replay:

@@ -26,7 +26,6 @@ NEW: Topic = ("n", 0)
 HUB_CLIENT_NAME = "votesite-live-hub"
 READER_CLIENT_NAME = "votesite-live"
 BLOCK_MS = 10_000
-READ_COUNT = 500
 BACKOFF = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 
 
@@ -223,9 +222,10 @@ class Hub:
                     self.last_id = await live.alast_id(self.client)
                     self.ready.set_result(None)
                 self.connected = True
-                read = await live.aread(
-                    self.client, self.last_id, block_ms=BLOCK_MS, count=READ_COUNT
-                )
+                # At most half a queue a read: a client keeping up sends what it was given
+                # while the next read is on the wire, so only a slow one fills its queue.
+                count = max(1, conf.live_queue_size() // 2)
+                read = await live.aread(self.client, self.last_id, block_ms=BLOCK_MS, count=count)
                 failures = 0
             except asyncio.CancelledError:
                 raise

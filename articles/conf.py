@@ -40,6 +40,7 @@
 | ARTICLES_READ_YOUR_WRITES_SECONDS | 5 | how long a write's browser reads from the primary |
 | ARTICLES_FLAG_THRESHOLD | 3 | flags that hide an item until staff decide (0: never) |
 | ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
+| ARTICLES_LIVE_EVENTS | 10000 | live events the store keeps for resuming streams (0: off) |
 """
 
 from __future__ import annotations
@@ -121,6 +122,9 @@ DEFAULTS: dict[str, Any] = {
     # flags on one article or comment that take it out of the listings (articles) or fold
     # it in its thread (comments) until staff resolve or dismiss them; 0: flags never hide
     "FLAG_THRESHOLD": 3,
+    # the live events (the stream live:) kept, about: a reconnecting page resumes from any
+    # of them; the write scripts trim it as they append. 0: none written, no live endpoint
+    "LIVE_EVENTS": 10_000,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -275,6 +279,11 @@ def comment_list_per_page() -> int:
 
 def inbox_size() -> int:
     return max(1, int(get("INBOX_SIZE")))
+
+
+def live_events() -> int:
+    """ARTICLES_LIVE_EVENTS: about how many live events the stream keeps; 0: none written."""
+    return max(0, int(get("LIVE_EVENTS")))
 
 
 def modlog_per_page() -> int:

@@ -227,3 +227,22 @@ def test_under_wsgi_it_is_a_503_at_once(client):  # type: ignore[no-untyped-def]
 def test_turned_off_it_is_a_404(asgi_site, settings):  # type: ignore[no-untyped-def]
     settings.ARTICLES_LIVE_EVENTS = 0
     assert httpx.get(f"{asgi_site.url}/live/?new=1", timeout=3).status_code == 404
+
+
+def test_a_vote_and_a_post_through_the_services_reach_open_streams(asgi_site, now):  # type: ignore[no-untyped-def]
+    from articles.store import services
+    from articles.types import Vote
+    from tests import factories
+
+    article = factories.article(1, title="A title", poster_name="poster", now=now).id
+    with (
+        sse_events(asgi_site, f"article={article}") as page,
+        sse_events(asgi_site, "new=1") as new,
+    ):
+        settle(asgi_site, 2)
+        services.article_vote(article_id=article, user_id=2, direction=Vote.UP, now=now)
+        later = factories.article(1, "Another", "https://example.org/b", now=now).id
+        assert [(e.kind, e.data) for e in page.events(1)] == [
+            ("vote", {"article": article, "net": 2})  # the poster's own vote and this one
+        ]
+        assert [(e.kind, e.data) for e in new.events(1)] == [("post", {"article": later})]

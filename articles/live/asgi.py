@@ -23,7 +23,7 @@ from django.contrib import auth
 from django.db import close_old_connections
 from django.http import QueryDict
 from django.http.cookie import parse_cookie
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 
 from articles import conf
 from articles.http.addresses import client_address
@@ -43,14 +43,16 @@ class LiveApp:
         if scope["type"] != "http" or not self._is_live(scope) or conf.live_events() <= 0:
             await self.app(scope, receive, send)  # turned off: the view's 404
             return
-        if scope["method"] not in ("GET", "HEAD"):
+        if scope["method"] != "GET":
             await self.app(scope, receive, send)  # the view's 405
             return
         await _serve(scope, receive, send)
 
     def _is_live(self, scope: Scope) -> bool:
         if self._path is None:
-            self._path = reverse("articles:live")
+            # The URLconf's path, without the script prefix a request may have set.
+            url, prefix = reverse("articles:live"), get_script_prefix()
+            self._path = "/" + url[len(prefix) :] if url.startswith(prefix) else url
         path = scope["path"]
         root = scope.get("root_path", "")
         if root and path.startswith(root):

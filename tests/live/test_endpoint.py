@@ -268,3 +268,27 @@ def test_the_django_view_serves_the_same_stream_where_the_asgi_app_is_not_mounte
 
 def test_only_get_is_answered(asgi_site):  # type: ignore[no-untyped-def]
     assert httpx.post(f"{asgi_site.url}/live/?new=1", timeout=3).status_code in (403, 405)
+
+
+def test_a_process_at_its_most_streams_answers_503(asgi_site, settings):  # type: ignore[no-untyped-def]
+    settings.ARTICLES_LIVE_MAX_STREAMS = 1
+    with sse_events(asgi_site, "new=1"):
+        settle(asgi_site, 1)
+        response = httpx.get(f"{asgi_site.url}/live/?new=1", timeout=3)
+        assert response.status_code == 503
+        assert response.headers["Retry-After"] == "5"
+
+
+def test_a_host_prefix_is_followed_by_the_asgi_app(settings, conn):  # type: ignore[no-untyped-def]
+    """A host including the app's URLs under its own prefix: the app answers the live path
+    there (and leaves the old one to Django: a 404)."""
+    from articles.live.asgi import LiveApp
+    from votesite.asgi import django_application
+
+    settings.ROOT_URLCONF = "tests.web.host_without_login_urls"
+    with serving(LiveApp(django_application)) as site:
+        with sse_events(site, "article=12", prefix="/news/live/") as reader:
+            settle(site, 1)
+            written = vote(conn, 12, 1)
+            assert reader.events(1)[0].id == written
+        assert httpx.get(f"{site.url}/live/?new=1", timeout=3).status_code == 404

@@ -131,7 +131,9 @@ async def connect(
     if not topics:
         return Refusal(400, gettext("Ask for article, articles or new."))
     try:
-        await sync_to_async(ratelimits.check)(request, "live")
+        # Redis only (a thread-safe pool): any thread, so a burst of connects is not
+        # queued behind one another on the one thread of the database work.
+        await sync_to_async(ratelimits.check, thread_sensitive=False)(request, "live")
     except RateLimited as exc:
         return Refusal(429, str(exc.message), retry_after=exc.retry_after)
     except Exception as exc:

@@ -5,6 +5,7 @@ store/live.py (sync and asyncio)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -15,7 +16,7 @@ from articles.errors import (
     InvalidInput,
     VotingClosed,
 )
-from articles.operations import audit
+from articles.operations import audit, backup
 from articles.operations.audit.live import SLACK
 from articles.store import keys, live, services
 from articles.store.live import LiveEvent
@@ -264,3 +265,14 @@ def test_the_async_readers_replay_and_wait_for_new_events(conn, now):
     assert quiet == live.Batch([], replay.last_id)
     assert [(e.kind, e.article, e.net) for e in woken.events] == [("vote", first, 2)]
     assert oldest == replay.last_id and newest == woken.last_id
+
+
+def test_an_export_leaves_the_events_out_and_a_restore_starts_without_them(conn, article, db):
+    """The events describe writes, not data: a backup has none, a restored store starts
+    with none (an open page resumes from a point older than any kept: it reloads)."""
+    assert conn.xlen(keys.LIVE) == 1
+    records = list(backup.store_export())
+    assert "live" not in json.dumps(records)
+    backup.store_restore(records=enumerate(records), replace=True)
+    assert not conn.exists(keys.LIVE)
+    assert conn.exists(keys.article(article))

@@ -5,8 +5,10 @@ store/live.py (sync and asyncio)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
+from redis.asyncio.sentinel import SentinelConnectionPool as AsyncSentinelPool
 
 from articles.errors import (
     ArticleNotFound,
@@ -15,12 +17,13 @@ from articles.errors import (
     InvalidInput,
     VotingClosed,
 )
-from articles.operations import audit
+from articles.operations import audit, backup
 from articles.operations.audit.live import SLACK
 from articles.store import keys, live, services
 from articles.store.live import LiveEvent
 from articles.types import Vote
 from tests import factories
+from votesite.settings import sentinel_cache
 
 POSTER, ALICE, BOB = 1, 2, 3
 WEEK = 604_800
@@ -264,3 +267,39 @@ def test_the_async_readers_replay_and_wait_for_new_events(conn, now):
     assert quiet == live.Batch([], replay.last_id)
     assert [(e.kind, e.article, e.net) for e in woken.events] == [("vote", first, 2)]
     assert oldest == replay.last_id and newest == woken.last_id
+
+
+def test_an_export_leaves_the_events_out_and_a_restore_starts_without_them(conn, article, db):
+    """The events describe writes, not data: a backup has none, a restored store starts
+    with none (an open page resumes from a point older than any kept: it reloads)."""
+    assert conn.xlen(keys.LIVE) == 1
+    records = list(backup.store_export())
+    assert "live" not in json.dumps(records)
+    backup.store_restore(records=enumerate(records), replace=True)
+    assert not conn.exists(keys.LIVE)
+    assert conn.exists(keys.article(article))
+
+
+def test_the_async_client_takes_the_stores_address_and_outlasts_a_block(settings):
+    settings.ARTICLES_REDIS_ALIAS = None
+    settings.ARTICLES_REDIS_URL = "redis://:secret@redis.example:6390/3"
+    settings.ARTICLES_REDIS_OPTIONS = {"socket_timeout": 1.0, "socket_connect_timeout": 0.25}
+    client = live.async_client(block_ms=15_000)  # builds; connects only when used
+    given = client.connection_pool.connection_kwargs
+    assert (given["host"], given["port"], given["db"]) == ("redis.example", 6390, 3)
+    assert given["password"] == "secret" and given["socket_connect_timeout"] == 0.25
+    assert given["socket_timeout"] == 20.0
+
+
+def test_the_async_client_follows_the_stores_sentinels(settings):
+    settings.CACHES = {
+        **settings.CACHES,
+        "live-sentinel": sentinel_cache("votesite", [("sentinel.example", 26390)], 2),
+    }
+    settings.ARTICLES_REDIS_ALIAS = "live-sentinel"
+    client = live.async_client(block_ms=1000)  # builds; asks the sentinels only when used
+    pool = client.connection_pool
+    assert isinstance(pool, AsyncSentinelPool) and pool.service_name == "votesite"
+    assert pool.connection_kwargs["db"] == 2
+    sentinel = pool.sentinel_manager.sentinels[0].connection_pool.connection_kwargs
+    assert (sentinel["host"], sentinel["port"]) == ("sentinel.example", 26390)

@@ -38,7 +38,6 @@ INDEX_TYPES = {
     keys.GROUPS: "hash",
     keys.LINKS: "hash",
     keys.SEARCH_STEMMER: "string",
-    keys.LIVE: "stream",
 }
 # The store-wide indexes an article is in (article_repair writes or removes its entries).
 INDEXES = (keys.SCORE, keys.TIME, keys.GOOD, keys.VOTES)

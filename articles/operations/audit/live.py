@@ -1,4 +1,4 @@
-"""The live events stream (live:): of its type, and no longer than ARTICLES_LIVE_EVENTS
+"""The live events stream (live:): a stream, and no longer than ARTICLES_LIVE_EVENTS
 with the slack of an approximate trim. The events are ephemeral (a page that resumes
 from a trimmed one reloads), so nothing here is repaired: the next write trims the stream
 to its setting; a stream left after the setting went to 0 can simply be deleted."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import redis
 
 from articles import conf
-from articles.operations.audit.common import Problem
+from articles.operations.audit.common import Problem, wrong_type
 from articles.store import keys
 
 # XADD's MAXLEN ~ drops whole stream nodes only: up to stream-node-max-entries (100 by
@@ -18,9 +18,12 @@ LIVE_KINDS = frozenset({"live_too_long"})
 
 
 def live_audit(conn: redis.Redis) -> list[Problem]:
-    """live: longer than its setting allows (its type is checked with the indexes')."""
-    if keys.text(conn.type(keys.LIVE)) != "stream":
-        return []
+    """live: of another type (the writes refuse to run: it is for a person to delete), or
+    longer than its setting allows. Checked here, not with the indexes' types, so an
+    export (which skips the events: they describe writes, not data) never mentions it."""
+    kind = keys.text(conn.type(keys.LIVE))
+    if kind != "stream":
+        return [] if kind == "none" else [wrong_type(keys.LIVE, kind, "stream")]
     length, keep = int(conn.xlen(keys.LIVE)), conf.live_events()
     allowed = keep + SLACK if keep else 0
     if length <= allowed:

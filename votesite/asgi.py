@@ -1,8 +1,17 @@
-"""ASGI entry point."""
+"""ASGI entry point: the whole project, as votesite.wsgi serves it, for uvicorn (`make run`,
+and the live endpoint's gunicorn, gunicorn.live.conf.py)."""
 
 import os
+import warnings
 
 from django.core.asgi import get_asgi_application
+
+# whitenoise (static files) answers with a file's synchronous iterator, which Django under
+# ASGI reads in a thread, warning at each file. That is correct, only slower, and only
+# `make run` serves static files over ASGI: production serves them over WSGI.
+warnings.filterwarnings(
+    "ignore", message="StreamingHttpResponse must consume synchronous iterators", category=Warning
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "votesite.settings")
 

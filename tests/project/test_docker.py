@@ -138,7 +138,7 @@ def test_a_live_service_beside_each_site_serves_the_streams_over_asgi():
         assert service["depends_on"] == services[site]["depends_on"]
         assert _profile(service) == _profile(services[site])
         assert service["ulimits"]["nofile"]["hard"] >= 10_000
-    assert (BASE / "gunicorn.live.conf.py").exists()
+    assert "COPY gunicorn.conf.py gunicorn.live.conf.py ./" in (BASE / "Dockerfile").read_text()
 
 
 def test_every_image_is_pinned_by_digest_with_its_tag():

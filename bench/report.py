@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MAIN, SEARCH = "bench", "bench-search"  # the generated blocks of docs/performance.md
+MAIN, SEARCH, LIVE = "bench", "bench-search", "bench-live"  # docs/performance.md's blocks
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Report:
     def parts(self) -> list[str]:
         """The blocks this run wrote something in, in the page's order."""
         found = {part for part, _, _ in self.sections} | {g.part for g in self.goals}
-        return [p for p in (MAIN, SEARCH) if p in found]
+        return [p for p in (MAIN, SEARCH, LIVE) if p in found]
 
     def markdown(self, part: str = MAIN, head: list[str] | None = None) -> str:
         """The block `part`: `head` (the machine and run) first, then its sections and

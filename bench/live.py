@@ -391,7 +391,7 @@ def run(report: Report, sizes: Sizes) -> dict[str, dict[str, float]]:
     ])  # fmt: skip
     held = idle["held"] if idle["beating"] == idle["held"] else idle["beating"]
     report.goal("live: idle streams one worker holds, each with heartbeats", held, 2000, "")
-    p99 = None if fan["missing"] else fan["p99_ms"]
+    p99 = None if fan["missing"] else round(fan["p99_ms"], 1)
     report.goal("live: vote -> 1,000 clients, p99 (ms)", p99, 250, "", at_most=True)
     return figures
 

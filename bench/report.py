@@ -133,6 +133,8 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
     if only:
         data = f"- data: {opts.articles:,} articles over 6.5 days (only the `{only}` part ran)"
         timing = f"- {opts.reps} interleaved rounds of {opts.seconds} s batches per case"
+    if only == "live":  # its sizes and method are in its own section
+        data, timing = "- only the `live` part ran, on data of its own (see Live)", ""
     return [
         f"- CPU: {os.cpu_count()} x {cpu}; RAM {mem}; {platform.platform()}",
         f"- Python {platform.python_version()}, Django {django.get_version()}, "
@@ -140,7 +142,7 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
         f"- load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
         "(the machine is shared with other workers: figures are noisy, ratios are what count)",
         data,
-        timing,
+        *([timing] if timing else []),
         f"- run took {took / 60:.1f} min, finished "
         + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     ]

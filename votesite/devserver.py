@@ -12,6 +12,7 @@ live endpoint's server class closes them at once, as at a production restart
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 import uvicorn
@@ -45,7 +46,8 @@ def main(argv: list[str] | None = None) -> None:
     if config.should_reload:
         ChangeReload(config, target=server.run, sockets=[config.bind_socket()]).run()
     else:
-        server.run()
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: uvicorn raises it again
+            server.run()
 
 
 if __name__ == "__main__":

@@ -113,9 +113,10 @@ def test_the_live_configuration_serves_the_site_over_asgi_with_room_for_streams(
         assert (tmp_path / ".gunicorn" / "gunicorn-live.ctl").exists()
 
 
-def _open_stream(port: int) -> socket.socket:
+def _open_stream(port: int, path: str = "/live/") -> socket.socket:
     client = socket.create_connection(("127.0.0.1", port), timeout=10)
-    client.sendall(b"GET /live/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+    client.sendall(request.encode())
     head = b""
     while b"retry: 3000" not in head:
         chunk = client.recv(4096)
@@ -155,3 +156,45 @@ def test_a_shutdown_closes_the_open_streams_at_once(tmp_path):
         assert max(took) < 1.5, took
         text = log.read_text()
         assert "Exception in ASGI application" not in text and "Cancel" not in text, text
+
+
+def test_make_runs_server_serves_the_live_endpoint_and_closes_its_streams_at_once(
+    redis_server: EmbeddedRedis, tmp_path
+):
+    """Ensure `make run`'s server (votesite.devserver, uvicorn) serves the live endpoint, and
+    that stopping it (as its reloader does at each change of code) ends the open streams at
+    once and quietly, where uvicorn alone would wait on them."""
+    port = _free_port()
+    env = _environ(
+        DJANGO_DEBUG="true",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        REDIS_URL=f"{redis_server.url}?db=0",
+        VOTESITE_VAR_DIR=str(tmp_path),
+    )
+    log = tmp_path / "devserver.log"
+    command = [sys.executable, "-m", "votesite.devserver", "--no-reload", "--port", str(port)]
+    with log.open("wb") as output:
+        server = subprocess.Popen(
+            command, cwd=BASE, env=env, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, log.read_text()
+            try:
+                client = _open_stream(port, "/live/?article=1")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not answer"
+                time.sleep(0.2)
+        server.send_signal(signal.SIGTERM)  # what the reloader sends its server at a change
+        assert _closed_after(client, 8) < 1.5
+        client.close()
+        server.wait(timeout=10)
+        text = log.read_text()
+        assert "Exception in ASGI application" not in text and "Cancel" not in text, text
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)

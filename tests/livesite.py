@@ -80,9 +80,6 @@ def serving(app: Any = None, *, port: int = 0) -> Iterator[AsgiSite]:
         server.should_exit = True
         site.thread.join(10)
         sock.close()
-        from votesite.asgi import close_database_connections
-
-        close_database_connections()  # the next test's database may be closed to them
 
 
 @pytest.fixture

@@ -101,6 +101,11 @@ class Subscriber:
         self._wake()
         return True
 
+    def end(self) -> None:
+        """Ends the stream at its next wake (now, if it waits)."""
+        self.dropped = True
+        self._wake()
+
     def _wake(self) -> None:
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from articles.store import keys
-from tests.livesite import AsgiSite, sse_events
+from tests.livesite import AsgiSite, serving, sse_events
 
 
 def vote(conn, article: int, net: int) -> str:  # type: ignore[no-untyped-def]
@@ -246,3 +246,25 @@ def test_a_vote_and_a_post_through_the_services_reach_open_streams(asgi_site, no
             ("vote", {"article": article, "net": 2})  # the poster's own vote and this one
         ]
         assert [(e.kind, e.data) for e in new.events(1)] == [("post", {"article": later})]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_django_view_serves_the_same_stream_where_the_asgi_app_is_not_mounted(conn):  # type: ignore[no-untyped-def]
+    from votesite.asgi import django_application
+
+    alice = get_user_model().objects.create_user("alice", password="pw-alice-123")
+    with (
+        serving(django_application) as site,
+        sse_events(site, "article=12", cookies=_session_cookie(alice)) as reader,
+    ):
+        settle(site, 1)
+        written = vote(conn, 12, 3)
+        conn.xadd(keys.LIVE, {"e": "inbox", "u": str(alice.pk), "n": "1"})
+        events = reader.events(2)
+        assert [(e.id, e.data) for e in events[:1]] == [(written, {"article": 12, "net": 3})]
+        assert events[1].data == {"unread": 1}
+        assert httpx.get(f"{site.url}/live/?article=x", timeout=3).status_code == 400
+
+
+def test_only_get_is_answered(asgi_site):  # type: ignore[no-untyped-def]
+    assert httpx.post(f"{asgi_site.url}/live/?new=1", timeout=3).status_code in (403, 405)

@@ -29,9 +29,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from bench.live_clients import close_all, open_many
 from bench.report import LIVE, Report, log
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,99 +49,6 @@ class Sizes:
     @classmethod
     def smoke(cls) -> Sizes:
         return cls(idle=40, clients=20, votes=5, rate=10.0, heartbeat=1.0)
-
-
-def _address(group: int, number: int) -> str:
-    """A loopback address of its own for client `number` (all of 127/8 is this host)."""
-    return f"127.{group}.{number // 250}.{number % 250 + 1}"
-
-
-@dataclass
-class Stream:
-    """One client's stream: what it was sent, and when each vote's event arrived."""
-
-    pings: int = 0
-    votes: dict[int, float] = field(default_factory=dict)  # net -> receipt time
-    duplicates: int = 0
-    ended: bool = False
-    writer: asyncio.StreamWriter | None = None
-    task: asyncio.Task[None] | None = None
-    opened: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def handle(self, block: bytes, now: float) -> None:
-        if block.startswith(b":"):
-            self.pings += 1
-            return
-        fields = dict(
-            line.split(b": ", 1) for line in block.split(b"\n") if b": " in line
-        )  # fmt: skip
-        if fields.get(b"event") == b"vote":
-            net = int(json.loads(fields[b"data"])["net"])
-            if net in self.votes:
-                self.duplicates += 1
-            self.votes.setdefault(net, now)
-        elif b"retry" in fields:
-            self.opened.set()
-
-    async def read(self, reader: asyncio.StreamReader, chunked: bool) -> None:
-        buffer = b""
-        try:
-            while True:
-                if chunked:
-                    size = int((await reader.readline()).split(b";")[0] or b"0", 16)
-                    if size == 0:
-                        break
-                    data = (await reader.readexactly(size + 2))[:-2]
-                else:
-                    data = await reader.read(65536)
-                    if not data:
-                        break
-                now = time.monotonic()
-                buffer += data
-                *blocks, buffer = buffer.split(b"\n\n")
-                for block in blocks:
-                    self.handle(block, now)
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            self.ended = True
-            self.opened.set()
-
-
-async def open_stream(port: int, query: str, source: str) -> Stream:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
-    writer.write(
-        f"GET /live/?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        "Accept: text/event-stream\r\n\r\n".encode()
-    )
-    head = await reader.readuntil(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    if status != 200:
-        writer.close()
-        raise RuntimeError(f"/live/?{query} from {source}: {head.decode(errors='replace')!r}")
-    stream = Stream(writer=writer)
-    stream.task = asyncio.create_task(stream.read(reader, b"chunked" in head.lower()))
-    await asyncio.wait_for(stream.opened.wait(), 30)
-    return stream
-
-
-async def open_many(port: int, query: str, count: int, group: int) -> list[Stream]:
-    """`count` streams, 100 connecting at a time (as a crowd of browsers would, not all
-    in the same millisecond)."""
-    gate = asyncio.Semaphore(100)
-
-    async def one(number: int) -> Stream:
-        async with gate:
-            return await open_stream(port, query, _address(group, number))
-
-    return list(await asyncio.gather(*(one(n) for n in range(count))))
-
-
-async def close_all(streams: list[Stream]) -> None:
-    for stream in streams:
-        if stream.writer is not None:
-            stream.writer.close()
-    await asyncio.gather(*(s.task for s in streams if s.task), return_exceptions=True)
 
 
 def status(pid: int, name: str) -> int:
@@ -257,6 +165,12 @@ def voter(args: list[str]) -> None:
     print(json.dumps(sent))
 
 
+def _own_cpu() -> float:
+    """This process's CPU seconds (the clients'; the voter's is its own process's)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def redis_clients(sock: Path) -> list[dict[str, str]]:
     import redis
 
@@ -303,10 +217,10 @@ async def fanout_part(found: Site, sizes: Sizes) -> dict[str, float]:
     log(f"live: {len(streams)} clients on article {voted}; voting")
     loop = asyncio.get_running_loop()
     args = ("vote", str(voted), str(sizes.votes), str(sizes.rate))
-    cpu = found.cpu()
+    cpu, own = found.cpu(), _own_cpu()
     done = await loop.run_in_executor(None, lambda: _voter(found.env, found.socket, *args))
     await asyncio.sleep(1.0)
-    cpu = found.cpu() - cpu
+    cpu, own = found.cpu() - cpu, _own_cpu() - own
     sent = json.loads(done.stdout)
     latencies, missing = [], 0
     spread = []  # per vote: its first client's receipt to its last's
@@ -328,6 +242,7 @@ async def fanout_part(found: Site, sizes: Sizes) -> dict[str, float]:
         "max_ms": max(latencies, default=float("nan")),
         "spread_ms": percentile(spread, 50) if spread else float("nan"),
         "cpu_ms_per_vote": cpu * 1000 / max(1, len(sent)),
+        "clients_cpu_ms_per_vote": own * 1000 / max(1, len(sent)),
         "missing": missing,
         "duplicates": duplicates,
         "dropped": ended,
@@ -384,8 +299,9 @@ def run(report: Report, sizes: Sizes) -> dict[str, dict[str, float]]:
         f"| fan-out: vote -> {fan['clients']:,.0f} clients, {fan['votes']:.0f} votes at "
         f"{fan['rate']:g}/s: p50, p99, max | {fan['p50_ms']:.1f} ms, {fan['p99_ms']:.1f} ms, "
         f"{fan['max_ms']:.1f} ms |",
-        f"| a vote's first client to its last (median); worker CPU per vote | "
-        f"{fan['spread_ms']:.1f} ms; {fan['cpu_ms_per_vote']:.1f} ms |",
+        f"| a vote's first client to its last (median); CPU per vote: the worker's, the "
+        f"clients' | {fan['spread_ms']:.1f} ms; {fan['cpu_ms_per_vote']:.1f} ms, "
+        f"{fan['clients_cpu_ms_per_vote']:.1f} ms |",
         f"| events missing, duplicated; clients dropped | {fan['missing']:.0f}, "
         f"{fan['duplicates']:.0f}; {fan['dropped']:.0f} |",
     ])  # fmt: skip

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,15 +43,10 @@ def _environ(**env: str) -> dict[str, str]:
 
 
 @contextmanager
-def _gunicorn(app: str, env: dict[str, str], *options: str) -> Iterator[tuple[int, Path]]:
-    """gunicorn -c gunicorn.live.conf.py `app` on a free port, until the block ends; yields
-    the port and the file its output goes to."""
-    port = _free_port()
-    log = Path(env["VOTESITE_VAR_DIR"]) / f"gunicorn-{port}.log"
-    command = [
-        sys.executable, "-m", "gunicorn", "--config", "gunicorn.live.conf.py", app,
-        "--bind", f"127.0.0.1:{port}", "--log-level", "info", *options,
-    ]  # fmt: skip
+def _serving(command: list[str], env: dict[str, str], port: int) -> Iterator[tuple[Any, Path]]:
+    """`command` (a server listening on `port`) until the block ends; yields its process
+    and the file its output goes to."""
+    log = Path(env["VOTESITE_VAR_DIR"]) / f"server-{port}.log"
     with log.open("wb") as output:
         server = subprocess.Popen(
             command, cwd=BASE, env=env, stdout=output, stderr=subprocess.STDOUT,
@@ -64,13 +60,26 @@ def _gunicorn(app: str, env: dict[str, str], *options: str) -> Iterator[tuple[in
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                assert time.monotonic() < deadline, "gunicorn did not listen"
+                assert time.monotonic() < deadline, "the server did not listen"
                 time.sleep(0.2)
-        yield port, log
+        yield server, log
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
         server.wait(timeout=30)
+
+
+@contextmanager
+def _gunicorn(app: str, env: dict[str, str], *options: str) -> Iterator[tuple[int, Path]]:
+    """gunicorn -c gunicorn.live.conf.py `app` on a free port, until the block ends; yields
+    the port and the file its output goes to."""
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "gunicorn", "--config", "gunicorn.live.conf.py", app,
+        "--bind", f"127.0.0.1:{port}", "--log-level", "info", *options,
+    ]  # fmt: skip
+    with _serving(command, env, port) as (_, log):
+        yield port, log
 
 
 def _workers(log: Path) -> list[int]:
@@ -171,30 +180,12 @@ def test_make_runs_server_serves_the_live_endpoint_and_closes_its_streams_at_onc
         REDIS_URL=f"{redis_server.url}?db=0",
         VOTESITE_VAR_DIR=str(tmp_path),
     )
-    log = tmp_path / "devserver.log"
     command = [sys.executable, "-m", "votesite.devserver", "--no-reload", "--port", str(port)]
-    with log.open("wb") as output:
-        server = subprocess.Popen(
-            command, cwd=BASE, env=env, stdout=output, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, log.read_text()
-            try:
-                client = _open_stream(port, "/live/?article=1")
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not answer"
-                time.sleep(0.2)
+    with _serving(command, env, port) as (server, log):
+        client = _open_stream(port, "/live/?article=1")
         server.send_signal(signal.SIGTERM)  # what the reloader sends its server at a change
         assert _closed_after(client, 8) < 1.5
         client.close()
         server.wait(timeout=10)
         text = log.read_text()
         assert "Exception in ASGI application" not in text and "Cancel" not in text, text
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=30)

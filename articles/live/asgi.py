@@ -113,22 +113,26 @@ async def _refuse(send: Any, refusal: Refusal) -> None:
     await send({"type": "http.response.body", "body": (refusal.text + "\n").encode()})
 
 
+_HEADERS = [(k.lower().encode(), v.encode()) for k, v in HEADERS]
+_END = {"type": "http.response.body", "body": b""}
+
+
 async def _stream(opened: Stream, receive: Any, send: Any) -> None:
     # The client's going away ends the body (the one other task a stream has).
     gone = asyncio.ensure_future(receive())
     gone.add_done_callback(lambda _: opened.close())
-    headers = [(k.lower().encode(), v.encode()) for k, v in HEADERS]
     try:
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.start", "status": 200, "headers": _HEADERS})
         async for chunk in opened.chunks():
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if not gone.done():
-            await send({"type": "http.response.body", "body": b""})
+            await send(_END)
     except asyncio.CancelledError:
-        # The hub dropped a client too slow for its queue, stuck sending to it: its stream
-        # ends here (and its reconnect resumes from the stream). Any other cancel goes on.
-        if not opened.subscriber.dropped:
-            raise
+        # The server shutting down, or the hub dropping a client too slow for its queue
+        # (stuck sending to it): the stream ends as a complete response where it still
+        # can, and EventSource reconnects (to another worker) and resumes from the stream.
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(send(_END), 0.5)
     except OSError:
         pass  # the connection broke under a send
     finally:

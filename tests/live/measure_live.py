@@ -5,7 +5,7 @@ the server's memory per idle stream, and how long one event takes to reach every
 
 One uvicorn process serves the site (votesite.asgi) on a throwaway Redis; this process
 opens the streams (asyncio sockets) and reads them. `--bare` serves a minimal SSE app of
-raw ASGI instead (no Django), for the cost Django adds per connection."""
+raw ASGI instead (no Django), `--django` the Django view alone (no ASGI app in front)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--bare", action="store_true")
+    parser.add_argument("--django", action="store_true", help="the Django view, no ASGI app")
     parser.add_argument("--loop", default="auto", help="uvicorn's --loop: auto (uvloop), asyncio")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -132,6 +133,8 @@ def main() -> None:
     store.start()
     port = 18000 + os.getpid() % 1000
     app = "tests.live.measure_live:bare_app" if args.bare else "votesite.asgi:application"
+    if args.django:
+        app = "votesite.asgi:django_application"
     env = {
         **os.environ,
         "PYTHONPATH": f"{work}:{ROOT}",

@@ -277,3 +277,17 @@ def test_only_the_live_endpoint_goes_to_the_live_upstream(proxy):
     location = TEMPLATE.read_text().split("location = /live/ {", 1)[1].split("}", 1)[0]
     timeout = re.search(r"proxy_read_timeout (\d+)s;", location)
     assert timeout and int(timeout[1]) >= 4 * 15, "far above the stream's 15 s heartbeat"
+
+
+def test_the_proxy_speaks_http2_so_open_pages_do_not_use_up_a_browsers_connections(proxy):
+    """A browser opens at most 6 HTTP/1.1 connections to a host, and each open page holds one
+    for its stream: over HTTP/2 they are streams of one connection."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["h2", "http/1.1"])
+    with (
+        socket.create_connection(("127.0.0.1", proxy["https"]), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname="votesite.test") as tls,
+    ):
+        assert tls.selected_alpn_protocol() == "h2"

@@ -40,6 +40,12 @@
 | ARTICLES_READ_YOUR_WRITES_SECONDS | 5 | how long a write's browser reads from the primary |
 | ARTICLES_FLAG_THRESHOLD | 3 | flags that hide an item until staff decide (0: never) |
 | ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
+| ARTICLES_LIVE_EVENTS | 10000 | live events the stream `live:` keeps (0: none, no live endpoint) |
+| ARTICLES_LIVE_HEARTBEAT_SECONDS | 15 | how often an open live stream is sent a heartbeat |
+| ARTICLES_LIVE_QUEUE_SIZE | 64 | events a live client may fall behind before it is dropped |
+| ARTICLES_LIVE_REPLAY_EVENTS | 1000 | the most events a reconnecting client is replayed |
+| ARTICLES_LIVE_STREAMS_PER_ADDRESS | 32 | open live streams per client address, per process |
+| ARTICLES_LIVE_MAX_STREAMS | 10000 | open live streams per process |
 """
 
 from __future__ import annotations
@@ -121,6 +127,20 @@ DEFAULTS: dict[str, Any] = {
     # flags on one article or comment that take it out of the listings (articles) or fold
     # it in its thread (comments) until staff resolve or dismiss them; 0: flags never hide
     "FLAG_THRESHOLD": 3,
+    # live events (issue 25): the stream `live:` keeps about this many (0: none written, and
+    # the live endpoint answers 404); a reconnecting client resumes from it
+    "LIVE_EVENTS": 10_000,
+    # an open live stream: a heartbeat this often (proxies close idle connections), and at
+    # most this many events queued for a client that reads slowly before it is dropped (it
+    # reconnects and resumes from the stream: nothing is lost, nothing piles up)
+    "LIVE_HEARTBEAT_SECONDS": 15,
+    "LIVE_QUEUE_SIZE": 64,
+    # the most events replayed to a client resuming from an id; further behind, it is told
+    # to reload the page
+    "LIVE_REPLAY_EVENTS": 1000,
+    # open live streams a process serves per client address, and in all (then 429, 503)
+    "LIVE_STREAMS_PER_ADDRESS": 32,
+    "LIVE_MAX_STREAMS": 10_000,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -354,3 +374,28 @@ def replica_max_lag_seconds() -> float:
 
 def read_your_writes_seconds() -> int:
     return int(get("READ_YOUR_WRITES_SECONDS"))
+
+
+def live_events() -> int:
+    """How many events the stream `live:` keeps (about: MAXLEN ~); 0 turns live off."""
+    return max(0, int(get("LIVE_EVENTS")))
+
+
+def live_heartbeat_seconds() -> float:
+    return max(1.0, float(get("LIVE_HEARTBEAT_SECONDS")))
+
+
+def live_queue_size() -> int:
+    return max(1, int(get("LIVE_QUEUE_SIZE")))
+
+
+def live_replay_events() -> int:
+    return max(1, int(get("LIVE_REPLAY_EVENTS")))
+
+
+def live_streams_per_address() -> int:
+    return max(1, int(get("LIVE_STREAMS_PER_ADDRESS")))
+
+
+def live_max_streams() -> int:
+    return max(1, int(get("LIVE_MAX_STREAMS")))

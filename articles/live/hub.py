@@ -1,0 +1,269 @@
+"""The hub: one reader of the stream `live:` per process (per event loop), whatever the
+number of clients. A single task runs XREAD BLOCK on one Redis connection and hands each
+event to the subscribers of its topics only (an event costs O(its subscribers)), encoded
+once. Each subscriber has a bounded queue: one that fills (a client reading slower than
+events come) is dropped, and its reconnect resumes from the stream, so nothing is lost
+and nothing piles up. A lost Redis is retried with backoff from the last id read: clients
+stay connected and miss nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from articles import conf
+from articles.store import live
+
+logger = logging.getLogger(__name__)
+
+Topic = tuple[str, int]  # ("a", article) page, ("l", article) listing row, ("n", 0), ("u", pk)
+NEW: Topic = ("n", 0)
+HUB_CLIENT_NAME = "votesite-live-hub"
+READER_CLIENT_NAME = "votesite-live"
+BLOCK_MS = 10_000
+READ_COUNT = 500
+BACKOFF = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
+
+
+class Message:
+    """An event as sent: its stream order and its encoded text, built once for every
+    subscriber it goes to."""
+
+    __slots__ = ("data", "order")
+
+    def __init__(self, order: live.StreamId, data: bytes) -> None:
+        self.order = order
+        self.data = data
+
+
+def encode(event: live.LiveEvent) -> Message | None:
+    """The wire form of an event (id, event, data), or None for one of bad fields."""
+    try:
+        payload = _payload(event)
+    except (KeyError, ValueError):
+        return None
+    data = json.dumps(payload, separators=(",", ":"))
+    text = f"id: {event.id}\nevent: {event.kind}\ndata: {data}\n\n"
+    return Message(event.order, text.encode())
+
+
+def _payload(event: live.LiveEvent) -> dict[str, Any]:
+    f = event.fields
+    if event.kind == "vote":
+        return {"article": int(f["a"]), "net": int(f["n"])}
+    if event.kind == "post":
+        return {"article": int(f["a"])}
+    if event.kind == "comment":
+        parent = f.get("p") or ""
+        return {"article": int(f["a"]), "comment": int(f["c"]), "parent": _id_or_none(parent)}
+    if event.kind == "cvote":
+        return {"article": int(f["a"]), "comment": int(f["c"]), "net": int(f["n"])}
+    return {"unread": int(f["n"])}  # inbox
+
+
+def _id_or_none(text: str) -> int | None:
+    return int(text) if text else None
+
+
+def topics_of(event: live.LiveEvent) -> tuple[Topic, ...]:
+    """Who an event goes to: an article page gets its votes, comments and comment votes, a
+    listing its rows' votes, /new/ the posts, a user their own inbox count."""
+    f = event.fields
+    try:
+        if event.kind == "vote":
+            article = int(f["a"])
+            return (("a", article), ("l", article))
+        if event.kind in ("comment", "cvote"):
+            return (("a", int(f["a"])),)
+        if event.kind == "post":
+            return (NEW,)
+        if event.kind == "inbox":
+            return (("u", int(f["u"])),)
+    except (KeyError, ValueError):
+        pass
+    return ()
+
+
+class Subscriber:
+    """One open stream: its topics, address, and a bounded queue of messages."""
+
+    __slots__ = ("address", "dropped", "limit", "ping", "queue", "task", "topics", "waiter")
+
+    def __init__(self, topics: Iterable[Topic], address: str, limit: int) -> None:
+        self.topics = frozenset(topics)
+        self.address = address
+        self.queue: collections.deque[Message] = collections.deque()
+        self.limit = limit
+        self.waiter: asyncio.Future[None] | None = None
+        self.ping = False
+        self.dropped = False
+        self.task: asyncio.Task[Any] | None = None
+
+    def push(self, message: Message) -> bool:
+        """Queue a message; False (nothing queued) when the queue is full."""
+        if len(self.queue) >= self.limit:
+            return False
+        self.queue.append(message)
+        self._wake()
+        return True
+
+    def _wake(self) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Until there is a message, a heartbeat due, or the subscriber was dropped."""
+        while not self.queue and not self.ping and not self.dropped:
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+
+
+class Hub:
+    """The process's reader of `live:` on the loop it was started on (see module doc)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.by_topic: dict[Topic, set[Subscriber]] = {}
+        self.by_address: collections.Counter[str] = collections.Counter()
+        self.everyone: set[Subscriber] = set()
+        self.last_id: str | None = None
+        self.connected = False
+        self.dropped = 0  # slow subscribers dropped, for the figures
+        self.client = live.aclient(name=HUB_CLIENT_NAME, socket_timeout=BLOCK_MS / 1000 + 5)
+        self.reader = live.aclient(name=READER_CLIENT_NAME, socket_timeout=2.0, max_connections=8)
+        self.tasks = [loop.create_task(self._run()), loop.create_task(self._heartbeats())]
+
+    # --- subscribers ---------------------------------------------------------------
+
+    def admits(self, address: str) -> str | None:
+        """None when one more stream from `address` may open, else which limit is reached."""
+        if len(self.everyone) >= conf.live_max_streams():
+            return "process"
+        if self.by_address[address] >= conf.live_streams_per_address():
+            return "address"
+        return None
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        for topic in subscriber.topics:
+            self.by_topic.setdefault(topic, set()).add(subscriber)
+        self.everyone.add(subscriber)
+        self.by_address[subscriber.address] += 1
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        """Forget a subscriber (again: nothing)."""
+        if subscriber not in self.everyone:
+            return
+        self.everyone.discard(subscriber)
+        for topic in subscriber.topics:
+            found = self.by_topic.get(topic)
+            if found is not None:
+                found.discard(subscriber)
+                if not found:
+                    del self.by_topic[topic]
+        self.by_address[subscriber.address] -= 1
+        if self.by_address[subscriber.address] <= 0:
+            del self.by_address[subscriber.address]
+
+    def _drop(self, subscriber: Subscriber) -> None:
+        """A client too slow for its queue: closed, its reconnect resumes from the stream."""
+        self.unsubscribe(subscriber)
+        subscriber.dropped = True
+        subscriber.queue.clear()
+        subscriber._wake()
+        self.dropped += 1
+        if subscriber.task is not None:
+            # Its task may be stuck sending to a client that reads nothing: end it.
+            subscriber.task.cancel()
+
+    def deliver(self, event: live.LiveEvent) -> None:
+        topics = topics_of(event)
+        found = [self.by_topic.get(topic) for topic in topics]
+        targets = [s for s in found if s]
+        if not targets:
+            return
+        message = encode(event)
+        if message is None:
+            return
+        if len(targets) == 1:
+            receivers: Iterable[Subscriber] = list(targets[0])
+        else:
+            receivers = set().union(*targets)
+        for subscriber in receivers:
+            if not subscriber.push(message):
+                self._drop(subscriber)
+
+    # --- the reader ------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        failures = 0
+        while True:
+            try:
+                if self.last_id is None:
+                    self.last_id = await live.alast_id(self.client)
+                self.connected = True
+                read = await live.aread(
+                    self.client, self.last_id, block_ms=BLOCK_MS, count=READ_COUNT
+                )
+                failures = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the reader outlives any failure
+                self.connected = False
+                delay = BACKOFF[min(failures, len(BACKOFF) - 1)]
+                failures += 1
+                logger.warning("live: reading the stream failed (%s); again in %.2f s", exc, delay)
+                with contextlib.suppress(Exception):
+                    await self.client.connection_pool.disconnect()
+                await asyncio.sleep(delay)
+                continue
+            for item in read:
+                if isinstance(item, tuple):
+                    self.last_id = item[0]
+                    continue
+                self.last_id = item.id
+                self.deliver(item)
+
+    async def _heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(conf.live_heartbeat_seconds())
+            for subscriber in self.everyone:
+                subscriber.ping = True
+                subscriber._wake()
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "streams": len(self.everyone),
+            "topics": len(self.by_topic),
+            "dropped": self.dropped,
+            "connected": int(self.connected),
+        }
+
+
+_hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
+
+
+def hub() -> Hub:
+    """The running loop's hub, started on first use."""
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        for other in [k for k in _hubs if k.is_closed()]:
+            del _hubs[other]
+        found = _hubs[loop] = Hub(loop)
+    return found
+
+
+def running() -> Hub | None:
+    """The running loop's hub if one was started (for the figures)."""
+    try:
+        return _hubs.get(asyncio.get_running_loop())
+    except RuntimeError:
+        return None

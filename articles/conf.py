@@ -40,7 +40,7 @@
 | ARTICLES_READ_YOUR_WRITES_SECONDS | 5 | how long a write's browser reads from the primary |
 | ARTICLES_FLAG_THRESHOLD | 3 | flags that hide an item until staff decide (0: never) |
 | ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
-| ARTICLES_LIVE_EVENTS | 10000 | live events the stream `live:` keeps (0: none, no live endpoint) |
+| ARTICLES_LIVE_EVENTS | 10000 | live events the store keeps for resuming streams (0: off) |
 | ARTICLES_LIVE_HEARTBEAT_SECONDS | 15 | how often an open live stream is sent a heartbeat |
 | ARTICLES_LIVE_QUEUE_SIZE | 64 | events a live client may fall behind before it is dropped |
 | ARTICLES_LIVE_REPLAY_EVENTS | 1000 | the most events a reconnecting client is replayed |
@@ -127,8 +127,8 @@ DEFAULTS: dict[str, Any] = {
     # flags on one article or comment that take it out of the listings (articles) or fold
     # it in its thread (comments) until staff resolve or dismiss them; 0: flags never hide
     "FLAG_THRESHOLD": 3,
-    # live events (issue 25): the stream `live:` keeps about this many (0: none written, and
-    # the live endpoint answers 404); a reconnecting client resumes from it
+    # the live events (the stream live:) kept, about: a reconnecting page resumes from any
+    # of them; the write scripts trim it as they append. 0: none written, no live endpoint
     "LIVE_EVENTS": 10_000,
     # an open live stream: a heartbeat this often (proxies close idle connections), and at
     # most this many events queued for a client that reads slowly before it is dropped (it
@@ -297,6 +297,11 @@ def inbox_size() -> int:
     return max(1, int(get("INBOX_SIZE")))
 
 
+def live_events() -> int:
+    """ARTICLES_LIVE_EVENTS: about how many live events the stream keeps; 0: none written."""
+    return max(0, int(get("LIVE_EVENTS")))
+
+
 def modlog_per_page() -> int:
     return max(1, int(get("MODLOG_PER_PAGE")))
 
@@ -374,11 +379,6 @@ def replica_max_lag_seconds() -> float:
 
 def read_your_writes_seconds() -> int:
     return int(get("READ_YOUR_WRITES_SECONDS"))
-
-
-def live_events() -> int:
-    """How many events the stream `live:` keeps (about: MAXLEN ~); 0 turns live off."""
-    return max(0, int(get("LIVE_EVENTS")))
 
 
 def live_heartbeat_seconds() -> float:

@@ -26,7 +26,7 @@ NEW: Topic = ("n", 0)
 HUB_CLIENT_NAME = "votesite-live-hub"
 READER_CLIENT_NAME = "votesite-live"
 BLOCK_MS = 10_000
-READ_COUNT = 500
+READERS = 8
 BACKOFF = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 
 
@@ -41,52 +41,41 @@ class Message:
         self.data = data
 
 
-def encode(event: live.LiveEvent) -> Message | None:
-    """The wire form of an event (id, event, data), or None for one of bad fields."""
-    try:
-        payload = _payload(event)
-    except (KeyError, ValueError):
-        return None
-    data = json.dumps(payload, separators=(",", ":"))
+def encode(event: live.LiveEvent) -> Message:
+    """The wire form of an event (id, event, data)."""
+    data = json.dumps(_payload(event), separators=(",", ":"))
     text = f"id: {event.id}\nevent: {event.kind}\ndata: {data}\n\n"
-    return Message(event.order, text.encode())
+    return Message(order(event), text.encode())
+
+
+def order(event: live.LiveEvent) -> live.StreamId:
+    return live.parse_id(event.id) or (0, 0)
 
 
 def _payload(event: live.LiveEvent) -> dict[str, Any]:
-    f = event.fields
     if event.kind == "vote":
-        return {"article": int(f["a"]), "net": int(f["n"])}
+        return {"article": event.article, "net": event.net}
     if event.kind == "post":
-        return {"article": int(f["a"])}
+        return {"article": event.article}
     if event.kind == "comment":
-        parent = f.get("p") or ""
-        return {"article": int(f["a"]), "comment": int(f["c"]), "parent": _id_or_none(parent)}
+        return {"article": event.article, "comment": event.comment, "parent": event.parent}
     if event.kind == "cvote":
-        return {"article": int(f["a"]), "comment": int(f["c"]), "net": int(f["n"])}
-    return {"unread": int(f["n"])}  # inbox
-
-
-def _id_or_none(text: str) -> int | None:
-    return int(text) if text else None
+        return {"article": event.article, "comment": event.comment, "net": event.net}
+    return {"unread": event.unread}  # inbox
 
 
 def topics_of(event: live.LiveEvent) -> tuple[Topic, ...]:
     """Who an event goes to: an article page gets its votes, comments and comment votes, a
     listing its rows' votes, /new/ the posts, a user their own inbox count."""
-    f = event.fields
-    try:
-        if event.kind == "vote":
-            article = int(f["a"])
-            return (("a", article), ("l", article))
-        if event.kind in ("comment", "cvote"):
-            return (("a", int(f["a"])),)
-        if event.kind == "post":
-            return (NEW,)
-        if event.kind == "inbox":
-            return (("u", int(f["u"])),)
-    except (KeyError, ValueError):
-        pass
-    return ()
+    if event.kind == "inbox":
+        return (("u", event.user),) if event.user is not None else ()
+    if event.article is None:
+        return ()
+    if event.kind == "vote":
+        return (("a", event.article), ("l", event.article))
+    if event.kind in ("comment", "cvote"):
+        return (("a", event.article),)
+    return (NEW,)  # post
 
 
 class Subscriber:
@@ -137,9 +126,24 @@ class Hub:
         self.last_id: str | None = None
         self.connected = False
         self.dropped = 0  # slow subscribers dropped, for the figures
-        self.client = live.aclient(name=HUB_CLIENT_NAME, socket_timeout=BLOCK_MS / 1000 + 5)
-        self.reader = live.aclient(name=READER_CLIENT_NAME, socket_timeout=2.0, max_connections=8)
+        self.client = _named(live.async_client(block_ms=BLOCK_MS), HUB_CLIENT_NAME)
+        # Resuming streams' replays: a connect burst shares a few connections (READERS).
+        self.reader = _named(live.async_client(), READER_CLIENT_NAME)
+        self.readers = asyncio.Semaphore(READERS)
+        # Set once the first read position is known: a stream subscribed before it could
+        # miss the events written between its subscription and that position.
+        self.ready = loop.create_future()
         self.tasks = [loop.create_task(self._run()), loop.create_task(self._heartbeats())]
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """False if the hub has not reached Redis within `timeout` seconds (it goes on
+        trying by itself)."""
+        if not self.ready.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self.ready), timeout)
+            except TimeoutError:
+                return False
+        return True
 
     # --- subscribers ---------------------------------------------------------------
 
@@ -190,8 +194,6 @@ class Hub:
         if not targets:
             return
         message = encode(event)
-        if message is None:
-            return
         if len(targets) == 1:
             receivers: Iterable[Subscriber] = list(targets[0])
         else:
@@ -207,11 +209,13 @@ class Hub:
         while True:
             try:
                 if self.last_id is None:
-                    self.last_id = await live.alast_id(self.client)
+                    self.last_id = await live.anewest_id(self.client) or "0-0"
+                    self.ready.set_result(None)
                 self.connected = True
-                read = await live.aread(
-                    self.client, self.last_id, block_ms=BLOCK_MS, count=READ_COUNT
-                )
+                # At most half a queue a read: a client keeping up sends what it was given
+                # while the next read is on the wire, so only a slow one fills its queue.
+                count = max(1, conf.live_queue_size() // 2)
+                batch = await live.aread(self.client, self.last_id, BLOCK_MS, count)
                 failures = 0
             except asyncio.CancelledError:
                 raise
@@ -224,12 +228,9 @@ class Hub:
                     await self.client.connection_pool.disconnect()
                 await asyncio.sleep(delay)
                 continue
-            for item in read:
-                if isinstance(item, tuple):
-                    self.last_id = item[0]
-                    continue
-                self.last_id = item.id
-                self.deliver(item)
+            self.last_id = batch.last_id
+            for event in batch.events:
+                self.deliver(event)
 
     async def _heartbeats(self) -> None:
         while True:
@@ -245,6 +246,12 @@ class Hub:
             "dropped": self.dropped,
             "connected": int(self.connected),
         }
+
+
+def _named(client: Any, name: str) -> Any:
+    """The client's connections say whose they are in CLIENT LIST."""
+    client.connection_pool.connection_kwargs["client_name"] = name
+    return client
 
 
 _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}

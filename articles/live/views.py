@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 from articles import conf
 from articles.errors import RateLimited
 from articles.http.addresses import client_address
-from articles.live.hub import NEW, Hub, Subscriber, Topic, encode, hub, topics_of
+from articles.live.hub import NEW, Hub, Subscriber, Topic, encode, hub, order, topics_of
 from articles.store import live, ratelimits
 from articles.store.connection import store_unavailable
 
@@ -30,6 +30,7 @@ MAX_IDS = 100
 RETRY_MS = 3000
 RELOAD = b"event: reload\ndata: {}\n\n"
 PING = b": ping\n\n"
+READY_SECONDS = 2.0  # a new hub's first read of Redis, before a stream is refused
 
 
 class BadQuery(ValueError):
@@ -39,7 +40,8 @@ class BadQuery(ValueError):
 @dataclass(frozen=True, slots=True)
 class Query:
     topics: tuple[Topic, ...]
-    position: live.StreamId | None  # replay the events after it
+    resume: str | None  # replay the events after this id
+    position: live.StreamId | None  # the same, in stream order
 
 
 def parse(request: HttpRequest) -> Query:
@@ -61,13 +63,13 @@ def parse(request: HttpRequest) -> Query:
             raise BadQuery(gettext("new must be 1."))
         if new == "1":
             topics.append(NEW)
-    resume = request.headers.get("Last-Event-ID") or get.get("since")
+    resume = (request.headers.get("Last-Event-ID") or get.get("since") or "").strip() or None
     position = None
-    if resume:
-        position = live.parse_id(resume.strip())
+    if resume is not None:
+        position = live.parse_id(resume)
         if position is None:
             raise BadQuery(gettext("since must be a stream id or a time in ms."))
-    return Query(tuple(topics), position)
+    return Query(tuple(topics), resume, position)
 
 
 def _id(text: str) -> int:
@@ -112,12 +114,14 @@ async def live_events(request: HttpRequest) -> HttpResponseBase:
         if store_unavailable(exc):
             return _unavailable()
         raise
-    return await _open(request, hub(), topics, query.position)
+    return await _open(request, hub(), topics, query)
 
 
 async def _open(
-    request: HttpRequest, found: Hub, topics: tuple[Topic, ...], position: live.StreamId | None
+    request: HttpRequest, found: Hub, topics: tuple[Topic, ...], query: Query
 ) -> HttpResponseBase:
+    if not await found.wait_ready(READY_SECONDS):
+        return _unavailable()
     address = client_address(request)
     refused = found.admits(address)
     if refused == "address":
@@ -130,15 +134,16 @@ async def _open(
     subscriber = Subscriber(topics, address, conf.live_queue_size())
     found.subscribe(subscriber)
     replay = None
-    if position is not None:
+    if query.resume is not None:
         try:
-            replay = await live.aevents_after(found.reader, position, conf.live_replay_events())
+            async with found.readers:
+                replay = await live.areplay(found.reader, query.resume, conf.live_replay_events())
         except Exception as exc:
             found.unsubscribe(subscriber)
-            if store_unavailable(exc) or isinstance(exc, live.UNREACHABLE):
+            if store_unavailable(exc) or isinstance(exc, OSError):
                 return _unavailable()
             raise
-    body = _stream(found, subscriber, replay, position)
+    body = _stream(found, subscriber, replay, query.position)
     # A response never sent (the client gone first) never starts its generator, so
     # its finally would not run: forget the subscriber when the generator goes.
     weakref.finalize(body, found.unsubscribe, subscriber)
@@ -161,10 +166,8 @@ async def _stream(
         if replay is not None:
             for event in replay.events:
                 if subscriber.topics.intersection(topics_of(event)):
-                    message = encode(event)
-                    if message is not None:
-                        first.append(message.data)
-                last = max(last, event.order)
+                    first.append(encode(event).data)
+                last = max(last, order(event))
             if replay.reload:
                 first.append(RELOAD)
         yield b"".join(first)

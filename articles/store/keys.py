@@ -36,6 +36,7 @@ RESTORE_STAGING = "restore:staging"
 FLAGGED = "flagged:"  # zset: article:<id> / comment:<id> -> its flags: the staff queue
 REMOVED = "removed:"  # hash: article:<id> -> JSON {time, reason} of its deletion by staff (410)
 # stream: the live events (vote, post, comment, cvote, inbox), appended by the write scripts
+# in the same step as their write, capped near ARTICLES_LIVE_EVENTS; read by store/live.py
 LIVE = "live:"
 # pub/sub channel (not a key): a PUBLISH on it lets WAIT cover every earlier write
 REPLICATION_BARRIER = "votesite:replication-barrier"

@@ -26,6 +26,7 @@ def test_votesite_additions_keep_the_colon_style():
     assert keys.PURGE == "purge:"
     assert keys.FORGET == "forget:"
     assert keys.REMOVED == "removed:"
+    assert keys.LIVE == "live:"
     assert keys.group_purge("redis") == "purge:group:redis"
     assert keys.STATS_POSTS == "stats:posts"
     assert keys.STATS_VOTES == "stats:votes"

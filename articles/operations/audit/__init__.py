@@ -11,7 +11,8 @@ comment_search (cidx:<word>, with its own re-read and repair),
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
 top of each period, its backfill and repair), domains (the sites' indexes, their
 backfill and repair), karma (each user's comment karma), personal (the readers' own
-lists), inboxes (the replies inboxes), flags (the flags and the staff queue); confirm
+lists), inboxes (the replies inboxes), flags (the flags and the staff queue), live (the
+live events stream's type and length); confirm
 re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
@@ -32,6 +33,7 @@ from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit, inbox_repair
 from articles.operations.audit.indexes import INDEX_KINDS
 from articles.operations.audit.karma import KARMA_KINDS, comment_karma_audit, comment_karma_repair
+from articles.operations.audit.live import LIVE_KINDS
 from articles.operations.audit.personal import PERSONAL_KINDS, personal_audit, personal_repair
 from articles.operations.audit.rankings import TOP_KINDS, top_audit, top_backfill, top_repair
 from articles.operations.audit.repairs import (
@@ -55,6 +57,7 @@ __all__ = [
     "INDEX_KINDS",
     "INDEX_TYPES",
     "KARMA_KINDS",
+    "LIVE_KINDS",
     "PERSONAL_KINDS",
     "REPORT_ONLY_KINDS",
     "SEARCH_KINDS",

@@ -38,11 +38,12 @@ INDEX_TYPES = {
     keys.GROUPS: "hash",
     keys.LINKS: "hash",
     keys.SEARCH_STEMMER: "string",
+    keys.LIVE: "stream",
 }
 # The store-wide indexes an article is in (article_repair writes or removes its entries).
 INDEXES = (keys.SCORE, keys.TIME, keys.GOOD, keys.VOTES)
 # Problems no repair can mend from what the store still knows: reported and left alone.
-REPORT_ONLY_KINDS = frozenset({"wrong_type", "bad_group_name", "comment_bad"})
+REPORT_ONLY_KINDS = frozenset({"wrong_type", "bad_group_name", "comment_bad", "live_too_long"})
 # A count the scripts can HINCRBY (vote.lua's bad_counts()).
 WHOLE = re.compile(r"-?[0-9]{1,18}")
 T = TypeVar("T")

@@ -30,6 +30,7 @@ from articles.operations.audit.indexes import (
     submitted_read,
 )
 from articles.operations.audit.karma import comment_karma_audit
+from articles.operations.audit.live import live_audit
 from articles.operations.audit.personal import personal_audit
 from articles.operations.audit.rankings import top_audit
 from articles.operations.audit.search_index import (
@@ -87,6 +88,7 @@ def invariant_audit(
         + personal_audit(conn)
         + inbox_audit(conn, batch=batch)
         + flags_audit(conn, batch)
+        + live_audit(conn)
     )
 
 

@@ -483,3 +483,21 @@ local function inbox_drop(to, list)
     inbox_emptied(inbox, state)
   end
 end
+
+-- Append one live event to the stream `key` (live:, read by store/live.py), keeping about
+-- its newest `keep` entries (ARTICLES_LIVE_EVENTS; "~": Redis trims whole nodes, so the
+-- cost stays constant). `keep` 0 or absent (a caller naming no stream) writes nothing.
+-- Called after a script's last check, so an event exists exactly when its write does.
+local function live_event(key, keep, ...)
+  keep = tonumber(keep or '') or 0
+  if keep > 0 and key then redis.call('XADD', key, 'MAXLEN', '~', keep, '*', ...) end
+end
+
+-- The type check of the live stream, for a script's bad_types specs (none when unnamed).
+local function live_specs(specs, key, keep)
+  if key and (tonumber(keep or '') or 0) > 0 then
+    specs[#specs + 1] = key
+    specs[#specs + 1] = 'stream'
+  end
+  return specs
+end

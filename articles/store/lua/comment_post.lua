@@ -8,11 +8,14 @@
 -- KEYS[9] comment_idempotency:<pk>:<token> (KEYS[2] when none)
 -- KEYS[10] inbox:<to>  KEYS[11] inbox_state:<to>, of the user the comment answers (the
 --   article's poster, or the parent's author): KEYS[2] both when none
+-- KEYS[12] live: (the `comment` event, and the answered user's `inbox` event when the
+--   comment enters their inbox; see live_event in _lib.lua)
 -- ARGV[1] comment id  ARGV[2] user:<pk>  ARGV[3] author name  ARGV[4] text
 -- ARGV[5] now ("" for Redis' own clock)  ARGV[6] commenting time after the post (s)
 -- ARGV[7] max depth  ARGV[8] idempotency ttl (0: none)  ARGV[9] request fingerprint
 -- ARGV[10] the comment's search words (search.comment_words; "" for none)
 -- ARGV[11] user:<to> ("" for none)  ARGV[12] how many replies an inbox keeps
+-- ARGV[13] live events kept (ARTICLES_LIVE_EVENTS; 0 or absent: none written)
 -- The reply goes into user:<to>'s inbox only if that user still is the poster or parent
 -- author (read here, so a forgotten account gets none) and is not the commenter; the
 -- inbox keeps its newest ARGV[12], trimmed here: constant work a comment.
@@ -22,8 +25,9 @@
 --   | {S.NOT_FOUND}
 --   | {S.COMMENTING_CLOSED} | {S.COMMENT_NOT_FOUND} parent missing or of another article
 --   | {S.COMMENT_GONE} parent deleted | {S.TOO_DEEP, max depth} | {S.ID_TAKEN, author}
-local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'zset', KEYS[4], 'zset',
-  KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'zset', KEYS[8], 'zset', KEYS[9], 'string'})
+local bad = bad_types(live_specs({KEYS[1], 'hash', KEYS[2], 'hash', KEYS[3], 'zset',
+  KEYS[4], 'zset', KEYS[5], 'hash', KEYS[6], 'zset', KEYS[7], 'zset', KEYS[8], 'zset',
+  KEYS[9], 'string'}, KEYS[12], ARGV[13]))
   or bad_counts(KEYS[1], {'comments'})
 local to = ARGV[11] or '' -- a caller naming no inbox (a bulk load) sends none
 if not bad and to ~= '' then
@@ -78,10 +82,15 @@ redis.call('ZADD', KEYS[6], now, KEYS[2])
 redis.call('ZADD', KEYS[7], now, KEYS[2])
 redis.call('ZADD', KEYS[8], now, KEYS[2])
 comment_index(KEYS[2], ARGV[10])
+live_event(KEYS[12], ARGV[13], 'e', 'comment', 'a', article_id_of(KEYS[1]) or '',
+  'c', ARGV[1], 'p', comment_id_of(parent) or '')
 if to ~= '' and to ~= ARGV[2] and answered == to then
   local seq = redis.call('HINCRBY', KEYS[11], 'seq', 1)
   redis.call('ZADD', KEYS[10], seq, KEYS[2])
   redis.call('ZREMRANGEBYRANK', KEYS[10], 0, -(tonumber(ARGV[12]) + 1))
+  local read = redis.call('HGET', KEYS[11], 'read') or '0'
+  live_event(KEYS[12], ARGV[13], 'e', 'inbox', 'u', string.match(to, '^user:(%d+)$') or '',
+    'n', redis.call('ZCOUNT', KEYS[10], '(' .. read, '+inf'))
 end
 if idem_ttl > 0 then
   redis.call('SET', KEYS[9], ARGV[1] .. ':' .. string.format('%d', now) .. ':' .. depth

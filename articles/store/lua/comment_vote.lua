@@ -5,10 +5,12 @@
 -- (the article, the ordering and the author's comment_karma:<pk> are named from the
 -- hash: see _lib.lua)
 -- ARGV[1] comment id  ARGV[2] user:<pk>  ARGV[3] direction  ARGV[4] now ("": Redis' clock)
--- ARGV[5] window (s)
+-- ARGV[5] window (s)  ARGV[6] live events kept (ARTICLES_LIVE_EVENTS; 0 or absent: none)
+-- KEYS[4] live: (a counted change appends its `cvote` event; see live_event in _lib.lua)
 -- Returns {S.COMMENT_NOT_FOUND} | {S.NOT_FOUND} | {S.VOTING_CLOSED} | {S.COMMENT_GONE, state}
 --   | {S.OK, changed (0/1), vote now, field, value, ...} the comment's hash
-local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set'})
+local bad = bad_types(live_specs({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set'},
+  KEYS[4], ARGV[6]))
 if bad then return bad end
 local c = redis.call('HMGET', KEYS[1], 'article', 'parent', 'state', 'author')
 if not c[1] then return {S.COMMENT_NOT_FOUND} end
@@ -40,6 +42,8 @@ if cur ~= dir then
     comment_best(tonumber(ARGV[1]), tonumber(counts[1]) or 0, tonumber(counts[2]) or 0),
     KEYS[1])
   redis.call('HSET', KEYS[1], 'last_vote', now)
+  live_event(KEYS[4], ARGV[6], 'e', 'cvote', 'a', article_id_of(c[1]), 'c', ARGV[1],
+    'n', string.format('%d', (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0)))
 end
 local reply = {S.OK, changed, dir}
 local fields = redis.call('HGETALL', KEYS[1])

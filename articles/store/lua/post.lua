@@ -5,7 +5,8 @@
 -- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
 -- KEYS[12] votes:  KEYS[13..17] keys.PERIOD_KEYS (votes:<period> each, votes:periods)
 -- KEYS[18] domain:<d> of the link's site (KEYS[1] when none)
--- KEYS[19..] per group: group:<g>, score:<g>, time:<g>
+-- KEYS[19] live: (a new article appends its `post` event; see live_event in _lib.lua)
+-- KEYS[20..] per group: group:<g>, score:<g>, time:<g>
 -- KEYS[last #words] idx:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
@@ -14,6 +15,7 @@
 -- ARGV[15] the member links:[ARGV[11]] held when the caller looked ("" for none)
 -- ARGV[16] fingerprint of the request (validation.post_fingerprint), kept with the key
 -- ARGV[17] the search words "w1 w2 ..." (search.article_words), kept in the hash's `words`
+-- ARGV[18] live events kept (ARTICLES_LIVE_EVENTS; 0: none written)
 -- Returns {S.OK, post time} posted
 --   | {S.REPEATED, id, post time} the same request was already posted with this key
 --     (post time absent for a key written before fingerprints were kept)
@@ -34,7 +36,8 @@ local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset'
 word_specs(specs, wk, #words)
 period_specs(specs, 13)
 if KEYS[18] ~= KEYS[1] then specs[#specs + 1] = KEYS[18]; specs[#specs + 1] = 'zset' end
-group_specs(specs, 19, wk)
+live_specs(specs, KEYS[19], ARGV[18])
+group_specs(specs, 20, wk)
 local bad = bad_types(specs) or bad_counts(KEYS[9], {utc_day(now)})
 if bad then return bad end
 
@@ -87,7 +90,7 @@ if KEYS[18] ~= KEYS[1] then redis.call('ZADD', KEYS[18], now, member) end
 redis.call('HINCRBY', KEYS[9], utc_day(now), 1)
 if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
 for i = 1, #groups do
-  local k = 19 + (i - 1) * 3
+  local k = 20 + (i - 1) * 3
   redis.call('SADD', KEYS[k], member)
   redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
 end
@@ -97,4 +100,5 @@ if idem_ttl > 0 then
   redis.call('SET', KEYS[11], ARGV[14] .. ':' .. string.format('%d', now) .. ':' .. ARGV[16],
     'EX', idem_ttl)
 end
+live_event(KEYS[19], ARGV[18], 'e', 'post', 'a', ARGV[14])
 return {S.OK, now}

@@ -6,16 +6,19 @@
 -- KEYS[8..12] keys.PERIOD_KEYS: the net votes go to each kept period the article is in
 -- KEYS[13] upvoted:<pk>: the voter's own list of articles voted up (newest first, at most
 --   UPVOTED_KEEP, scripts.py's constant), kept in the same step as the voter sets
+-- KEYS[14] live: (a counted change appends its `vote` event; see live_event in _lib.lua)
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction
 -- ARGV[4] now (Unix s; "" for Redis' own clock: see clock() in _lib.lua)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes
+-- ARGV[8] live events kept (ARTICLES_LIVE_EVENTS; 0 or absent: none written)
 -- A counted change records its time in the hash field `last_vote`, so the audit can see
 -- a vote counted after the window (by then the voter sets are gone).
 -- Returns {S.NOT_FOUND} | {S.VOTING_CLOSED}
 --   | {S.OK, changed (0/1), vote now, hash field, value, ...} (the caller computes the score from
 --   the hash, as the pages do: it equals score: while the invariants hold)
-local bad = bad_types(period_specs({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set',
-  KEYS[4], 'zset', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset', KEYS[13], 'zset'}, 8))
+local bad = bad_types(live_specs(period_specs({KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set',
+  KEYS[4], 'zset', KEYS[5], 'zset', KEYS[6], 'hash', KEYS[7], 'zset', KEYS[13], 'zset'}, 8),
+  KEYS[14], ARGV[8]))
 if bad then return bad end
 local t = redis.call('HGET', KEYS[1], 'time')
 if not t then return {S.NOT_FOUND} end
@@ -66,6 +69,8 @@ if cur ~= dir then
       redis.call('ZREM', KEYS[5], member)
     end
   end
+  live_event(KEYS[14], ARGV[8], 'e', 'vote', 'a', article_id_of(member) or '',
+    'n', string.format('%d', net))
 end
 
 local reply = {S.OK, changed, dir}

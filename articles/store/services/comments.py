@@ -83,6 +83,7 @@ def comment_post(
             keys.article_comments_all(article_id),
             idem_key or member,
             *inbox,
+            keys.LIVE,
         ],
         args=[
             comment_id,
@@ -97,6 +98,7 @@ def comment_post(
             " ".join(search.comment_words(text)),
             keys.user(to) if to else "",
             conf.inbox_size(),
+            conf.live_events(),
         ],
         client=conn,
     )
@@ -136,8 +138,20 @@ def comment_vote(*, comment_id: int, user_id: int, vote: Vote, now: float | None
     ARTICLE's window is over), NotAllowed (a deleted or removed comment)."""
     member = _comment_member(comment_id)
     result = scripts.COMMENT_VOTE(
-        keys=[member, keys.comment_voted(comment_id), keys.comment_voted_down(comment_id)],
-        args=[comment_id, keys.user(user_id), vote.value, _given(now), conf.window()],
+        keys=[
+            member,
+            keys.comment_voted(comment_id),
+            keys.comment_voted_down(comment_id),
+            keys.LIVE,
+        ],
+        args=[
+            comment_id,
+            keys.user(user_id),
+            vote.value,
+            _given(now),
+            conf.window(),
+            conf.live_events(),
+        ],
         client=get_connection(),
     )
     raise_for_status(result)

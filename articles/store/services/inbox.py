@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext
 
+from articles import conf
 from articles.errors import InvalidInput
 from articles.operations.replication import replicated
 from articles.store import keys, scripts
@@ -33,8 +34,8 @@ def _mark(user_id: int, field: str, up_to: int | None) -> int:
     if up_to is not None and (isinstance(up_to, bool) or not isinstance(up_to, int) or up_to < 0):
         raise InvalidInput("up_to", gettext("A reply's number is a whole number from 0."))
     reply = scripts.INBOX_MARK(
-        keys=[keys.inbox(user_id), keys.inbox_state(user_id)],
-        args=[field, "" if up_to is None else up_to],
+        keys=[keys.inbox(user_id), keys.inbox_state(user_id), keys.LIVE],
+        args=[field, "" if up_to is None else up_to, user_id, conf.live_events()],
         client=get_connection(),
     )
     raise_for_status(reply)

@@ -154,6 +154,7 @@ def _post_call(
         keys.VOTES,
         *keys.PERIOD_KEYS,
         _domain_key(post.link) or member,
+        keys.LIVE,
         *group_keys,
         *map(keys.idx, words),
     ]
@@ -175,6 +176,7 @@ def _post_call(
         seen,
         validation.post_fingerprint(post.title, post.link, post.text, names),
         " ".join(words),
+        conf.live_events(),
     ]
     return script_keys, args
 

@@ -56,6 +56,7 @@ def _vote_call(
         keys.VOTES,
         *keys.PERIOD_KEYS,
         keys.upvoted(user_id),
+        keys.LIVE,
     ]
     args: list[str | int | float] = [
         member,
@@ -65,6 +66,7 @@ def _vote_call(
         conf.vote_score(),
         conf.window(),
         conf.good_votes(),
+        conf.live_events(),
     ]
     return script_keys, args
 

@@ -10,10 +10,13 @@ anonymous page cache (pagecache) is right for every visitor it is served to, and
 gets one (their replies inbox count); an anonymous one gets none.
 
 `data-live-since` is the render time less SINCE_MARGIN_MS: the page's data was read a
-little before it, a page may be served from the anonymous cache for a couple of seconds,
-and Redis (whose clock makes the stream ids) may run a little apart from this process. The
-client replays idempotently (absolute counts; a comment or article already on the page is
-not counted again), so replaying a few seconds too many is harmless and missing one is not.
+little before it, and Redis (whose clock makes the stream ids) may run a little apart from
+this process. A page kept in the anonymous cache keeps its own since, so it replays from
+when it was made. The client replays idempotently (absolute counts; a comment or article
+already on the page is not counted again), so a second of events replayed too many is
+harmless and one missed is not. Not more: the endpoint replays at most
+ARTICLES_LIVE_REPLAY_EVENTS events of the whole site, and past that says "reload", which a
+wide margin would make a busy site's every page say.
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ import jinja2
 from django.urls import NoReverseMatch
 from markupsafe import Markup
 
+from articles import conf
 from articles.urlcache import url_for
 
 MAX_ROWS = 100  # the endpoint takes at most 100 ids
-SINCE_MARGIN_MS = 5000
+SINCE_MARGIN_MS = 1000
 
 
 class Gathered:
@@ -67,7 +71,10 @@ def live_new(context: jinja2.runtime.Context) -> str:
 @jinja2.pass_context
 def live_element(context: jinja2.runtime.Context) -> Markup:
     """`<div hidden data-live=... data-live-since=...>`, or nothing: no query and no one
-    logged in, or no live endpoint in this site's URLs."""
+    logged in, live off (ARTICLES_LIVE_EVENTS 0: the endpoint answers 404), or no live
+    endpoint in this site's URLs."""
+    if conf.live_events() <= 0:
+        return Markup("")
     live = context.get("live")
     query = _query(live) if isinstance(live, Gathered) else {}
     user = context.get("user")

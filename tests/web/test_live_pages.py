@@ -167,3 +167,12 @@ def test_the_live_script_gets_its_words_in_the_page_language():
     assert 'data-new-comment="{n} neuer Kommentar"' in german
     assert 'data-new-articles="{n} neue Artikel"' in german
     assert 'data-reload="Neu laden"' in german
+
+
+def test_no_page_names_a_stream_when_live_is_off(settings, make_user):
+    settings.ARTICLES_LIVE_EVENTS = 0
+    article = factories.article(1, "quiet")
+    client = Client()
+    client.force_login(make_user())
+    for path in ("/new/", f"/a/{article.id}/", "/comments/"):
+        assert live_of(get(client, path)) is None, path

@@ -140,9 +140,14 @@
           if (!old || !made) throw new Error("no list");
           made = document.importNode(made, true);
           swap(old, made);
-          var heading = fresh.getElementById("comments-title");
-          var mine = document.getElementById("comments-title");
-          if (kind === "comments" && heading && mine) mine.textContent = heading.textContent;
+          if (kind === "comments") {
+            // The thread's count, and the article's row and facts (its comment count).
+            ["#comments-title", ".detail > article.item", ".detail > dl.facts"].forEach(function (selector) {
+              var now = document.querySelector(selector);
+              var then = fresh.querySelector(selector);
+              if (now && then) now.replaceWith(document.importNode(then, true));
+            });
+          }
           settle(kind, fresh, made);
           follow(fresh);
         })
@@ -307,13 +312,16 @@
     function connect() {
       window.clearTimeout(timer);
       stream = new EventSource(url());
+      state("connecting");
       stream.onopen = function () {
         failures = 0;
+        state("open");
       };
       // A dropped connection is retried by EventSource itself (Last-Event-ID); a refused
       // one (503, 429, a proxy's error page) closes it: tried again here, ever later.
       stream.onerror = function () {
         if (stream.readyState === EventSource.CLOSED) retry();
+        else state("connecting");
       };
       Object.keys(HANDLERS).forEach(function (name) {
         stream.addEventListener(name, function (event) {
@@ -329,8 +337,14 @@
       });
     }
 
+    // Where the stream stands, on its element: for whoever looks (a test, a developer).
+    function state(name) {
+      source.setAttribute("data-live-state", name);
+    }
+
     function retry() {
       stream.close();
+      state("waiting");
       var wait = Math.min(RETRY_MAX, 1000 * Math.pow(2, failures));
       failures += 1;
       timer = window.setTimeout(connect, wait / 2 + Math.random() * (wait / 2));
@@ -342,6 +356,7 @@
       window.clearTimeout(timer);
       if (stream) stream.close();
       stream = null;
+      state("closed");
     });
     window.addEventListener("pageshow", function (event) {
       if (event.persisted && !stream) connect();

@@ -172,6 +172,7 @@ def test_another_browser_sees_votes_and_comments_within_a_second_and_threaded_on
     expect(bob.locator("#comments-title")).to_have_text("3 comments")
     expect(bob.locator(f"#a{article} .meta")).to_contain_text("3 comments")
     expect(bob.locator("dl.facts")).to_contain_text("2 (2 up, 0 down)")
+    problems += shots(bob, "article-brought-up-to-date")
     focused = bob.evaluate("document.activeElement.id")
     assert focused.startswith("c") and focused != f"c{top}", focused
     assert bob.url == f"{base}/a/{article}/"  # no reload
@@ -410,4 +411,28 @@ def test_a_page_too_far_behind_offers_a_reload(
     page.wait_for_timeout(livepage.SINCE_MARGIN_MS + 500)
     button.click()
     expect(page.locator(f"#a{article} .vote [data-field=net]")).to_have_text("5")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_notices_speak_the_page_language(
+    asgi_site: AsgiSite,  # noqa: F811
+    visitor: Callable[..., Page],
+    people: dict[str, Any],
+) -> None:
+    base = asgi_site.url
+    article = post(people["carl"], "Auf Deutsch", "https://example.org/de")
+    reader = visitor(None, base, locale="de-DE", extra_http_headers={"Accept-Language": "de"})
+    reader.goto(f"{base}/new/")
+    listening(reader)
+    post(people["ann"], "Noch einer", "https://example.org/de2")
+    notice_says(reader, "new", "1 neuer Artikel")
+    problems = shots(reader, "new-articles-de")
+    reader.goto(f"{base}/a/{article}/")
+    listening(reader)
+    for n in range(2):
+        factories.comment(people["bob"], article, f"Kommentar {n}.")
+    notice_says(reader, "comments", "2 neue Kommentare")
+    services.article_vote(article_id=article, user_id=people["bob"].pk, direction=Vote.UP)
+    net_is(reader, f"#a{article} .meta [data-field=net]", 2)
+    expect(reader.locator(f"#a{article} .meta [data-field=points]")).to_have_text("Punkte")
     assert not problems, "\n".join(problems)

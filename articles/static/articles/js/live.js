@@ -35,7 +35,7 @@
     var timer = null;
     // What a click on a notice brings in: id -> the time (ms) of its event.
     var pending = { comments: {}, new: {} };
-    var seen = {}; // ids once pending, since shown or found to be elsewhere
+    var seen = { comments: {}, new: {} }; // once pending, since shown or found elsewhere
 
     function plural(n, one, many) {
       // The catalogue's two forms (English, German): one for 1, the other for the rest.
@@ -98,7 +98,7 @@
     function onComment(data) {
       var thread = document.getElementById("comments");
       var id = String(Number(data.comment));
-      if (!thread || document.getElementById("c" + id) || seen[id] || pending.comments[id]) return;
+      if (!thread || document.getElementById("c" + id) || seen.comments[id] || pending.comments[id]) return;
       // Shown here once brought up to date: a top-level comment on the article's page, a
       // reply to a comment on this page or to one on its way.
       var parent = data.parent === null || data.parent === undefined ? null : String(data.parent);
@@ -112,7 +112,7 @@
 
     function onPost(data) {
       var id = String(Number(data.article));
-      if (!place("new") || document.getElementById("a" + id) || seen[id] || pending.new[id]) return;
+      if (!place("new") || document.getElementById("a" + id) || seen.new[id] || pending.new[id]) return;
       pending.new[id] = eventTime();
       showCount("new");
     }
@@ -213,7 +213,7 @@
           if (!first || first.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING) first = el;
         }
         if (el || pending[kind][id] <= madeAt) {
-          seen[id] = true;
+          seen[kind][id] = true;
           delete pending[kind][id];
         }
       });

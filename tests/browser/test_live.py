@@ -160,6 +160,9 @@ def test_another_browser_sees_votes_and_comments_within_a_second_and_threaded_on
     problems = blocking(bob)
     problems += shots(bob, "article-new-comments")
 
+    # A reply of bob's own, half typed, stays through it.
+    bob.click(f"#c{top} .reply-link")
+    bob.fill(f"#reply-text-{top}", "Half typed")
     # On click: both in place, threaded; the notice gone; the focus on the first new one.
     notice.click()
     expect(notice).to_have_count(0)
@@ -169,6 +172,10 @@ def test_another_browser_sees_votes_and_comments_within_a_second_and_threaded_on
         bob.locator("#comments .thread-body > ol.comments > li.comment", has_text="XREAD BLOCK")
     ).to_have_count(1)
     expect(bob.locator("#comments li.comment")).to_have_count(3)
+    expect(bob.locator(".reply-form")).to_have_count(1)
+    expect(bob.locator(f"#c{top} > details > .c-main .reply-form textarea")).to_have_value(
+        "Half typed"
+    )
     expect(bob.locator("#comments-title")).to_have_text("3 comments")
     expect(bob.locator(f"#a{article} .meta")).to_contain_text("3 comments")
     expect(bob.locator("dl.facts")).to_contain_text("2 (2 up, 0 down)")

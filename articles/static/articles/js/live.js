@@ -152,7 +152,7 @@
           follow(fresh);
         })
         .catch(function () {
-          window.location.reload(); // the page itself is always complete
+          // Left as it is (what the reader typed among it): the button stays for another try.
         })
         .then(function () {
           button.disabled = false;

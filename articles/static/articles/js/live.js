@@ -43,10 +43,15 @@
     }
 
     // --- points --------------------------------------------------------------------
+    // The event has the net alone: the "3 up, 1 down" on hover, now unknown, goes.
     function setNet(item, net) {
-      item.querySelectorAll("[data-field=net], [data-field=points]").forEach(function (el) {
+      item.querySelectorAll("[data-field=net], [data-field=points], [data-field=counts]").forEach(function (el) {
         if (el.closest(ITEM) !== item) return; // a reply's own fields inside a comment
-        if (el.getAttribute("data-field") === "net") el.textContent = net;
+        var name = el.getAttribute("data-field");
+        if (name === "counts") {
+          var shown = el.querySelector("[data-field=net]");
+          if (!shown || shown.textContent !== String(net)) el.removeAttribute("title");
+        } else if (name === "net") el.textContent = net;
         else el.textContent = net === 1 ? WORDS.point : WORDS.points;
       });
     }

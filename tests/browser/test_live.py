@@ -181,6 +181,7 @@ def test_another_browser_sees_votes_and_comments_within_a_second_and_threaded_on
     expect(bob.locator("#comments-title")).to_have_text("3 comments")
     expect(bob.locator(f"#a{article} .meta")).to_contain_text("3 comments")
     expect(bob.locator("dl.facts")).to_contain_text("2 (2 up, 0 down)")
+    problems += blocking(bob)
     problems += shots(bob, "article-brought-up-to-date")
     focused = bob.evaluate("document.activeElement.id")
     assert focused.startswith("c") and focused != f"c{top}", focused

@@ -131,7 +131,9 @@
     // they typed), folded comments and place on the page are kept; vote.js, comments.js
     // and keys.js listen on the document, so they work on the new part as on the old.
     function bringUpToDate(kind, button) {
-      button.disabled = true;
+      // Busy, not disabled: a disabled button would lose the keyboard's focus.
+      if (button.getAttribute("aria-busy") === "true") return;
+      button.setAttribute("aria-busy", "true");
       fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
         .then(function (response) {
           if (!response.ok) throw new Error(String(response.status));
@@ -160,7 +162,7 @@
           // Left as it is (what the reader typed among it): the button stays for another try.
         })
         .then(function () {
-          button.disabled = false;
+          button.removeAttribute("aria-busy");
         });
     }
 

@@ -218,6 +218,17 @@ def production_env(**settings: str) -> dict[str, str]:
     }
 
 
+def settings_free_environ(**env: str) -> dict[str, str]:
+    """This process's environment without the project's settings (DJANGO_*, REDIS_*,
+    ARTICLES_*, DATABASE_URL), and `env` on top: a child process configured by `env` alone."""
+    keep = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "REDIS_", "ARTICLES_")) and k != "DATABASE_URL"
+    }
+    return {**keep, **env}
+
+
 def gunicorn_command(port: int, *options: str) -> list[str]:
     """gunicorn serving the project's WSGI application on 127.0.0.1:`port`."""
     return [str(GUNICORN), "votesite.wsgi:application", "--bind", f"127.0.0.1:{port}", *options]

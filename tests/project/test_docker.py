@@ -10,7 +10,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 import yaml
 
 from articles.operations.embedded import EmbeddedRedis
+from tests.harness import free_port, settings_free_environ
 
 pytestmark = pytest.mark.slow
 BASE = Path(__file__).resolve().parents[2]
@@ -53,15 +53,6 @@ def _compose_environment(service: str, **given: str) -> dict[str, str]:
 
     pattern = re.compile(r"\$\{(\w+)(:[-?])([^}]*)\}")
     return {key: pattern.sub(substitute, str(value)) for key, value in raw.items()}
-
-
-def _environ(**env: str) -> dict[str, str]:
-    keep = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "REDIS_", "ARTICLES_")) and k != "DATABASE_URL"
-    }
-    return {**keep, **env}
 
 
 def _services() -> dict[str, dict[str, Any]]:
@@ -234,7 +225,7 @@ def test_the_containers_settings_pass_check_deploy(redis_server: EmbeddedRedis, 
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=BASE,
-        env=_environ(**env),
+        env=settings_free_environ(**env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -246,12 +237,6 @@ def test_the_containers_settings_pass_check_deploy(redis_server: EmbeddedRedis, 
 def test_compose_refuses_to_start_without_a_secret_key():
     with pytest.raises(AssertionError, match="DJANGO_SECRET_KEY"):
         _compose_environment("votesite")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str) -> tuple[int, dict[str, str], str]:
@@ -276,7 +261,7 @@ def _run_in_container(env: dict[str, str], *command: str) -> subprocess.Complete
     return subprocess.run(
         [BASE / "docker" / "entrypoint.sh", *command],
         cwd=BASE,
-        env=_environ(**env),
+        env=settings_free_environ(**env),
         capture_output=True,
         text=True,
         timeout=180,
@@ -288,7 +273,7 @@ def test_the_entrypoint_collects_and_runs_gunicorn_with_cached_hashed_static_fil
 ):
     """Ensure the image's start, without the embedded Redis, serves the site once compose's one-shot
     `migrate` service has run, and that the entrypoint itself migrates nothing."""
-    port = _free_port()
+    port = free_port()
     database = tmp_path / "db.sqlite3"
     env = {
         **_image_environment(),
@@ -328,7 +313,7 @@ def test_the_entrypoint_collects_and_runs_gunicorn_with_cached_hashed_static_fil
     server = subprocess.Popen(
         [BASE / "docker" / "entrypoint.sh", *command],
         cwd=BASE,
-        env=_environ(**env),
+        env=settings_free_environ(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -364,9 +349,9 @@ def test_the_entrypoint_collects_and_runs_gunicorn_with_cached_hashed_static_fil
 def _check_the_healthcheck(env: dict[str, str], port: int) -> None:
     """compose's healthcheck of the site (docker/healthcheck.py) against the running site."""
     probe = [sys.executable, str(BASE / "docker" / "healthcheck.py")]
-    env = _environ(**env, VOTESITE_PORT=str(port))
+    env = settings_free_environ(**env, VOTESITE_PORT=str(port))
     done = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
-    env["VOTESITE_PORT"] = str(_free_port())  # nothing listening there
+    env["VOTESITE_PORT"] = str(free_port())  # nothing listening there
     done = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "healthcheck:" in done.stderr

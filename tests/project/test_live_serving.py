@@ -21,25 +21,11 @@ from typing import Any
 import pytest
 
 from articles.operations.embedded import EmbeddedRedis
+from tests.harness import free_port, settings_free_environ
 
 pytestmark = pytest.mark.slow
 BASE = Path(__file__).resolve().parents[2]
 KEY = "live-serving-test-key-4Hs8Tn2Yb6Jc1Fd9Ge3Ua7Xo5Pi0Qw2Er8Ty4x"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _environ(**env: str) -> dict[str, str]:
-    keep = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "REDIS_", "ARTICLES_")) and k != "DATABASE_URL"
-    }
-    return {**keep, **env}
 
 
 @contextmanager
@@ -73,7 +59,7 @@ def _serving(command: list[str], env: dict[str, str], port: int) -> Iterator[tup
 def _gunicorn(app: str, env: dict[str, str], *options: str) -> Iterator[tuple[int, Path]]:
     """gunicorn -c gunicorn.live.conf.py `app` on a free port, until the block ends; yields
     the port and the file its output goes to."""
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable, "-m", "gunicorn", "--config", "gunicorn.live.conf.py", app,
         "--bind", f"127.0.0.1:{port}", "--log-level", "info", *options,
@@ -97,7 +83,7 @@ def _wait_for_worker(log: Path) -> int:
 def test_the_live_configuration_serves_the_site_over_asgi_with_room_for_streams(
     redis_server: EmbeddedRedis, tmp_path
 ):
-    env = _environ(
+    env = settings_free_environ(
         DJANGO_DEBUG="false",
         DJANGO_SECRET_KEY=KEY,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
@@ -152,7 +138,9 @@ def test_a_shutdown_closes_the_open_streams_at_once(tmp_path):
     gunicorn's graceful_timeout (10 s): uvicorn alone waits for every response to end, and a
     stream never ends. Each stream ends as if its client had left: nothing logged as an
     error."""
-    env = _environ(PYTHONPATH=str(BASE), VOTESITE_VAR_DIR=str(tmp_path), HOME=str(tmp_path))
+    env = settings_free_environ(
+        PYTHONPATH=str(BASE), VOTESITE_VAR_DIR=str(tmp_path), HOME=str(tmp_path)
+    )
     with _gunicorn("tests.project.streams:application", env) as (port, log):
         clients = [_open_stream(port) for _ in range(3)]
         found = re.search(r"Listening at: \S+ \((\d+)\)", log.read_text())
@@ -173,8 +161,8 @@ def test_make_runs_server_serves_the_live_endpoint_and_closes_its_streams_at_onc
     """Ensure `make run`'s server (votesite.devserver, uvicorn) serves the live endpoint, and
     that stopping it (as its reloader does at each change of code) ends the open streams at
     once and quietly, where uvicorn alone would wait on them."""
-    port = _free_port()
-    env = _environ(
+    port = free_port()
+    env = settings_free_environ(
         DJANGO_DEBUG="true",
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
         REDIS_URL=f"{redis_server.url}?db=0",

@@ -100,7 +100,7 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
         authenticated, staff, marks = facts.viewer
         parts = _render(context.environment, article, is_open, authenticated, staff, detail, marks)
         _rows.put(key, parts)
-    return _filled(context, parts, lambda: ago(article, now))
+    return _filled(context, parts, lambda: ago(article, now, facts.made_under[1]))
 
 
 class _Facts:
@@ -215,19 +215,20 @@ def _parts(html_text: str) -> tuple[str, ...]:
     return tuple(_SLOTS[p] if i % 2 else p for i, p in enumerate(pieces))
 
 
-def ago(article: Article, now: float) -> str:
+def ago(article: Article, now: float, language: str | None = None) -> str:
     """naturaltime of the posting time (~60 us for "3 days, 1 hour ago", 25 a page), kept:
     exact to the second under an hour old; older, the text is at most a minute late."""
-    return ago_of(article.time, now)
+    return ago_of(article.time, now, language)
 
 
-def ago_of(posted: float, now: float) -> str:
-    """ago() of any Unix time (a comment's: up to a few hundred a page)."""
+def ago_of(posted: float, now: float, language: str | None = None) -> str:
+    """ago() of any Unix time (a comment's: up to a few hundred a page); `language`: the
+    active one, if the caller has it at hand."""
     delta = int(now - posted)
     key = (
         int(posted),
         delta if delta < 3600 else delta // 60 * 60,
-        translation.get_language(),
+        language if language is not None else translation.get_language(),
     )
     text = _ages.get(key)
     if text is None:

@@ -8,6 +8,8 @@ mounted under SCRIPT_NAME gets its own links), so never stale; at most MAX_PATTE
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 
@@ -19,7 +21,8 @@ _SPLIT = re.compile("|".join(_SENTINELS))
 _SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 MAX_PATTERNS = 1024  # ~60 route names, times the prefixes and URLconfs a host serves
 
-_patterns: Cache[tuple[object, ...], tuple[str, ...]] = Cache(
+_UNKNOWN: Any = object()
+_patterns: Cache[tuple[object, ...], tuple[str, ...] | None] = Cache(
     "url_patterns", Kind.CONTENT, entries=MAX_PATTERNS
 )
 
@@ -31,11 +34,10 @@ def url_for(name: str, *values: object) -> str:
     texts = [str(v) for v in args]
     if len(texts) > len(_SENTINELS) or not all(_SLUG.fullmatch(t) for t in texts):
         return reverse(name, args=args)
-    try:
-        parts = _pattern(name, len(texts))
-    except NoReverseMatch:  # a route whose argument the sentinel does not fit (a date)
-        return reverse(name, args=args)
-    if len(parts) != len(texts) + 1:  # a sentinel also in the route's own text
+    parts = _pattern(name, len(texts))
+    # None: a route whose argument the sentinel does not fit (a date); or a sentinel also
+    # in the route's own text
+    if parts is None or len(parts) != len(texts) + 1:
         return reverse(name, args=args)
     pieces = [parts[0]]
     for text, part in zip(texts, parts[1:], strict=True):
@@ -43,11 +45,33 @@ def url_for(name: str, *values: object) -> str:
     return "".join(pieces)
 
 
-def _pattern(name: str, count: int) -> tuple[str, ...]:
-    """The route reversed with placeholders, as the text between them."""
+def url_of_one(name: str) -> Callable[[object], str]:
+    """url_for(name, value) for many values of one argument (a page's articles): the
+    pattern looked up once, not once a value."""
+    parts = _pattern(name, 1)
+    if parts is None or len(parts) != 2:
+        return lambda value: url_for(name, value)
+    head, tail = parts
+
+    def url(value: object) -> str:
+        text = str(value)
+        if value is None or not _SLUG.fullmatch(text):
+            return url_for(name, value)
+        return head + text + tail
+
+    return url
+
+
+def _pattern(name: str, count: int) -> tuple[str, ...] | None:
+    """The route reversed with placeholders, as the text between them; None when the
+    placeholders do not fit it. That is kept too: a failed reverse() tries every
+    possibility of the name and formats an error, and the front page links 7 days."""
     key = (name, count, get_urlconf(), get_script_prefix())
-    parts = _patterns.get(key)
-    if parts is None:
-        parts = tuple(_SPLIT.split(reverse(name, args=list(_SENTINELS[:count]))))
+    parts = _patterns.get(key, _UNKNOWN)
+    if parts is _UNKNOWN:
+        try:
+            parts = tuple(_SPLIT.split(reverse(name, args=list(_SENTINELS[:count]))))
+        except NoReverseMatch:
+            parts = None
         _patterns.put(key, parts)
     return parts

@@ -231,9 +231,8 @@ def link_domain(link: str) -> str:
 def clean_domain(value: object) -> str:
     """A domain as link_domain forms it, from what a reader typed (any case, Unicode or
     IDNA form, with or without "www."). Raises InvalidInput("domain")."""
-    refused = InvalidInput("domain", gettext("Not a domain name."))
     if not isinstance(value, str) or len(value) > DOMAIN_MAX * 4:
-        raise refused
+        raise _not_a_domain()
     host = value.strip().rstrip(".").lower()
     if _is_ip(host):
         import ipaddress
@@ -243,11 +242,16 @@ def clean_domain(value: object) -> str:
         # The standard library's IDNA (2003) codec: the name's ASCII form, nameprep'd.
         host = host.encode("idna").decode("ascii").lower()
     except UnicodeError:
-        raise refused from None
+        raise _not_a_domain() from None
     host = host.removeprefix("www.")
     if len(host) > DOMAIN_MAX or not _HOST.fullmatch(host):
-        raise refused
+        raise _not_a_domain()
     return host
+
+
+def _not_a_domain() -> InvalidInput:
+    """Made only when refusing: the API names every listed article's domain."""
+    return InvalidInput("domain", gettext("Not a domain name."))
 
 
 def domain_label(domain: str) -> str:
@@ -270,9 +274,16 @@ def _split(link: str) -> SplitResult:
         raise InvalidInput("link", gettext("This is not a valid URL.")) from None
 
 
+_IPV4_CHARACTERS = frozenset("0123456789.")
+
+
 def _is_ip(host: str) -> bool:
     import ipaddress
 
+    # An IPv6 address has a ':', an IPv4 one only ASCII digits and dots: a host name is
+    # answered without the parse and the exception it raises.
+    if ":" not in host and not _IPV4_CHARACTERS.issuperset(host):
+        return False
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -118,11 +118,22 @@ def _write_request_line(level: int, fields: dict[str, Any]) -> None:
     wrap_for_formatter makes), without the bound logger's own steps per call."""
     if not _requests.isEnabledFor(level):
         return
-    name = logging.getLevelName(level).lower()
+    name = _LEVEL_NAMES[level]
     event: Any = {**fields, "event": "request"}
     for processor in _CHAIN:
         event = processor(_requests, name, event)
-    _requests.log(level, event, extra={"_logger": _requests, "_name": name})
+    # The record Logger.log would make, less its search of the stack for the caller (the
+    # line shows no file nor line number): that search walked every frame of the request.
+    record = _requests.makeRecord(
+        _requests.name, level, __file__, 0, event, (), None, extra=_EXTRA[level]
+    )
+    _requests.handle(record)
+
+
+_LEVEL_NAMES = {
+    level: logging.getLevelName(level).lower() for level in (logging.INFO, logging.ERROR)
+}
+_EXTRA = {level: {"_logger": _requests, "_name": name} for level, name in _LEVEL_NAMES.items()}
 
 
 # Bounds on what a client sends that goes into each request line.
@@ -146,7 +157,8 @@ class RequestLogMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
-        given = request.headers.get("X-Request-ID", "")
+        meta = request.META  # not request.headers, which would copy every header first
+        given = meta.get("HTTP_X_REQUEST_ID", "")
         request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id, path=request.path)
@@ -161,8 +173,8 @@ class RequestLogMiddleware:
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                 "user_id": _user_id(request),
                 "client": client_address(request),
-                "user_agent": request.headers.get("User-Agent", "")[:_USER_AGENT_MAX],
-                "query": request.META.get("QUERY_STRING", "")[:_QUERY_MAX],
+                "user_agent": meta.get("HTTP_USER_AGENT", "")[:_USER_AGENT_MAX],
+                "query": meta.get("QUERY_STRING", "")[:_QUERY_MAX],
             },
         )
         # Left bound: Django logs the response's warning (django.request) after us.

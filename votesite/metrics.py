@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django_prometheus.middleware import PrometheusAfterMiddleware
-from django_prometheus.utils import TimeSince
+from django_prometheus.utils import Time, TimeSince
 
 _NONE = object()
 
@@ -30,6 +30,21 @@ class RequestMetricsMiddleware(PrometheusAfterMiddleware):
         if series is None:
             series = self._series[key] = metric.labels(**labels)
         return series
+
+    def process_request(self, request: Any) -> None:
+        """The library's steps, reading the two headers from META: request.headers would
+        copy every header of the request into a new mapping first."""
+        metrics, meta = self.metrics, request.META
+        method = self._method(request)
+        self.label_metric(metrics.requests_by_method, request, method=method).inc()
+        self.label_metric(
+            metrics.requests_by_transport, request, transport=self._transport(request)
+        ).inc()
+        if meta.get("HTTP_X_REQUESTED_WITH") == "XMLHttpRequest":
+            self.label_metric(metrics.requests_ajax, request).inc()
+        content_length = int(meta.get("CONTENT_LENGTH") or 0)
+        self.label_metric(metrics.requests_body_bytes, request).observe(content_length)
+        request.prometheus_after_middleware_event = Time()
 
     def process_response(self, request: Any, response: Any) -> Any:
         """The library's own steps and series, with the response's charset (parsed from its

@@ -11,7 +11,8 @@ page, as they would for its own templates; the page's own values win a name both
 
 The environment is made once per process and kept in a content-addressed cache
 (articles.caches "jinja2_environment", one entry): it is made of the settings, and any
-settings change empties every cache.
+settings change empties every cache. The pages' translated texts are one too
+(articles.caches "page_texts", content-addressed by language and text, MAX_TEXTS of them).
 """
 
 from __future__ import annotations
@@ -262,8 +263,20 @@ def _formatted(text: str, variables: dict[str, Any]) -> Markup:
     return Markup(text) % {k: _finalize(v) for k, v in variables.items()}  # noqa: S704
 
 
+# Content-addressed: a text's translation in one language is fixed once the catalogs are
+# loaded (a change of LOCALE_PATHS is a settings change, which empties every cache). A page
+# asks for 50-90 texts; Django's gettext walks the catalog and its fallbacks for each.
+MAX_TEXTS = 4096
+_texts: Cache[tuple[str | None, str], str] = Cache("page_texts", Kind.CONTENT, entries=MAX_TEXTS)
+
+
 def _gettext(message: str, /, **variables: Any) -> Markup:
-    return _formatted(translation.gettext(message), variables)
+    key = (translation.get_language(), message)
+    text = _texts.get(key)
+    if text is None:
+        text = translation.gettext(message)
+        _texts.put(key, text)
+    return _formatted(text, variables)
 
 
 def _ngettext(singular: str, plural: str, num: int, /, **variables: Any) -> Markup:

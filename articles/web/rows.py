@@ -92,20 +92,55 @@ class _Here:
 @jinja2.pass_context
 def article_row(context: jinja2.runtime.Context, article: Article, detail: bool = False) -> Markup:
     """`articles/_article.html` for `article`, from the cache when this version is kept."""
-    user = context.get("user")
-    authenticated = bool(getattr(user, "is_authenticated", False))
-    staff = bool(authenticated and getattr(user, "is_staff", False))
+    facts = _facts(context)
     livepage.note_row(context, article.id, bool(detail))
     now = time.time()
     is_open = article.voting_open(now)
-    # The words a search marks in titles (none elsewhere) are part of the row.
-    marks = tuple(context.get("marks") or ())
-    key = (article, is_open, authenticated, staff, bool(detail), marks, *_made_under())
+    key = (article, is_open, *facts.viewer, bool(detail), *facts.made_under)
     parts = _rows.get(key)
     if parts is None:
+        authenticated, staff, marks = facts.viewer
         parts = _render(context.environment, article, is_open, authenticated, staff, detail, marks)
         _rows.put(key, parts)
-    return _filled(context, parts, lambda: ago(article, now))
+    return _filled(context, parts, lambda: ago(article, now, facts.made_under[1]))
+
+
+class _Facts:
+    """What every row of one rendering shares (its viewer's two facts, the search's marks,
+    the script prefix and language, the page's path): worked out once a page, not once a
+    row. Kept on the Jinja2 context of that rendering (an include has a context of its own)."""
+
+    __slots__ = ("_path", "_request", "made_under", "viewer")
+
+    def __init__(self, context: jinja2.runtime.Context) -> None:
+        user = context.get("user")
+        authenticated = bool(getattr(user, "is_authenticated", False))
+        staff = bool(authenticated and getattr(user, "is_staff", False))
+        # The words a search marks in titles (none elsewhere) are part of the row.
+        self.viewer = (authenticated, staff, tuple(context.get("marks") or ()))
+        self.made_under = _made_under()
+        self._request = context.get("request")
+        self._path: dict[str, str] = {}
+
+    def path(self, slot: str) -> str:
+        """The "path" or "path_query" slot's text, escaped as the template escapes."""
+        text = self._path.get(slot)
+        if text is None:
+            request = self._request
+            path = request.get_full_path() if request is not None else ""
+            text = self._path[slot] = html.escape(path if slot == "path" else urlencode(path))
+        return text
+
+
+_FACTS = "_articles_row_facts"
+
+
+def _facts(context: jinja2.runtime.Context) -> _Facts:
+    facts = getattr(context, _FACTS, None)
+    if facts is None:
+        facts = _Facts(context)
+        setattr(context, _FACTS, facts)
+    return facts
 
 
 @jinja2.pass_context
@@ -161,21 +196,18 @@ def _filled(
     """A kept row with this request's values in its slots, escaped as the template would."""
     if len(parts) == 1:
         return Markup(parts[0])  # noqa: S704 (rendered by the autoescaping environment)
-    request = context.get("request")
-    path = request.get_full_path() if request is not None else ""
     # Each made only if a slot asks: the CSRF token sets a cookie once asked for.
-    values: dict[str, Callable[[], str]] = {
-        "csrf": lambda: str(context.get("csrf_input", "")),
-        "ago": lambda: html.escape(age()),
-        "path": lambda: html.escape(path),
-        "path_query": lambda: html.escape(urlencode(path)),
-    }
-    made: dict[str, str] = {}
+    facts, aged = _facts(context), ""
     filled = list(parts)
     for i in range(1, len(parts), 2):
-        if parts[i] not in made:
-            made[parts[i]] = values[parts[i]]()
-        filled[i] = made[parts[i]]
+        slot = parts[i]
+        if slot == "ago":
+            aged = aged or html.escape(age())
+            filled[i] = aged
+        elif slot == "csrf":
+            filled[i] = str(context.get("csrf_input", ""))
+        else:
+            filled[i] = facts.path(slot)
     return Markup("".join(filled))  # noqa: S704 (template output and escaped values)
 
 
@@ -185,19 +217,20 @@ def _parts(html_text: str) -> tuple[str, ...]:
     return tuple(_SLOTS[p] if i % 2 else p for i, p in enumerate(pieces))
 
 
-def ago(article: Article, now: float) -> str:
+def ago(article: Article, now: float, language: str | None = None) -> str:
     """naturaltime of the posting time (~60 us for "3 days, 1 hour ago", 25 a page), kept:
     exact to the second under an hour old; older, the text is at most a minute late."""
-    return ago_of(article.time, now)
+    return ago_of(article.time, now, language)
 
 
-def ago_of(posted: float, now: float) -> str:
-    """ago() of any Unix time (a comment's: up to a few hundred a page)."""
+def ago_of(posted: float, now: float, language: str | None = None) -> str:
+    """ago() of any Unix time (a comment's: up to a few hundred a page); `language`: the
+    active one, if the caller has it at hand."""
     delta = int(now - posted)
     key = (
         int(posted),
         delta if delta < 3600 else delta // 60 * 60,
-        translation.get_language(),
+        language if language is not None else translation.get_language(),
     )
     text = _ages.get(key)
     if text is None:

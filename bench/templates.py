@@ -31,11 +31,13 @@ STARTPROJECT_PROCESSORS = [
 CSRF = re.compile(r'(name="csrfmiddlewaretoken" value=")[^"]+"')
 # An age ("now", "2 seconds ago") is a <time>'s text: a second may pass between two renders.
 AGE = re.compile(r"(<time [^>]*>)[^<]*(</time>)")
+# The live element's render time (livepage): milliseconds apart between two renders.
+SINCE = re.compile(r'( data-live-since=")\d+"')
 
 
 def same(page: str) -> str:
     """`page` without what differs from one render to the next (tokens, ages)."""
-    return AGE.sub(r"\1\2", CSRF.sub(r"\1", page))
+    return SINCE.sub(r"\1", AGE.sub(r"\1\2", CSRF.sub(r"\1", page)))
 
 
 def backend_environment(**options: Any) -> Any:
@@ -86,7 +88,7 @@ def variants(name: str, context: dict[str, Any], request: Any) -> dict[str, Call
     from django.contrib.messages import get_messages
     from django.template.backends.jinja2 import Jinja2
 
-    from articles.web import rendering
+    from articles.web import livepage, rendering
 
     def backend(processors: list[str]) -> Any:
         return Jinja2(
@@ -108,12 +110,14 @@ def variants(name: str, context: dict[str, Any], request: Any) -> dict[str, Call
     def through(engine: Any) -> Callable[[], str]:
         def render() -> str:
             # What the app adds to the backend's request/csrf values: the user (resolved),
-            # the messages and the header's unread count; the view's context last, as the
+            # the messages, the header's unread count and the page's live query; the view's
+            # context last, as the
             # app gives it.
             values = {
                 "user": rendering._resolved(request.user),
                 "messages": get_messages(request),
                 "inbox_unread": lambda: rendering._inbox_unread(request),
+                **livepage.context_values(),
                 **context,
             }
             return str(engine.get_template(name).render(values, request))

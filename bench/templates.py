@@ -111,8 +111,7 @@ def variants(name: str, context: dict[str, Any], request: Any) -> dict[str, Call
         def render() -> str:
             # What the app adds to the backend's request/csrf values: the user (resolved),
             # the messages, the header's unread count and the page's live query; the view's
-            # context last, as the
-            # app gives it.
+            # context last, as the app gives it.
             values = {
                 "user": rendering._resolved(request.user),
                 "messages": get_messages(request),

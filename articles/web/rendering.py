@@ -222,7 +222,8 @@ def _made() -> jinja2.Environment:
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
-    env.globals.update(ago=_ago, comment_row=rows.comment_row, user_page_url=user_page_url)
+    env.globals.update(ago=_ago, comment_row=rows.comment_row, comment_nodes=rows.comment_nodes)
+    env.globals.update(user_page_url=user_page_url)
     # not "login_url": the auth views pass one (settings.LOGIN_URL)
     env.globals.update(
         articles_login_url=loginpage.url,

@@ -42,7 +42,7 @@ from django.utils import translation
 from markupsafe import Markup
 
 from articles.caches import Cache, Kind
-from articles.store import clock
+from articles.store import clock, keys
 from articles.types import Article, Comment
 
 MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most
@@ -65,7 +65,8 @@ _SPLIT = re.compile("(" + "|".join(re.escape(s) for s in _SLOTS) + ")")
 
 # key -> the row's parts: literal text at even indexes, slot names at odd ones.
 _rows: Cache[tuple[Any, ...], tuple[str, ...]] = Cache("rows", Kind.CONTENT, entries=MAX_ROWS)
-_comments: Cache[tuple[Any, ...], tuple[str, ...]] = Cache(
+# key -> the comment's row (its parts, as _rows', and where its slots are).
+_comments: Cache[tuple[Any, ...], _Row] = Cache(
     "comment_rows", Kind.CONTENT, entries=MAX_COMMENT_ROWS
 )
 _ages: Cache[tuple[int, int, str | None], str] = Cache("ages", Kind.CONTENT, entries=MAX_AGES)
@@ -111,31 +112,103 @@ def comment_row(
     context: jinja2.runtime.Context, comment: Comment, voting_open: bool, commenting_open: bool
 ) -> Markup:
     """`articles/_comment_row.html` (a comment's own part, not its replies) for `comment`,
-    from the cache when this version is kept: a thread page shows up to
-    ARTICLES_COMMENT_PAGE_ROWS of them, ~0.3 ms each to render. Besides the comment as read
-    (its vote counts, the viewer's vote, `more`) the key holds only whether the viewer is
-    logged in, staff, its author and may still edit it."""
-    user = context.get("user")
-    authenticated = bool(getattr(user, "is_authenticated", False))
-    staff = bool(authenticated and getattr(user, "is_staff", False))
-    mine = authenticated and comment.author_id is not None and comment.author_id == user.pk
-    editable = mine and comment.editable_by(user.pk, clock.now())
+    from the cache when this version is kept (see _comment_template)."""
+    viewer = _CommentViewer(context.get("user"))
+    row = _comment_template(
+        context.environment, comment, voting_open, commenting_open, viewer, _made_under()
+    )
+    slots = _Slots(context)
+    slots["ago"] = html.escape(ago_of(comment.time, time.time()))
+    return Markup("".join(row.filled(slots)))  # noqa: S704 (template and escaped values)
+
+
+@jinja2.pass_context
+def comment_nodes(
+    context: jinja2.runtime.Context,
+    nodes: list[Any],
+    voting_open: bool,
+    commenting_open: bool,
+    listed: bool = True,
+) -> Markup:
+    """The nested list of a thread page's comments (`comments.Node`s): each comment's row
+    (comment_row's, from the cache), its shown replies, its "continue this thread" link.
+    Put together here, not by a recursive macro: a macro call per comment, and filling each
+    row on its own, were ~85 % of a 300-comment page's cost. This request's values (CSRF
+    field, path, each comment's age) go into every row as it is put in.
+    `listed`: in their own <ol class="comments"> (False: the <li>s alone)."""
+    env = context.environment
+    viewer = _CommentViewer(context.get("user"))
+    made = _made_under()
+    now = time.time()
+    slots = _Slots(context)
+    more = env.get_template("articles/_comment.html").module.more_link  # type: ignore[attr-defined]
+    out: list[str] = []
+
+    def walk(nodes: list[Any], listed: bool = True) -> None:
+        if listed:
+            out.append('<ol class="comments">\n')
+        for node in nodes:
+            c = node.comment
+            row = _comment_template(env, c, voting_open, commenting_open, viewer, made)
+            slots["ago"] = html.escape(_ago_in(c.time, now, made[1]))
+            out.extend(row.filled(slots))
+            if node.children:
+                walk(node.children)
+            if c.more:
+                out.append(str(more(c)))
+            out.append("\n</details>\n</li>\n")
+        if listed:
+            out.append("</ol>")
+
+    walk(nodes, listed)
+    return Markup("".join(out))  # noqa: S704 (template output and escaped values)
+
+
+class _CommentViewer:
+    """The facts about the viewer a comment's row is keyed by, worked out once a page."""
+
+    __slots__ = ("authenticated", "member", "pk", "staff")
+
+    def __init__(self, user: Any) -> None:
+        self.authenticated = bool(getattr(user, "is_authenticated", False))
+        self.staff = bool(self.authenticated and getattr(user, "is_staff", False))
+        self.pk = user.pk if self.authenticated else None
+        # A comment's `author` as the store writes it (keys.user): the viewer's own
+        # comments are those whose author is this member.
+        self.member = keys.user(self.pk) if isinstance(self.pk, int) and self.pk > 0 else None
+
+
+def _comment_template(
+    env: jinja2.Environment,
+    comment: Comment,
+    voting_open: bool,
+    commenting_open: bool,
+    viewer: _CommentViewer,
+    made: tuple[str, str | None],
+) -> _Row:
+    """A comment's row, from the cache when this version is kept: ~0.3 ms to render, up to
+    ARTICLES_COMMENT_PAGE_ROWS of them a page. Besides the comment as read (every field:
+    its text, state, vote counts, flags held, the viewer's vote, `more`) and where it is
+    made (script prefix, language) the key holds only whether the viewer is logged in,
+    staff, its author and may still edit it, so every viewer in the same state shares it."""
+    mine = viewer.member is not None and comment.author == viewer.member
+    editable = mine and comment.editable_by(viewer.pk, clock.now())
     key = (
         comment,
         voting_open,
         commenting_open,
-        authenticated,
-        staff,
+        viewer.authenticated,
+        viewer.staff,
         mine,
         editable,
-        *_made_under(),
+        *made,
     )
-    parts = _comments.get(key)
-    if parts is None:
+    row = _comments.get(key)
+    if row is None:
         parts = _render_parts(
-            context.environment,
+            env,
             "articles/_comment_row.html",
-            _Viewer(authenticated, staff),
+            _Viewer(viewer.authenticated, viewer.staff),
             c=comment,
             voting_open=voting_open,
             commenting_open=commenting_open,
@@ -143,8 +216,44 @@ def comment_row(
             editable=editable,
             ago_text=Markup(_AGO),  # noqa: S704 (a constant of ours)
         )
-        _comments.put(key, parts)
-    return _filled(context, parts, lambda: ago_of(comment.time, time.time()))
+        row = _Row(parts)
+        _comments.put(key, row)
+    return row
+
+
+class _Row:
+    """A kept comment row: its parts (literal text at even indexes, slot names at odd)."""
+
+    __slots__ = ("parts", "slots")
+
+    def __init__(self, parts: tuple[str, ...]) -> None:
+        self.parts = parts
+        self.slots = tuple(range(1, len(parts), 2))
+
+    def filled(self, values: dict[str, str]) -> list[str]:
+        """The parts with `values` in the slots."""
+        parts = self.parts
+        out = list(parts)
+        for i in self.slots:
+            out[i] = values[parts[i]]
+        return out
+
+
+class _Slots(dict[str, str]):
+    """This request's values of the slots, escaped as the template would; the CSRF field
+    made only if a row asks for it (asking sets the cookie)."""
+
+    def __init__(self, context: jinja2.runtime.Context) -> None:
+        request = context.get("request")
+        path = request.get_full_path() if request is not None else ""
+        super().__init__(path=html.escape(path), path_query=html.escape(urlencode(path)))
+        self._context = context
+
+    def __missing__(self, name: str) -> str:
+        if name != "csrf":
+            raise KeyError(name)
+        value = self[name] = str(self._context.get("csrf_input", ""))
+        return value
 
 
 def _made_under() -> tuple[str, str | None]:
@@ -191,11 +300,16 @@ def ago(article: Article, now: float) -> str:
 
 def ago_of(posted: float, now: float) -> str:
     """ago() of any Unix time (a comment's: up to a few hundred a page)."""
+    return _ago_in(posted, now, translation.get_language())
+
+
+def _ago_in(posted: float, now: float, language: str | None) -> str:
+    """ago_of() in `language`, the active one (asked once a page by comment_nodes)."""
     delta = int(now - posted)
     key = (
         int(posted),
         delta if delta < 3600 else delta // 60 * 60,
-        translation.get_language(),
+        language,
     )
     text = _ages.get(key)
     if text is None:

@@ -133,3 +133,15 @@ def test_the_kept_rows_are_bounded(make_user, monkeypatch):
     assert all(f"Comment number {n}" in page for n in range(8))
     assert all(f'id="c{c.id}"' in page for c in made)
     assert len(rows._comments) <= 5
+
+
+def test_the_author_keeps_delete_after_the_edit_window_and_no_one_else_gets_it(make_user, settings):
+    settings.ARTICLES_COMMENT_EDIT_SECONDS = 0  # editable by no one: "mine" alone differs
+    ann, bob = make_user("ann"), make_user("bob")
+    a = article(ann)
+    c = comment(ann, a.id)
+    ann_row = row_of(text_of(login(Client(), ann).get(f"/a/{a.id}/")), c.id)
+    bob_row = row_of(text_of(login(Client(), bob).get(f"/a/{a.id}/")), c.id)
+    assert f'href="/c/{c.id}/delete/"' in ann_row and "/edit/" not in ann_row
+    assert f"/c/{c.id}/flag/" not in ann_row
+    assert f"/c/{c.id}/delete/" not in bob_row and f'href="/c/{c.id}/flag/"' in bob_row

@@ -59,8 +59,12 @@ def render(
     context: dict[str, Any] | None = None,
     status: int | None = None,
 ) -> HttpResponse:
-    """django.shortcuts.render through the app's environment."""
-    return HttpResponse(render_to_string(template_name, context, request), status=status)
+    """django.shortcuts.render through the app's environment. A comment thread on the page
+    comes in as UTF-8, put into the encoded page (rows.comment_nodes)."""
+    spliced: dict[str, bytes] = {}
+    text = render_to_string(template_name, {**(context or {}), rows.SPLICE: spliced}, request)
+    content = rows.splice(text, spliced) if spliced else text
+    return HttpResponse(content, status=status)
 
 
 def render_to_string(

@@ -145,3 +145,22 @@ def test_the_author_keeps_delete_after_the_edit_window_and_no_one_else_gets_it(m
     assert f'href="/c/{c.id}/delete/"' in ann_row and "/edit/" not in ann_row
     assert f"/c/{c.id}/flag/" not in ann_row
     assert f"/c/{c.id}/delete/" not in bob_row and f'href="/c/{c.id}/flag/"' in bob_row
+
+
+def test_the_threads_bytes_are_put_into_the_page_whole_and_in_place(make_user):
+    """The thread comes into the encoded page as UTF-8 (rows.splice): every character of
+    the comments as written, no mark left, on the article page and a permalink page (two
+    threads: the comment itself and its replies)."""
+    ann = make_user("ann")
+    a = article(ann)
+    top = comment(ann, a.id, "Grüße aus Köln 🚀 — “quoted” <b>not bold</b>")
+    reply = comment(ann, a.id, "Ein Antwort: 😀", parent_id=top.id)
+    client = login(Client(), make_user("bob"))
+    for path in (f"/a/{a.id}/", f"/a/{a.id}/c/{top.id}/"):
+        page = client.get(path).content.decode("utf-8")
+        assert "vsthread" not in page
+        assert "Grüße aus Köln 🚀 — “quoted” &lt;b&gt;not bold&lt;/b&gt;" in page
+        assert "Ein Antwort: 😀" in row_of(page, reply.id)
+        assert page.count(f'id="c{top.id}"') == 1 and page.rstrip().endswith("</html>")
+        # The thread sits inside its section, before the pager and the end of the page.
+        assert page.index('id="comments"') < page.index(f'id="c{reply.id}"')

@@ -149,7 +149,6 @@ def comment_nodes(
     made = _made_under()
     now = time.time()
     slots = _Slots(context)
-    more = env.get_template("articles/_comment.html").module.more_link  # type: ignore[attr-defined]
     out: list[bytes] = []
 
     def walk(nodes: list[Any], listed: bool = True) -> None:
@@ -162,9 +161,7 @@ def comment_nodes(
             out.extend(row.filled(slots))
             if node.children:
                 walk(node.children)
-            if c.more:
-                out.append(str(more(c)).encode())
-            out.append(b"\n</details>\n</li>\n")
+            out.append(row.end)
         if listed:
             out.append(b"</ol>")
 
@@ -239,20 +236,23 @@ def _comment_template(
             editable=editable,
             ago_text=Markup(_AGO),  # noqa: S704 (a constant of ours)
         )
-        row = _Row(parts)
+        more = env.get_template("articles/_comment.html").module.more_link  # type: ignore[attr-defined]
+        row = _Row(parts, str(more(comment)) if comment.more else "")
         _comments.put(key, row)
     return row
 
 
 class _Row:
     """A kept comment row, in UTF-8: its parts (literal text at even indexes, slot names,
-    as bytes, at odd ones)."""
+    as bytes, at odd ones), and what closes it after its replies (with its "continue this
+    thread" link when it has replies the page leaves out)."""
 
-    __slots__ = ("parts", "slots")
+    __slots__ = ("end", "parts", "slots")
 
-    def __init__(self, parts: tuple[str, ...]) -> None:
+    def __init__(self, parts: tuple[str, ...], more: str) -> None:
         self.parts = tuple(p.encode() for p in parts)
         self.slots = tuple(range(1, len(parts), 2))
+        self.end = f"{more}\n</details>\n</li>\n".encode()
 
     def filled(self, values: dict[bytes, bytes]) -> list[bytes]:
         """The parts with `values` in the slots."""

@@ -44,7 +44,7 @@ COPY manage.py ./
 COPY votesite ./votesite
 COPY articles ./articles
 COPY templates ./templates
-COPY gunicorn.conf.py ./
+COPY gunicorn.conf.py gunicorn.live.conf.py ./
 COPY docker/entrypoint.sh /usr/local/bin/votesite-entrypoint
 COPY docker/healthcheck.py /usr/local/bin/votesite-healthcheck
 # Only var/ (collected static files, Prometheus' worker files) is the site's to write.

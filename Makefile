@@ -62,8 +62,10 @@ migrate: install var
 demo: redis migrate
 	$(PY) manage.py load_demo --if-empty
 
+# The whole site over ASGI (uvicorn), the live endpoint's streams included, reloaded when the
+# code changes; with DEBUG on, whitenoise serves the static files from the apps' folders.
 run: demo
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(PY) -m votesite.devserver --host $(HOST) --port $(PORT)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
@@ -135,13 +137,20 @@ postgres:
 # multiprocess folder, emptied at each start).
 # The secret key is DJANGO_SECRET_KEY, or else one made once in var/secret_key (here, not by
 # the settings, which refuse to start without a key when DEBUG is off).
+# Beside it, as in compose.yaml, the live endpoint's own gunicorn (uvicorn workers,
+# gunicorn.live.conf.py) on LIVE_PORT: a proxy routes /live/ there (docker/nginx/); the
+# site's gunicorn answers /live/ with 503 at once, and the pages stay complete without it.
 WORKERS ?= 2
+LIVE_PORT ?= 8001
 serve: export DJANGO_SECRET_KEY ?= $(shell cat $(VAR)/secret_key 2>/dev/null)
 serve: secret-key redis migrate
 	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
 	rm -rf $(VAR)/prometheus && mkdir -p $(VAR)/prometheus
-	DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true PROMETHEUS_MULTIPROC_DIR=$(abspath $(VAR))/prometheus \
-		$(VENV)/bin/gunicorn votesite.wsgi:application --config gunicorn.conf.py \
+	export DJANGO_DEBUG=false DJANGO_STATIC_MANIFEST=true \
+		PROMETHEUS_MULTIPROC_DIR=$(abspath $(VAR))/prometheus; \
+	$(VENV)/bin/gunicorn votesite.asgi:application --config gunicorn.live.conf.py \
+		--bind $(HOST):$(LIVE_PORT) & live=$$!; trap 'kill $$live 2>/dev/null; wait $$live' EXIT; \
+	$(VENV)/bin/gunicorn votesite.wsgi:application --config gunicorn.conf.py \
 		--bind $(HOST):$(PORT) --workers $(WORKERS)
 
 secret-key: install

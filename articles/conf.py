@@ -41,6 +41,11 @@
 | ARTICLES_FLAG_THRESHOLD | 3 | flags that hide an item until staff decide (0: never) |
 | ARTICLES_LOGIN_URL | None: LOGIN_URL, see loginpage | where the app sends people to log in |
 | ARTICLES_LIVE_EVENTS | 10000 | live events the store keeps for resuming streams (0: off) |
+| ARTICLES_LIVE_HEARTBEAT_SECONDS | 15 | how often an open live stream is sent a heartbeat |
+| ARTICLES_LIVE_QUEUE_SIZE | 64 | events a live client may fall behind before it is dropped |
+| ARTICLES_LIVE_REPLAY_EVENTS | 1000 | the most events a reconnecting client is replayed |
+| ARTICLES_LIVE_STREAMS_PER_ADDRESS | 32 | open live streams per client address, per process |
+| ARTICLES_LIVE_MAX_STREAMS | 10000 | open live streams per process |
 """
 
 from __future__ import annotations
@@ -125,6 +130,17 @@ DEFAULTS: dict[str, Any] = {
     # the live events (the stream live:) kept, about: a reconnecting page resumes from any
     # of them; the write scripts trim it as they append. 0: none written, no live endpoint
     "LIVE_EVENTS": 10_000,
+    # an open live stream: a heartbeat this often (proxies close idle connections), and at
+    # most this many events queued for a client that reads slowly before it is dropped (it
+    # reconnects and resumes from the stream: nothing is lost, nothing piles up)
+    "LIVE_HEARTBEAT_SECONDS": 15,
+    "LIVE_QUEUE_SIZE": 64,
+    # the most events replayed to a client resuming from an id; further behind, it is told
+    # to reload the page
+    "LIVE_REPLAY_EVENTS": 1000,
+    # open live streams a process serves per client address, and in all (then 429, 503)
+    "LIVE_STREAMS_PER_ADDRESS": 32,
+    "LIVE_MAX_STREAMS": 10_000,
 }
 
 # An outage must fail fast (redis-py's defaults took 3.5 s with Redis stopped, 59 s hung).
@@ -363,3 +379,23 @@ def replica_max_lag_seconds() -> float:
 
 def read_your_writes_seconds() -> int:
     return int(get("READ_YOUR_WRITES_SECONDS"))
+
+
+def live_heartbeat_seconds() -> float:
+    return max(1.0, float(get("LIVE_HEARTBEAT_SECONDS")))
+
+
+def live_queue_size() -> int:
+    return max(1, int(get("LIVE_QUEUE_SIZE")))
+
+
+def live_replay_events() -> int:
+    return max(1, int(get("LIVE_REPLAY_EVENTS")))
+
+
+def live_streams_per_address() -> int:
+    return max(1, int(get("LIVE_STREAMS_PER_ADDRESS")))
+
+
+def live_max_streams() -> int:
+    return max(1, int(get("LIVE_MAX_STREAMS")))

@@ -3,6 +3,7 @@
 from django.urls import path, re_path, register_converter
 
 from articles import validation
+from articles.live.views import live_events
 from articles.web import (
     accounts,
     comments,
@@ -75,6 +76,7 @@ urlpatterns = [
     path("c/<int:comment_id>/remove/", comments.comment_remove, name="comment-remove"),
     path("c/<int:item_id>/flag/", flags.item_flag, {"kind": "comment"}, name="comment-flag"),
     path("comments/", comments.recent_comments, name="recent-comments"),
+    path("live/", live_events, name="live"),
     path("inbox/", inbox.inbox, name="inbox"),
     path("inbox/read/", inbox.inbox_read, name="inbox-read"),
     path("u/<int:user_id>/", views.user_by_id, name="user-by-id"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MAIN, SEARCH = "bench", "bench-search"  # the generated blocks of docs/performance.md
+MAIN, SEARCH, LIVE = "bench", "bench-search", "bench-live"  # docs/performance.md's blocks
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Report:
     def parts(self) -> list[str]:
         """The blocks this run wrote something in, in the page's order."""
         found = {part for part, _, _ in self.sections} | {g.part for g in self.goals}
-        return [p for p in (MAIN, SEARCH) if p in found]
+        return [p for p in (MAIN, SEARCH, LIVE) if p in found]
 
     def markdown(self, part: str = MAIN, head: list[str] | None = None) -> str:
         """The block `part`: `head` (the machine and run) first, then its sections and
@@ -133,6 +133,8 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
     if only:
         data = f"- data: {opts.articles:,} articles over 6.5 days (only the `{only}` part ran)"
         timing = f"- {opts.reps} interleaved rounds of {opts.seconds} s batches per case"
+    if only == "live":  # its sizes and method are in its own section
+        data, timing = "- only the `live` part ran, on data of its own (see Live)", ""
     return [
         f"- CPU: {os.cpu_count()} x {cpu}; RAM {mem}; {platform.platform()}",
         f"- Python {platform.python_version()}, Django {django.get_version()}, "
@@ -140,7 +142,7 @@ def machine_lines(load_before: tuple, load_after: tuple, took: float, opts: Any)
         f"- load average before {load_before[0]:.2f}, after {load_after[0]:.2f} "
         "(the machine is shared with other workers: figures are noisy, ratios are what count)",
         data,
-        timing,
+        *([timing] if timing else []),
         f"- run took {took / 60:.1f} min, finished "
         + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     ]

@@ -4,6 +4,7 @@ and a plain Django ORM site (baseline B) on SQLite and PostgreSQL, in one run.
     python -m bench.run            # the full run (make bench), 14-18 min on 2 shared cores
     python -m bench.run --smoke    # a tiny run of every part (make bench-smoke)
     python -m bench.run --only search --out docs/performance.md   # one part, its block only
+    python -m bench.run --only live --out docs/performance.md     # the live endpoint (1 min)
 
 Every figure is the median of several interleaved batches; every goal is a ratio between
 two figures of the same run, printed with PASS or FAIL.
@@ -21,7 +22,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from articles.operations import audit
 from bench import comments, pages
 from bench.cases import (
     build_cases,
@@ -32,6 +32,7 @@ from bench.cases import (
     server_time,
     stampede,
 )
+from bench.live import Sizes as LiveSizes
 from bench.report import MAIN, SEARCH, Report, log, machine_lines, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,11 +58,12 @@ class Options:
     out: Path | None
     http_only: bool = False
     http_warmup: bool = True  # a second of wrk on each endpoint before the timed rounds
-    only: str | None = None  # run only this part ("search"); its block of the page is rewritten
+    only: str | None = None  # run only this part ("search", "live"); its block is rewritten
     comments: int = 500
     thread_comments: int = 300  # the HTTP part's article page with a thread
     middleware_reps: int = 9
     middleware_calls: int = 2000
+    live: LiveSizes | None = None  # the live endpoint's part (bench/live.py); None: skipped
 
 
 def parse(argv: list[str]) -> Options:
@@ -92,9 +94,10 @@ def parse(argv: list[str]) -> Options:
     )
     parser.add_argument(
         "--only",
-        choices=["search"],
-        help="load the main store and baseline B, then run only this part",
+        choices=["search", "live"],
+        help="run only this part (search: on the main store and baseline B; live: on its own)",
     )
+    parser.add_argument("--no-live", action="store_true", help="skip the live endpoint's part")
     parser.add_argument("--comments", type=int, default=500, help="comments in the thread case")
     parser.add_argument(
         "--thread-comments", type=int, default=300, help="comments on the HTTP thread page"
@@ -137,6 +140,7 @@ def parse(argv: list[str]) -> Options:
         middleware_reps=a.middleware_reps,
         middleware_calls=a.middleware_calls,
         out=a.out,
+        live=None if a.no_live else LiveSizes.smoke() if a.smoke else LiveSizes(),
     )
 
 
@@ -185,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             redis_server.start()
             pg = opts.postgres and postgres.available() and not opts.http_only
+            pg = pg and opts.only != "live"
             if pg:
                 postgres.start()
             report = Report()
@@ -217,6 +222,9 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     from bench.ormsite import models as orm
     from bench.ormsite import ops
 
+    if opts.only == "live":  # its own servers and data: nothing to load here
+        _live(report, opts)
+        return
     # With --only, the data section goes in that part's block: the others stay as they are.
     report.part = SEARCH if opts.only == "search" else MAIN
     now = time.time()
@@ -289,6 +297,9 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     # The audit of the store itself on a sample, so the bulk load is known to be valid.
     from django.test import override_settings
 
+    # Imported here: the app's modules read settings at import, set up only in main().
+    from articles.operations import audit
+
     t0 = time.perf_counter()
     with override_settings(ARTICLES_REDIS_ALIAS="bench_small"):
         problems = audit.invariant_audit(now=time.time())
@@ -319,7 +330,18 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
         from bench import http
 
         http.run(report, opts, env, directory, now)
+    _live(report, opts)
     _ = redis  # the module is imported for its exceptions in callers
+
+
+def _live(report: Report, opts: Options) -> None:
+    """The live endpoint's part (bench/live.py), in its own block of the page."""
+    if opts.live is None:
+        return
+    from bench import live
+
+    live.run(report, opts.live)
+    report.part = MAIN
 
 
 if __name__ == "__main__":

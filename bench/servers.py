@@ -119,12 +119,16 @@ class Gunicorn:
         workers: int = 2,
         app: str = "votesite.wsgi:application",
         log: Path | None = None,
+        config: str = "gunicorn.conf.py",
+        ready: str = "/bench/fixed/",
     ) -> None:
         self.port = port
         self.env = env
         self.workers = workers
         self.app = app
         self.log = log
+        self.config = config  # the live endpoint's: gunicorn.live.conf.py (uvicorn workers)
+        self.ready = ready  # a path that answers 200 once the site is up
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> None:
@@ -133,7 +137,7 @@ class Gunicorn:
             "-m",
             "gunicorn",
             "--config",
-            str(ROOT / "gunicorn.conf.py"),
+            str(ROOT / self.config),
             self.app,
             "--bind",
             f"127.0.0.1:{self.port}",
@@ -157,7 +161,7 @@ class Gunicorn:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/bench/fixed/") as r:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{self.ready}") as r:
                     if r.status == 200:
                         return
             except (urllib.error.URLError, ConnectionError):
@@ -166,17 +170,22 @@ class Gunicorn:
                 raise RuntimeError("gunicorn exited at start")
         raise RuntimeError("gunicorn did not answer")
 
-    def worker_cpu(self) -> float:
-        """CPU seconds (user + system) its workers have used so far, from /proc."""
+    def worker_stats(self) -> dict[int, list[str]]:
+        """Each worker's /proc/<pid>/stat fields after the command name, by pid."""
+        found = {}
         if self.process is None:
-            return 0.0
-        total = 0
+            return found
         for stat in Path("/proc").glob("[0-9]*/stat"):
             with contextlib.suppress(OSError, ValueError, IndexError):
                 fields = stat.read_text().rsplit(")", 1)[1].split()
                 if int(fields[1]) == self.process.pid:  # its parent: the master
-                    total += int(fields[11]) + int(fields[12])  # utime, stime
-        return total / os.sysconf("SC_CLK_TCK")
+                    found[int(stat.parent.name)] = fields
+        return found
+
+    def worker_cpu(self) -> float:
+        """CPU seconds (user + system) its workers have used so far, from /proc."""
+        total = sum(int(f[11]) + int(f[12]) for f in self.worker_stats().values())
+        return total / os.sysconf("SC_CLK_TCK")  # utime, stime above
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

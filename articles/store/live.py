@@ -214,3 +214,61 @@ def _int(value: str, form: re.Pattern[str] = _DIGITS) -> int:
 
 def _text(value: bytes | str) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+# --- resuming (the live endpoint) -------------------------------------------------------
+
+StreamId = tuple[int, int]  # (ms, seq): stream ids in their order
+
+
+def parse_id(text: str) -> StreamId | None:
+    """A stream id "ms-seq" as (ms, seq), a bare "ms" as (ms, -1): before every id of that
+    millisecond (as start_after reads it). None for anything else."""
+    match = _ID.fullmatch(text)
+    if match is None:
+        return None
+    seq = match.group(2)
+    return int(match.group(1)), int(seq) if seq is not None else -1
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The events after a resume point (at most `limit`), and whether the client must
+    reload instead: events after the point were trimmed away, or more than the limit came."""
+
+    events: list[LiveEvent]
+    reload: bool
+
+
+async def areplay(client: aredis.Redis, last_id: str, limit: int) -> Replay:
+    """The events after `last_id` for a resuming stream, in one round trip (the stream's
+    figures and its entries). Raises ValueError for a bad id."""
+    position = parse_id(last_id)
+    if position is None:
+        raise ValueError(f"not a stream id: {last_id!r}")
+    pipe = client.pipeline(transaction=False)
+    pipe.xinfo_stream(keys.LIVE)
+    pipe.xrange(keys.LIVE, min=start_after(last_id), count=max(1, limit) + 1)
+    info, entries = await pipe.execute(raise_on_error=False)
+    if isinstance(entries, Exception):
+        raise entries
+    events = _batch(entries[:limit], last_id).events
+    # XINFO STREAM fails on a stream not yet written: then nothing was lost either
+    lost = not isinstance(info, Exception) and _lost(info, position)
+    return Replay(events, lost or len(entries) > limit)
+
+
+def _lost(info: Any, position: StreamId) -> bool:
+    """Were entries after `position` removed (XINFO STREAM's figures)? Trimming removes the
+    oldest and leaves max-deleted-entry-id alone (only XDEL sets it): so it is when the
+    stream was ever trimmed and `position` is older than its oldest kept entry (than its
+    newest, if it was emptied)."""
+    deleted = parse_id(_text(info.get("max-deleted-entry-id") or b"0-0")) or (0, 0)
+    if deleted > position:
+        return True
+    added, length = info.get("entries-added"), info.get("length") or 0
+    if added is not None and int(added) <= int(length):
+        return False  # never trimmed (Redis 7's figures; older servers do not say)
+    first = info.get("first-entry")
+    oldest = first[0] if first else info.get("last-generated-id") or b"0-0"
+    return (parse_id(_text(oldest)) or (0, 0)) > position

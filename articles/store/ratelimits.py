@@ -74,6 +74,10 @@ DEFAULT_RULES: dict[str, Rule] = {
     # Atom feeds, counted like the API's reads: per address, as aggregators fetch many
     # feeds from one; a fetch that builds its XML anew costs up to ~100 ms.
     "feed": Rule(600, 60, "address", _("feed requests")),
+    # Opening a live stream (articles:live): a page view opens one and EventSource reconnects
+    # after a drop, so generous; the open streams themselves are capped per address by
+    # ARTICLES_LIVE_STREAMS_PER_ADDRESS.
+    "live": Rule(120, 60, "address", _("live stream connections")),
     # Password checks (every login, the password change, account deletion; logins.py):
     # once locked even the right password waits.
     "login_account": Rule(5, 900, "account", _("failed logins for this account"), "failures"),

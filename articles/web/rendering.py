@@ -50,7 +50,7 @@ from articles.store import clock, search, selectors
 from articles.templatetags import articles_tags as tags
 from articles.types import Article, Comment, Vote
 from articles.urlcache import url_for
-from articles.web import loading, rows, sessionusers
+from articles.web import livepage, loading, rows, sessionusers
 
 
 def render(
@@ -95,6 +95,7 @@ def render_to_string(
             csrf_input=_Once(functools.partial(csrf_input, request)),
             csrf_token=_Once(functools.partial(get_token, request)),
             inbox_unread=functools.cache(functools.partial(_inbox_unread, request)),
+            **livepage.context_values(),
         )
     if context:
         values.update(context)
@@ -228,6 +229,7 @@ def _made() -> jinja2.Environment:
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
     env.globals.update(ago=_ago, comment_row=rows.comment_row, comment_nodes=rows.comment_nodes)
     env.globals.update(user_page_url=user_page_url)
+    env.globals.update(live_element=livepage.live_element, live_new=livepage.live_new)
     # not "login_url": the auth views pass one (settings.LOGIN_URL)
     env.globals.update(
         articles_login_url=loginpage.url,

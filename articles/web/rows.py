@@ -44,6 +44,7 @@ from markupsafe import Markup
 from articles.caches import Cache, Kind
 from articles.store import clock, keys
 from articles.types import Article, Comment
+from articles.web import livepage
 
 MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most
 MAX_COMMENT_ROWS = 4096  # ~1-3 KB a comment: up to ~10 MB a process
@@ -95,6 +96,7 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
     user = context.get("user")
     authenticated = bool(getattr(user, "is_authenticated", False))
     staff = bool(authenticated and getattr(user, "is_staff", False))
+    livepage.note_row(context, article.id, bool(detail))
     now = time.time()
     is_open = article.voting_open(now)
     # The words a search marks in titles (none elsewhere) are part of the row.

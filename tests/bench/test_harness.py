@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -108,3 +112,19 @@ Requests/sec:   4000.50
     assert result["p99"] == pytest.approx(1050)
     assert result["requests"] == 20000
     assert result["errors"] == 7
+
+
+def test_make_bench_starts_with_no_settings_named() -> None:
+    """`make bench` runs `python -m bench.run` with no DJANGO_SETTINGS_MODULE: its imports of
+    the app's modules, which read settings, must not fail before it sets Django up."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--help"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--only" in done.stdout

@@ -117,6 +117,30 @@ def test_only_the_proxy_publishes_a_port_and_the_site_trusts_that_one_hop():
         assert (env["DJANGO_BEHIND_PROXY"], env["DJANGO_NUM_PROXIES"]) == ("true", "1")
 
 
+def test_a_live_service_beside_each_site_serves_the_streams_over_asgi():
+    """Ensure each proxy's /live/ upstream runs the site's image and environment under the live
+    endpoint's gunicorn (uvicorn workers, votesite.asgi), with room for thousands of open
+    files, and that the rest of the site stays on the image's own command (WSGI)."""
+    services = _services()
+    for proxy, site, live in (
+        ("proxy", "votesite", "live"),
+        ("proxy-sentinel", "votesite-sentinel", "live-sentinel"),
+    ):
+        assert services[proxy]["environment"]["VOTESITE_LIVE_UPSTREAM"] == f"{live}:8000"
+        assert live in services[proxy]["depends_on"]
+        service = services[live]
+        assert service["image"] == "votesite" and not service.get("ports")
+        assert service["command"][:4] == [
+            "gunicorn", "votesite.asgi:application", "--config", "gunicorn.live.conf.py"
+        ]  # fmt: skip
+        assert "command" not in services[site]  # the Dockerfile's CMD: WSGI, gunicorn.conf.py
+        assert service["environment"] == services[site]["environment"]
+        assert service["depends_on"] == services[site]["depends_on"]
+        assert _profile(service) == _profile(services[site])
+        assert service["ulimits"]["nofile"]["hard"] >= 10_000
+    assert "COPY gunicorn.conf.py gunicorn.live.conf.py ./" in (BASE / "Dockerfile").read_text()
+
+
 def test_every_image_is_pinned_by_digest_with_its_tag():
     services = _services()
     for name, service in services.items():

@@ -60,8 +60,12 @@ def render(
     context: dict[str, Any] | None = None,
     status: int | None = None,
 ) -> HttpResponse:
-    """django.shortcuts.render through the app's environment."""
-    return HttpResponse(render_to_string(template_name, context, request), status=status)
+    """django.shortcuts.render through the app's environment. A comment thread on the page
+    comes in as UTF-8, put into the encoded page (rows.comment_nodes)."""
+    spliced: dict[str, bytes] = {}
+    text = render_to_string(template_name, {**(context or {}), rows.SPLICE: spliced}, request)
+    content = rows.splice(text, spliced) if spliced else text
+    return HttpResponse(content, status=status)
 
 
 def render_to_string(
@@ -224,7 +228,8 @@ def _made() -> jinja2.Environment:
     )
     env.tests.update(open=_is_open)
     env.globals.update(net=_net, voted=_voted, article_row=rows.article_row)
-    env.globals.update(ago=_ago, comment_row=rows.comment_row, user_page_url=user_page_url)
+    env.globals.update(ago=_ago, comment_row=rows.comment_row, comment_nodes=rows.comment_nodes)
+    env.globals.update(user_page_url=user_page_url)
     env.globals.update(live_element=livepage.live_element, live_new=livepage.live_new)
     # not "login_url": the auth views pass one (settings.LOGIN_URL)
     env.globals.update(

@@ -42,7 +42,7 @@ from django.utils import translation
 from markupsafe import Markup
 
 from articles.caches import Cache, Kind
-from articles.store import clock
+from articles.store import clock, keys
 from articles.types import Article, Comment
 from articles.web import livepage
 
@@ -66,7 +66,8 @@ _SPLIT = re.compile("(" + "|".join(re.escape(s) for s in _SLOTS) + ")")
 
 # key -> the row's parts: literal text at even indexes, slot names at odd ones.
 _rows: Cache[tuple[Any, ...], tuple[str, ...]] = Cache("rows", Kind.CONTENT, entries=MAX_ROWS)
-_comments: Cache[tuple[Any, ...], tuple[str, ...]] = Cache(
+# key -> the comment's row (its parts, as _rows', and where its slots are).
+_comments: Cache[tuple[Any, ...], _Row] = Cache(
     "comment_rows", Kind.CONTENT, entries=MAX_COMMENT_ROWS
 )
 _ages: Cache[tuple[int, int, str | None], str] = Cache("ages", Kind.CONTENT, entries=MAX_AGES)
@@ -148,31 +149,123 @@ def comment_row(
     context: jinja2.runtime.Context, comment: Comment, voting_open: bool, commenting_open: bool
 ) -> Markup:
     """`articles/_comment_row.html` (a comment's own part, not its replies) for `comment`,
-    from the cache when this version is kept: a thread page shows up to
-    ARTICLES_COMMENT_PAGE_ROWS of them, ~0.3 ms each to render. Besides the comment as read
-    (its vote counts, the viewer's vote, `more`) the key holds only whether the viewer is
-    logged in, staff, its author and may still edit it."""
-    user = context.get("user")
-    authenticated = bool(getattr(user, "is_authenticated", False))
-    staff = bool(authenticated and getattr(user, "is_staff", False))
-    mine = authenticated and comment.author_id is not None and comment.author_id == user.pk
-    editable = mine and comment.editable_by(user.pk, clock.now())
+    from the cache when this version is kept (see _comment_template)."""
+    viewer = _CommentViewer(context.get("user"))
+    row = _comment_template(
+        context.environment, comment, voting_open, commenting_open, viewer, _made_under()
+    )
+    slots = _Slots(context)
+    slots[b"ago"] = html.escape(ago_of(comment.time, time.time())).encode()
+    return Markup(b"".join(row.filled(slots)).decode())  # noqa: S704 (template, escaped values)
+
+
+# The context variable rendering.render() sets: where comment_nodes leaves a thread's bytes,
+# to be put into the page's own once it is encoded (splice()).
+SPLICE = "articles_splice"
+
+
+@jinja2.pass_context
+def comment_nodes(
+    context: jinja2.runtime.Context,
+    nodes: list[Any],
+    voting_open: bool,
+    commenting_open: bool,
+    listed: bool = True,
+) -> Markup:
+    """The nested list of a thread page's comments (`comments.Node`s): each comment's row
+    (comment_row's, from the cache), its shown replies, its "continue this thread" link.
+    Put together here, not by a recursive macro: a macro call per comment, and filling each
+    row on its own, were ~85 % of a 300-comment page's cost. This request's values (CSRF
+    field, path, each comment's age) go into every row as it is put in.
+    The rows are kept as UTF-8: under rendering.render() the thread's bytes are put into the
+    encoded page (a mark stands in the text), so hundreds of KB are never encoded again
+    (~1.5 ms a 300-comment page: a page with one non-ASCII character encodes slowly).
+    `listed`: in their own <ol class="comments"> (False: the <li>s alone)."""
+    env = context.environment
+    viewer = _CommentViewer(context.get("user"))
+    made = _made_under()
+    now = time.time()
+    slots = _Slots(context)
+    out: list[bytes] = []
+
+    def walk(nodes: list[Any], listed: bool = True) -> None:
+        if listed:
+            out.append(b'<ol class="comments">\n')
+        for node in nodes:
+            c = node.comment
+            row = _comment_template(env, c, voting_open, commenting_open, viewer, made)
+            slots[b"ago"] = html.escape(ago_of(c.time, now, made[1])).encode()
+            out.extend(row.filled(slots))
+            if node.children:
+                walk(node.children)
+            out.append(row.end)
+        if listed:
+            out.append(b"</ol>")
+
+    walk(nodes, listed)
+    data = b"".join(out)
+    spliced = context.get(SPLICE)
+    if not isinstance(spliced, dict):
+        return Markup(data.decode())  # noqa: S704 (template output and escaped values)
+    mark = f"<!--vsthread{_NONCE}x{len(spliced)}-->"
+    spliced[mark] = data
+    return Markup(mark)  # noqa: S704 (a constant of ours)
+
+
+def splice(text: str, spliced: dict[str, bytes]) -> bytes:
+    """A page rendered with SPLICE, encoded, with the threads comment_nodes left in
+    `spliced` put in place of their marks."""
+    data = text.encode()
+    for mark, thread in spliced.items():
+        data = data.replace(mark.encode(), thread, 1)
+    return data
+
+
+class _CommentViewer:
+    """The facts about the viewer a comment's row is keyed by, worked out once a page."""
+
+    __slots__ = ("authenticated", "member", "pk", "staff")
+
+    def __init__(self, user: Any) -> None:
+        self.authenticated = bool(getattr(user, "is_authenticated", False))
+        self.staff = bool(self.authenticated and getattr(user, "is_staff", False))
+        self.pk = user.pk if self.authenticated else None
+        # A comment's `author` as the store writes it (keys.user): the viewer's own
+        # comments are those whose author is this member.
+        self.member = keys.user(self.pk) if isinstance(self.pk, int) and self.pk > 0 else None
+
+
+def _comment_template(
+    env: jinja2.Environment,
+    comment: Comment,
+    voting_open: bool,
+    commenting_open: bool,
+    viewer: _CommentViewer,
+    made: tuple[str, str | None],
+) -> _Row:
+    """A comment's row, from the cache when this version is kept: ~0.3 ms to render, up to
+    ARTICLES_COMMENT_PAGE_ROWS of them a page. Besides the comment as read (every field:
+    its text, state, vote counts, flags held, the viewer's vote, `more`) and where it is
+    made (script prefix, language) the key holds only whether the viewer is logged in,
+    staff, its author and may still edit it, so every viewer in the same state shares it."""
+    mine = viewer.member is not None and comment.author == viewer.member
+    editable = mine and comment.editable_by(viewer.pk, clock.now())
     key = (
         comment,
         voting_open,
         commenting_open,
-        authenticated,
-        staff,
+        viewer.authenticated,
+        viewer.staff,
         mine,
         editable,
-        *_made_under(),
+        *made,
     )
-    parts = _comments.get(key)
-    if parts is None:
+    row = _comments.get(key)
+    if row is None:
         parts = _render_parts(
-            context.environment,
+            env,
             "articles/_comment_row.html",
-            _Viewer(authenticated, staff),
+            _Viewer(viewer.authenticated, viewer.staff),
             c=comment,
             voting_open=voting_open,
             commenting_open=commenting_open,
@@ -180,8 +273,54 @@ def comment_row(
             editable=editable,
             ago_text=Markup(_AGO),  # noqa: S704 (a constant of ours)
         )
-        _comments.put(key, parts)
-    return _filled(context, parts, lambda: ago_of(comment.time, time.time()))
+        more = env.get_template("articles/_comment.html").module.more_link  # type: ignore[attr-defined]
+        row = _Row(parts, str(more(comment)) if comment.more else "")
+        _comments.put(key, row)
+    return row
+
+
+class _Row:
+    """A kept comment row, in UTF-8: its parts (literal text at even indexes, slot names,
+    as bytes, at odd ones), and what closes it after its replies (with its "continue this
+    thread" link when it has replies the page leaves out)."""
+
+    __slots__ = ("end", "parts", "slots")
+
+    def __init__(self, parts: tuple[str, ...], more: str) -> None:
+        self.parts = tuple(p.encode() for p in parts)
+        self.slots = tuple(range(1, len(parts), 2))
+        self.end = f"{more}\n</details>\n</li>\n".encode()
+
+    def filled(self, values: dict[bytes, bytes]) -> list[bytes]:
+        """The parts with `values` in the slots."""
+        parts = self.parts
+        out = list(parts)
+        for i in self.slots:
+            out[i] = values[parts[i]]
+        return out
+
+
+class _Slots(dict[bytes, bytes]):
+    """This request's values of the slots, escaped as the template would, in UTF-8; the
+    CSRF field made only if a row asks for it (asking sets the cookie)."""
+
+    def __init__(self, context: jinja2.runtime.Context) -> None:
+        request = context.get("request")
+        path = request.get_full_path() if request is not None else ""
+        super().__init__(
+            {
+                b"path": html.escape(path).encode(),
+                b"path_query": html.escape(urlencode(path)).encode(),
+            }
+        )
+        self._context = context
+
+    def __missing__(self, name: bytes) -> bytes:
+        if name != b"csrf":
+            raise KeyError(name)
+        value = str(self._context.get("csrf_input", "")).encode()
+        self[name] = value
+        return value
 
 
 def _made_under() -> tuple[str, str | None]:
@@ -225,7 +364,7 @@ def ago(article: Article, now: float, language: str | None = None) -> str:
 
 def ago_of(posted: float, now: float, language: str | None = None) -> str:
     """ago() of any Unix time (a comment's: up to a few hundred a page); `language`: the
-    active one, if the caller has it at hand."""
+    active one, if the caller has it at hand (comment_nodes asks it once a page)."""
     delta = int(now - posted)
     key = (
         int(posted),

@@ -1,4 +1,12 @@
-"""Comment reads: a thread a page at a time, one comment, recent and a user's comments."""
+"""Comment reads: a thread a page at a time, one comment, recent and a user's comments.
+
+A thread page decodes up to ARTICLES_COMMENT_PAGE_ROWS comment hashes (~10 us each in
+Python: most of the read's CPU), so comment_thread keeps what it decoded in the content
+cache "thread_comments", keyed by all a Comment is made of (its id, every field and value
+of its hash as the script returned them, the viewer's vote on it, `more`): never stale,
+a changed hash is a new key. Bounded by MAX_THREAD_COMMENTS entries and
+MAX_THREAD_COMMENT_BYTES of hash data (its values' bytes, twice: raw and decoded).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ import re
 from typing import Any
 
 from articles import conf, validation
+from articles.caches import Cache, Kind
 from articles.errors import (
     ArticleNotFound,
     CommentIdempotencyKeyReused,
@@ -28,6 +37,15 @@ from articles.types import (
 )
 
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
+
+MAX_THREAD_COMMENTS = 8192
+MAX_THREAD_COMMENT_BYTES = 16 * 1024 * 1024
+_decoded: Cache[tuple[Any, ...], Comment] = Cache(
+    "thread_comments",
+    Kind.CONTENT,
+    entries=MAX_THREAD_COMMENTS,
+    max_bytes=MAX_THREAD_COMMENT_BYTES,
+)
 
 
 @replicas.reads
@@ -113,7 +131,7 @@ def comment_thread(
         flat = reply[at + 3 : at + 3 + n]
         up, down = reply[at + 3 + n : at + 5 + n]
         at += 5 + n
-        _add_comment(items, skipped, cid, flat, _my_vote(viewer, up, down), more=bool(more))
+        _add_kept(items, skipped, cid, flat, _my_vote(viewer, up, down), bool(more))
     if skipped:
         logger.warning("Left out of a thread for bad data: %s", "; ".join(skipped))
     focus = None
@@ -268,6 +286,28 @@ def _add_comment(
         items.append(Comment.from_hash(cid, fields, my_vote=my_vote, **extra))
     except BadArticle as exc:
         skipped.append(f"{keys.comment(cid)} ({exc})")
+
+
+def _add_kept(
+    items: list[Comment],
+    skipped: list[str],
+    cid: int,
+    flat: list[Any],
+    my_vote: Vote | None,
+    more: bool,
+) -> None:
+    """_add_comment() of a thread's comment, from "thread_comments" when it was decoded
+    before from the same fields and values."""
+    key = (cid, my_vote, more, *flat)
+    comment = _decoded.get(key)
+    if comment is not None:
+        items.append(comment)
+        return
+    before = len(items)
+    _add_comment(items, skipped, cid, flat, my_vote, more=more)
+    if len(items) > before:
+        size = 2 * sum(len(v) for v in flat if isinstance(v, bytes)) + 512
+        _decoded.put(key, items[-1], size=size)
 
 
 def _my_vote(viewer: str, up: object, down: object) -> Vote | None:

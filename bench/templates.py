@@ -66,13 +66,14 @@ def csrf_once(request: Any) -> dict[str, Any]:
 
 def captured(client: Any, path: str) -> tuple[str, dict[str, Any], Any]:
     """The template, context and request of the page at `path`, as its view rendered it."""
-    from articles.web import rendering
+    from articles.web import rendering, rows
 
     seen: list[tuple[str, dict[str, Any], Any]] = []
     original = rendering.render_to_string
 
     def keep(name: Any, context: Any = None, request: Any = None, **kw: Any) -> str:
-        seen.append((name, dict(context or {}), request))
+        # Without render()'s splice: each variant renders the whole page as text.
+        seen.append((name, {k: v for k, v in (context or {}).items() if k != rows.SPLICE}, request))
         return original(name, context, request, **kw)
 
     rendering.render_to_string = keep  # type: ignore[assignment]

@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.scale_ops import LISTINGS, SLOW_US, Op, concurrent, operations
 
+MAX_LEN = 200_000  # SLOWLOG entries kept: an operation's calls all fit
 FLAT = 1.5  # the goal: a listing's page at the largest store within 1.5x the smallest's
 
 
@@ -36,6 +37,7 @@ class Measured:
     slowest: str = ""
     page_us: list[int] = field(default_factory=list)  # Redis µs of each run, all its calls
     over: list[tuple[int, str]] = field(default_factory=list)  # calls over SLOW_US
+    floor_us: int = 0  # calls shorter were not logged (a job's thousands of calls)
 
     @property
     def p50_us(self) -> float:
@@ -56,7 +58,7 @@ class Slowlog:
         for script in vars(scripts).values():  # loaded once, as a running site has them
             if isinstance(script, scripts.TimedScript):
                 conn.script_load(script.script)
-        conn.config_set("slowlog-max-len", 100_000)
+        conn.config_set("slowlog-max-len", MAX_LEN)
         self.threshold(threshold_us)
 
     def threshold(self, us: int) -> None:
@@ -64,8 +66,10 @@ class Slowlog:
         self.conn.slowlog_reset()
 
     def take(self) -> list[tuple[int, str]]:
-        entries = self.conn.slowlog_get(100_000)
+        entries = self.conn.slowlog_get(MAX_LEN)
         self.conn.slowlog_reset()
+        if len(entries) >= MAX_LEN:
+            raise RuntimeError("SLOWLOG overflowed: the slowest call may be lost")
         out = []
         for entry in entries:
             command = entry["command"]
@@ -80,11 +84,14 @@ class Slowlog:
 
 
 def measure(op: Op, log: Slowlog, reps: int) -> Measured:
-    found = Measured(op.name, op.kind)
+    """`op` run `reps` times (once if not `repeat`): its calls' durations. A job's many
+    thousands of calls would overflow the log at threshold 0: it logs from `op.floor_us`."""
+    found = Measured(op.name, op.kind, floor_us=op.floor_us)
     for _ in range(reps if op.repeat else 1):
-        log.take()
+        log.threshold(op.floor_us)
         op.fn()
         calls = log.take()
+        log.threshold(0)
         found.page_us.append(sum(us for us, _ in calls))
         for us, name in calls:
             if us > found.slowest_us:
@@ -153,14 +160,16 @@ def table(results: list[dict[str, Any]]) -> list[str]:
         cells = []
         for found in by_size:
             x = found.get(m.name)
-            cells.append(
-                f"{x.slowest_us:,} {x.slowest} / {x.p50_us:,.0f}"
-                + (" **over 5 ms**" if x.over else "")
-                if x
-                else "not run"
-            )
+            cells.append(_cell(x) if x else "not run")
         lines.append(f"| {m.name} | {' | '.join(cells)} |")
     return lines
+
+
+def _cell(x: Measured) -> str:
+    if x.floor_us and not x.slowest_us:
+        return f"all calls < {x.floor_us:,}"
+    total = f"calls from {x.floor_us:,} µs: {x.p50_us:,.0f}" if x.floor_us else f"{x.p50_us:,.0f}"
+    return f"{x.slowest_us:,} {x.slowest} / {total}" + (" **over 5 ms**" if x.over else "")
 
 
 def flatness(results: list[dict[str, Any]]) -> list[tuple[str, float]]:

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from articles.operations import audit
 from bench import comments, pages
 from bench.cases import (
     build_cases,
@@ -294,6 +293,8 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
 
     # The audit of the store itself on a sample, so the bulk load is known to be valid.
     from django.test import override_settings
+
+    from articles.operations import audit
 
     t0 = time.perf_counter()
     with override_settings(ARTICLES_REDIS_ALIAS="bench_small"):

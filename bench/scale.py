@@ -144,6 +144,7 @@ def run_size(
     seconds: float,
     audit_max: int,
     spec: Any = None,
+    echo: bool = False,
 ) -> dict[str, Any]:
     """Load `articles` (or, given the `spec` of a store already loaded, use it), measure
     every operation; the figures of this size. SLOWLOG's settings are put back after."""
@@ -157,10 +158,19 @@ def run_size(
         ops = operations(conn, spec, comments, now)
         if articles > audit_max:
             ops = [op for op in ops if not op.name.startswith("audit")]
-        measured = [measure(op, log, reps) for op in ops if not op.last]
+
+        def timed(op: Op) -> Measured:
+            found = measure(op, log, reps)
+            if echo:  # as it goes: a long job at the end loses nothing measured before it
+                print(f"| {articles:,} | {found.name} | {_cell(found)} |", flush=True)
+            return found
+
+        measured = [timed(op) for op in ops if not op.last]
         memory_mb = round(conn.info("memory")["used_memory"] / 2**20)
         mixed = concurrent(conn, log, spec, seconds, threads) if threads else None
-        measured += [measure(op, log, reps) for op in ops if op.last]
+        if echo:
+            print(f"| {articles:,} | mixed load | {mixed} |", flush=True)
+        measured += [timed(op) for op in ops if op.last]
     finally:
         for name, value in saved.items():
             conn.config_set(name, value)
@@ -303,7 +313,7 @@ def main() -> None:
                 run_size(
                     get_connection(), n, comments=opts.comments, votes=opts.votes,
                     reps=opts.reps, threads=opts.threads, seconds=opts.seconds,
-                    audit_max=opts.audit_max,
+                    audit_max=opts.audit_max, echo=True,
                 )
             )  # fmt: skip
             print(f"# {n:,} done; load average before {load_before}, after {os.getloadavg()}")

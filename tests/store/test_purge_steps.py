@@ -5,28 +5,16 @@ search, their replies in their authors' inboxes, some voted on."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator
 
 import pytest
-import redis
 
 from articles.store import keys, services
 from articles.types import NewPost, Vote
 from tests.actors import member_actor
+from tests.store.test_big_deletes import slowlog  # noqa: F401 (a fixture)
 
 COMMENTS = 200
 TEXT = "Sorted sets keep the ranking, scripts keep every index and the page in one call {n}"
-
-
-@pytest.fixture
-def slowlog(conn: redis.Redis) -> Iterator[None]:
-    old = conn.config_get("slowlog-*")
-    conn.config_set("slowlog-log-slower-than", 0)
-    conn.config_set("slowlog-max-len", 10_000)
-    conn.slowlog_reset()
-    yield
-    for name, value in old.items():
-        conn.config_set(name, value)
 
 
 def _thread(article_id: int) -> list[int]:
@@ -46,13 +34,15 @@ def _thread(article_id: int) -> list[int]:
     return ids
 
 
-def test_a_purge_step_deletes_a_bounded_batch_of_comments(conn, slowlog) -> None:
+@pytest.mark.usefixtures("slowlog")
+def test_a_purge_step_deletes_a_bounded_batch_of_comments(conn) -> None:
     """Ensure each step deletes at most 25 comments (COMMENT_PURGE_BATCH), well under the
     5 ms no call may take (before: 100 a step, 4-10 ms each)."""
     article = services.article_post(
         NewPost(user_id=1, poster_name="p", title="Thread", link="https://e.org/t")
     )
     _thread(article.id)
+    conn.config_set("slowlog-log-slower-than", 0)  # every call (the fixture puts it back)
     conn.slowlog_reset()
     services.article_delete(article_id=article.id, actor=member_actor(1, ""))
     steps = [

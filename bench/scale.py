@@ -219,13 +219,22 @@ def flatness(results: list[dict[str, Any]]) -> list[tuple[str, float]]:
     return out
 
 
+def _over(measured: list[Measured]) -> str:
+    """The calls over 5 ms of work that may grow, by operation: how many and the slowest."""
+    parts = [
+        f"{m.name}: {len(m.grows)} (slowest {max(m.grows)[0]:,} µs {max(m.grows)[1]})"
+        for m in measured
+        if m.grows
+    ]
+    return "; ".join(parts) or "none"
+
+
 def summary(results: list[dict[str, Any]]) -> list[str]:
     lines = [
         f"- {r['articles']:,} articles: loaded in {r['load_s']} s, {r['memory_mb']:,} MB; "
         f"slowest call {max((m.slowest_us for m in r['measured']), default=0):,} µs; calls "
-        f"over 5 ms: {sum(len(m.grows) for m in r['measured'])} "
-        + ", ".join(f"{m.name}: {us:,} µs {name}" for m in r["measured"] for us, name in m.grows)
-        + f"; and {sum(len(m.over) - len(m.grows) for m in r['measured'])} of constant work "
+        f"over 5 ms: {_over(r['measured'])}; and "
+        f"{sum(len(m.over) - len(m.grows) for m in r['measured'])} of bounded work "
         "(the machine pausing Redis)"
         for r in results
     ]

@@ -31,9 +31,9 @@ def test_every_operation_is_measured_by_its_slowest_named_call() -> None:
     for name in ("home, page 1", "top day, page 1", "top year, deep", "group by score",
                  "site", "search rare word", "vote up", "post", "comment post",
                  "audit (check_votes)", "delete the article of 30 comments (+ purge)"):  # fmt: skip
-        found = measured[name]
+        one = measured[name]
         # A whole-store job logs calls from floor_us only: on tiny data it may see none.
-        assert found.floor_us or (found.slowest_us > 0 and found.slowest), name
+        assert one.floor_us or (one.slowest_us > 0 and one.slowest), name
     # Calls are named: a script by its name (the EVALSHA's sha looked up), not EVALSHA.
     assert measured["vote up"].slowest == "vote"
     assert measured["thread of 30, best, page 1"].slowest == "comment_thread"

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 import redis
 
-from articles import validation
+from articles import conf, validation
 from articles.operations import audit
 from articles.store import keys, search
 from bench import words as wording
@@ -160,6 +160,8 @@ def load_redis(
         for chunk in chunks if chunks is not None else rows(spec):
             send(_commands(chunk, spec, totals, index))
         send([_resp("SET", keys.ARTICLE_IDS, spec.articles)])
+        if index:  # the index is whole, in the stemmer's language: as reindex_search ends
+            send([_resp("SET", keys.SEARCH_STEMMER, conf.search_language())])
     finally:
         connection.disconnect()
     if errors:

@@ -63,6 +63,7 @@ class Options:
     thread_comments: int = 300  # the HTTP part's article page with a thread
     middleware_reps: int = 9
     middleware_calls: int = 2000
+    scale_comments: int = 2000  # the scale part's thread (bench/scale.py)
     live: LiveSizes | None = None  # the live endpoint's part (bench/live.py); None: skipped
 
 
@@ -104,6 +105,9 @@ def parse(argv: list[str]) -> Options:
     )
     parser.add_argument("--middleware-reps", type=int, default=9)
     parser.add_argument("--middleware-calls", type=int, default=2000, help="requests a round")
+    parser.add_argument(
+        "--scale-comments", type=int, default=2000, help="comments on the scale part's thread"
+    )
     parser.add_argument("--out", type=Path, help="write the report (Markdown) here")
     a = parser.parse_args(argv)
     if a.only and a.http_only:
@@ -116,6 +120,7 @@ def parse(argv: list[str]) -> Options:
         a.http_requests = 20_000
         a.comments, a.thread_comments = 50, 30
         a.middleware_reps, a.middleware_calls = 3, 200
+        a.scale_comments = 50
     return Options(
         articles=a.articles,
         group=a.group,
@@ -139,6 +144,7 @@ def parse(argv: list[str]) -> Options:
         thread_comments=a.thread_comments,
         middleware_reps=a.middleware_reps,
         middleware_calls=a.middleware_calls,
+        scale_comments=a.scale_comments,
         out=a.out,
         live=None if a.no_live else LiveSizes.smoke() if a.smoke else LiveSizes(),
     )
@@ -323,6 +329,9 @@ def run_all(opts: Options, report: Report, redis_server, pg: bool, env, director
     server_time(report, cases, conn)
     stampede(report, conn, opts)
     memory(report, opts)
+    from bench import scale
+
+    scale.run(report, opts)  # writes to the growth stores: after every part reading them
     from bench import middleware
 
     middleware.run(report, opts)

@@ -122,14 +122,14 @@ def slowlog(conn) -> Iterator[None]:
 
 def test_an_article_with_20000_comments_is_deleted_in_short_steps(conn, big, slowlog):
     """Ensure no key of the article or its comments is left, the audit is clean, and the
-    delete ran in steps of CLEANUP_BATCH comments, none 50 ms but for one pause of a busy
+    delete ran in steps of COMMENT_PURGE_BATCH comments, none 50 ms but for one pause of a busy
     machine (one script over all of them: ~240 ms on a quiet machine, past the 1 s timeout
     on a busy one). Each batch takes ~2 ms."""
     article_id, _, before = big
     conn.slowlog_reset()
     calls = script_calls(conn)
     services.article_delete(article_id=article_id, actor=member_actor(1, ""))
-    assert script_calls(conn) - calls >= COMMENTS // services.CLEANUP_BATCH  # bounded steps
+    assert script_calls(conn) - calls >= COMMENTS // services.COMMENT_PURGE_BATCH  # bounded
     assert len(slow_calls(conn)) <= 1, slow_calls(conn)
     with pytest.raises(ArticleNotFound):
         selectors.article_get(article_id=article_id)
@@ -156,7 +156,7 @@ def test_a_delete_stopped_between_batches_is_finished_by_the_repair(conn, big, m
     assert not conn.exists(keys.article_comments(article_id))  # the thread is gone
     assert conn.smembers(keys.PURGE) == {member.encode()}
     left = conn.zcard(keys.article_comments_all(article_id))
-    assert left == COMMENTS - services.CLEANUP_BATCH
+    assert left == COMMENTS - services.COMMENT_PURGE_BATCH
     assert any(p.kind == "comment_orphan" for p in audit.invariant_audit())
     monkeypatch.undo()
     call_command("check_votes", "--repair", stdout=io.StringIO())

@@ -63,7 +63,7 @@ for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
 if KEYS[21] ~= KEYS[1] then redis.call('ZREM', KEYS[21], member) end
 for k = 22, wk, 3 do
   redis.call('SREM', KEYS[k], member)
-  redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
+  redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2])
 end
 log_action(KEYS[9], ARGV[6], ARGV[7])
 if ARGV[12] ~= '' then redis.call('HSET', KEYS[20], member, ARGV[12]) end

@@ -47,7 +47,7 @@ if held == 0 and threshold > 0 and count >= threshold then
     for k = 4, 7 do redis.call('ZREM', KEYS[k], member) end
     period_remove(8, member)
     if KEYS[13] ~= KEYS[1] then redis.call('ZREM', KEYS[13], member) end
-    for k = 14, #KEYS, 3 do redis.call('DEL', KEYS[k + 1], KEYS[k + 2]) end
+    for k = 14, #KEYS, 3 do redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2]) end
   end
 end
 return {S.OK, count, held}

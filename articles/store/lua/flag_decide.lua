@@ -47,7 +47,7 @@ if restore and article then
   redis.call('ZADD', KEYS[8], net, member)
   period_set(9, member, t, net)
   if KEYS[14] ~= KEYS[1] then redis.call('ZADD', KEYS[14], exact(t), member) end
-  for k = 15, #KEYS, 3 do redis.call('DEL', KEYS[k + 1], KEYS[k + 2]) end
+  for k = 15, #KEYS, 3 do redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2]) end
 end
 if exists then redis.call('HDEL', KEYS[1], 'held') end
 redis.call('DEL', KEYS[2])

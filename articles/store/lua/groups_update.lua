@@ -29,7 +29,7 @@ for i = 1, n_add + n_remove do
     redis.call('SREM', KEYS[k], ARGV[1])
     current[name] = nil
   end
-  redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
+  redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2])
 end
 
 local names = {}

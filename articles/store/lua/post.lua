@@ -92,7 +92,7 @@ if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
 for i = 1, #groups do
   local k = 20 + (i - 1) * 3
   redis.call('SADD', KEYS[k], member)
-  redis.call('DEL', KEYS[k + 1], KEYS[k + 2])
+  redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2])
 end
 redis.call('HSET', KEYS[1], 'words', ARGV[17])
 for i = 1, #words do redis.call('SADD', KEYS[wk + i], member) end

@@ -1,6 +1,6 @@
 """Writes to the article store, by sub-domain. Each multi-key change is one Lua script (lua/)."""
 
-from articles.store.services._common import CLEANUP_BATCH
+from articles.store.services._common import CLEANUP_BATCH, COMMENT_PURGE_BATCH
 from articles.store.services.accounts import (
     cleanups_resume,
     user_forget,
@@ -55,6 +55,7 @@ from articles.store.services.votes import (
 
 __all__ = [
     "CLEANUP_BATCH",
+    "COMMENT_PURGE_BATCH",
     "GuardedVote",
     "article_delete",
     "article_edit",

@@ -47,6 +47,11 @@ def _positive_id(user_id: int) -> int:
 # all of an article's comments held Redis for the whole (20,000: ~240 ms, and past the
 # client's 1 s timeout on the same busy machine).
 CLEANUP_BATCH = 100
+# Comments of a deleted article one purge step deletes: a comment as the site writes it
+# (its words in comment search, its replies in an inbox) is ~50 µs of Redis on the same
+# machine, so 100 took 5-10 ms a step (bench/scale.py, a 2,000-comment thread); 25 keep a
+# step near 1-2 ms, under the 5 ms no call may take.
+COMMENT_PURGE_BATCH = 25
 
 
 def _domain_key(link: str) -> str:

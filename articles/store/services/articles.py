@@ -20,7 +20,7 @@ from articles.store import keys, scripts, search, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
-    CLEANUP_BATCH,
+    COMMENT_PURGE_BATCH,
     _article_member,
     _decode,
     _domain_key,
@@ -185,7 +185,7 @@ def article_purge_step(*, article_id: int, batch: int | None = None) -> int:
     member = _article_member(article_id)
     reply = scripts.ARTICLE_PURGE(
         keys=[keys.article_comments_all(article_id), keys.COMMENTS, keys.PURGE, member],
-        args=[member, batch or CLEANUP_BATCH],
+        args=[member, batch or COMMENT_PURGE_BATCH],
         client=get_connection(),  # each batch is safe to repeat
     )
     raise_for_status(reply)

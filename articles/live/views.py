@@ -2,7 +2,9 @@
 endpoint wherever the ASGI app (asgi.py) is not mounted in front of Django.
 
 Under a WSGI server a stream would hold a thread for as long as its page is open: there it
-answers 503 at once (the pages stay complete without it). Under ASGI it streams, at a
+answers at once with one `unavailable` event and ends, which live.js takes as "no live
+updates here" and stops (an error status would be an error in every page's console and a
+retry every minute; the pages stay complete without the stream). Under ASGI it streams, at a
 cost: Django runs each request in a ThreadSensitiveContext, so an open stream also holds
 an idle thread (~80 KiB) until it ends; the ASGI app holds none (~2 KiB a stream)."""
 
@@ -33,8 +35,7 @@ async def live_events(request: HttpRequest) -> HttpResponseBase:
         return _plain(Refusal(404, gettext("Live updates are turned off.")))
     if not isinstance(request, ASGIRequest):
         # A WSGI server would give the stream a thread of its own: never.
-        message = gettext("Live updates are served over ASGI only.")
-        return _plain(Refusal(503, message, retry_after=60))
+        return _not_served_here()
 
     async def user_pk() -> int | None:
         user = await request.auser()
@@ -49,6 +50,18 @@ async def live_events(request: HttpRequest) -> HttpResponseBase:
     # its finally would not run: forget the subscriber when the generator goes.
     weakref.finalize(body, opened.hub.unsubscribe, opened.subscriber)
     response = StreamingHttpResponse(body)
+    for name, value in HEADERS:
+        response[name] = value
+    return response
+
+
+def _not_served_here() -> HttpResponse:
+    """A stream of one event, `unavailable`, for a page served where no ASGI server answers
+    its stream (make serve's port, a WSGI-only host); `retry` an hour, should a client other
+    than live.js reconnect."""
+    note = gettext("Live updates are served over ASGI only.")
+    body = f": {note}\nretry: 3600000\nevent: unavailable\ndata: {{}}\n\n"
+    response = HttpResponse(body)
     for name, value in HEADERS:
         response[name] = value
     return response

@@ -34,6 +34,7 @@ def dump(conn: redis.Redis) -> dict[str, str]:
             "list": lambda k: conn.lrange(k, 0, -1),
             "set": lambda k: conn.smembers(k),
             "zset": lambda k: conn.zrange(k, 0, -1, withscores=True),
+            "stream": lambda k: conn.xrange(k),  # live:, the live events
         }[kind]
         value = read(key)
         found[key] = repr(value)

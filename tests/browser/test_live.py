@@ -446,3 +446,18 @@ def test_the_notices_speak_the_page_language(
     net_is(reader, f"#a{article} .meta [data-field=net]", 2)
     expect(reader.locator(f"#a{article} .meta [data-field=points]")).to_have_text("Punkte")
     assert not problems, "\n".join(problems)
+
+
+def test_served_without_asgi_the_page_stops_asking_with_no_console_error(live_server, page):  # type: ignore[no-untyped-def]
+    """Pages from a WSGI-only server (make serve's port, pytest's live server): the stream
+    answers one `unavailable` event, and live.js stops; nothing goes to the console."""
+    factories.article(1, title="Served by WSGI", poster_name="poster")
+    errors: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    page.goto(f"{live_server.url}/new/")
+    expect(page.locator(".live-source")).to_have_attribute("data-live-state", "unavailable")
+    page.wait_for_timeout(1500)  # a retry, were there one, would start within this
+    expect(page.locator(".live-source")).to_have_attribute("data-live-state", "unavailable")
+    assert errors == []

@@ -216,12 +216,16 @@ def test_connecting_too_often_is_a_429_by_the_live_rule(asgi_site, settings):  #
     assert int(response.headers["Retry-After"]) > 0
 
 
-def test_under_wsgi_it_is_a_503_at_once(client):  # type: ignore[no-untyped-def]
+def test_under_wsgi_it_says_unavailable_at_once_and_ends(client):  # type: ignore[no-untyped-def]
+    """A page served where no ASGI server answers its stream: one event that tells live.js
+    to stop, as a complete answer (no thread held, no error in the page's console)."""
     started = time.monotonic()
     response = client.get("/live/?new=1")
-    assert response.status_code == 503
-    assert response["Content-Type"].startswith("text/plain")
     assert time.monotonic() - started < 1
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/event-stream")
+    body = response.content.decode()
+    assert "event: unavailable\n" in body and "retry: 3600000\n" in body
 
 
 def test_turned_off_it_is_a_404(asgi_site, settings):  # type: ignore[no-untyped-def]

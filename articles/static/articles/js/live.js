@@ -330,6 +330,12 @@
         if (stream.readyState === EventSource.CLOSED) retry();
         else state("connecting");
       };
+      // No live updates where this page is served (a WSGI-only server): stop asking.
+      stream.addEventListener("unavailable", function () {
+        window.clearTimeout(timer);
+        stream.close();
+        state("unavailable");
+      });
       Object.keys(HANDLERS).forEach(function (name) {
         stream.addEventListener(name, function (event) {
           if (event.lastEventId) lastId = event.lastEventId;

@@ -90,31 +90,7 @@ def start_after(last_id: str) -> str:
     return f"({last_id}" if match.group(2) is not None else last_id
 
 
-def events_after(last_id: str, count: int, *, client: redis.Redis | None = None) -> Batch:
-    """At most `count` events after `last_id` (start_after), oldest first."""
-    conn = client if client is not None else get_connection()
-    return _batch(conn.xrange(keys.LIVE, min=start_after(last_id), count=max(1, count)), last_id)
-
-
-def oldest_id(*, client: redis.Redis | None = None) -> str | None:
-    """The id of the oldest event kept (None: none kept)."""
-    conn = client if client is not None else get_connection()
-    return _first_id(conn.xrange(keys.LIVE, count=1))
-
-
-def newest_id(*, client: redis.Redis | None = None) -> str | None:
-    """The id of the newest event (None: none kept)."""
-    conn = client if client is not None else get_connection()
-    return _first_id(conn.xrevrange(keys.LIVE, count=1))
-
-
 # --- asyncio (the live endpoint's hub) ------------------------------------------------
-
-
-async def aevents_after(client: aredis.Redis, last_id: str, count: int) -> Batch:
-    """events_after on an asyncio client."""
-    entries = await client.xrange(keys.LIVE, min=start_after(last_id), count=max(1, count))
-    return _batch(entries, last_id)
 
 
 async def aread(client: aredis.Redis, last_id: str, block_ms: int, count: int) -> Batch:
@@ -128,10 +104,6 @@ async def aread(client: aredis.Redis, last_id: str, block_ms: int, count: int) -
     if isinstance(reply, dict):  # RESP3 answers {stream: entries}
         reply = list(reply.items())
     return _batch(reply[0][1] if reply else [], last_id)
-
-
-async def aoldest_id(client: aredis.Redis) -> str | None:
-    return _first_id(await client.xrange(keys.LIVE, count=1))
 
 
 async def anewest_id(client: aredis.Redis) -> str | None:

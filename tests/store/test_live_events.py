@@ -214,36 +214,52 @@ def test_decode_reads_each_kind_and_passes_over_the_malformed():
     assert live.decode("5-1", {"e": "post", "a": "3"}) == LiveEvent("5-1", "post", article=3)
 
 
-def test_events_after_is_exclusive_bounded_and_skips_the_malformed(conn, now):
+def test_a_replay_is_exclusive_bounded_and_skips_the_malformed(conn, now):
     ids = [factories.article(POSTER, link=f"https://example.org/{n}", now=now).id for n in range(4)]
     conn.xadd(keys.LIVE, {"e": "unknown"})
     entry_ids = [i.decode() for i, _ in conn.xrange(keys.LIVE)]
-    assert live.oldest_id() == entry_ids[0] and live.newest_id() == entry_ids[-1]
-    first = live.events_after(entry_ids[0], 2)
+
+    async def replays() -> list[live.Replay]:
+        client = live.async_client()
+        try:
+            return [
+                await live.areplay(client, entry_ids[0], 2),
+                await live.areplay(client, entry_ids[2], 10),
+                await live.areplay(client, entry_ids[-1], 10),
+                await live.areplay(client, entry_ids[0].split("-")[0], 1),
+            ]
+        finally:
+            await client.aclose()
+
+    first, rest, none, bare = asyncio.run(replays())
     assert [e.article for e in first.events] == ids[1:3]
-    assert first.last_id == entry_ids[2]
-    rest = live.events_after(first.last_id, 10)
-    assert [e.article for e in rest.events] == ids[3:]  # the unknown one passed over...
-    assert rest.last_id == entry_ids[-1]  # ...and the cursor past it
-    assert live.events_after(rest.last_id, 10) == live.Batch([], rest.last_id)
-    ms = entry_ids[0].split("-")[0]  # a bare time: that millisecond's events too
-    assert live.events_after(ms, 1).events[0].id == entry_ids[0]
+    assert first.reload  # more came than the bound
+    assert [e.article for e in rest.events] == ids[3:]  # the unknown one passed over
+    assert not rest.reload
+    assert none == live.Replay([], False)
+    assert bare.events[0].id == entry_ids[0]  # a bare time: that millisecond's events too
     with pytest.raises(ValueError):
-        live.events_after("12-x", 1)
+        asyncio.run(live.areplay(live.async_client(), "12-x", 1))
 
 
-def test_an_empty_stream_has_no_ids(conn):
-    assert live.oldest_id() is None and live.newest_id() is None
-    assert live.events_after("0", 5) == live.Batch([], "0")
+def test_an_empty_stream_has_no_ids_and_replays_nothing(conn):
+    async def read() -> tuple[str | None, live.Replay]:
+        client = live.async_client()
+        try:
+            return await live.anewest_id(client), await live.areplay(client, "0", 5)
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(read()) == (None, live.Replay([], False))
 
 
 def test_the_async_readers_replay_and_wait_for_new_events(conn, now):
     first = factories.article(POSTER, link="https://example.org/1", now=now).id
 
-    async def scenario() -> tuple[live.Batch, live.Batch, live.Batch, str | None, str | None]:
+    async def scenario() -> tuple[live.Batch, live.Batch, live.Batch, str | None]:
         client = live.async_client(block_ms=2000)
         try:
-            replay = await live.aevents_after(client, "0", 10)
+            replay = await live.aread(client, "0", 50, 10)
             quiet = await live.aread(client, replay.last_id, 50, 10)
             waiting = asyncio.create_task(live.aread(client, replay.last_id, 5000, 10))
             await asyncio.sleep(0.05)
@@ -252,21 +268,15 @@ def test_the_async_readers_replay_and_wait_for_new_events(conn, now):
                 second, article_id=first, user_id=ALICE, direction=Vote.UP, now=now
             )
             woken = await asyncio.wait_for(waiting, 5)
-            return (
-                replay,
-                quiet,
-                woken,
-                await live.aoldest_id(client),
-                await live.anewest_id(client),
-            )
+            return replay, quiet, woken, await live.anewest_id(client)
         finally:
             await client.aclose()
 
-    replay, quiet, woken, oldest, newest = asyncio.run(scenario())
+    replay, quiet, woken, newest = asyncio.run(scenario())
     assert [(e.kind, e.article) for e in replay.events] == [("post", first)]
     assert quiet == live.Batch([], replay.last_id)
     assert [(e.kind, e.article, e.net) for e in woken.events] == [("vote", first, 2)]
-    assert oldest == replay.last_id and newest == woken.last_id
+    assert newest == woken.last_id
 
 
 def test_an_export_leaves_the_events_out_and_a_restore_starts_without_them(conn, article, db):

@@ -74,6 +74,14 @@ class VotingClosed(ArticlesError):
     default_message = _("Voting on this article has closed: its one-week voting window is over.")
 
 
+class ArticleArchived(ArticlesError):
+    """An article moved to the database (ARTICLES_ARCHIVE_AFTER): read-only from then on."""
+
+    status_code = HTTPStatus.CONFLICT
+    code = "article_archived"
+    default_message = _("This article is archived: it takes no more comments or edits.")
+
+
 class CommentNotFound(ArticlesError):
     status_code = HTTPStatus.NOT_FOUND
     code = "comment_not_found"

@@ -43,3 +43,81 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"API token {self.prefix}… of user {self.user_id}"
+
+
+class ArchivedArticle(models.Model):
+    """An article whose voting closed, moved out of Redis by `manage.py archive`
+    (ARTICLES_ARCHIVE_AFTER): its hash as it was (`fields`, decoded by Article.from_hash
+    as the Redis one would be), with what the archive's queries filter and order by.
+    Its rankings (score:, time:, votes:, submitted:<pk>, group sets) stay in Redis."""
+
+    id = models.PositiveBigIntegerField(primary_key=True)  # the article:<id> number
+    time = models.FloatField(db_index=True)
+    # The search orders (score:, votes:), indexed as time is: a search's archived page is
+    # the top of one of them among the rows holding its words.
+    score = models.FloatField(db_index=True)  # time + VOTE_SCORE x net votes, as score:
+    net = models.BigIntegerField(db_index=True)  # up - down, as votes: holds it
+    poster = models.CharField(max_length=40, db_index=True)  # user:<pk>
+    groups = models.TextField(blank=True)  # ",a,b,": a group is found by ",<name>,"
+    fields = models.JSONField()  # field -> value, every field of the hash as text
+    archived_at = models.FloatField()
+
+    def __str__(self) -> str:
+        return f"archived article {self.id}"
+
+
+class ArchivedComment(models.Model):
+    """A comment of an archived article, its hash as it was: the thread is rebuilt from
+    `parent` and the orderings' scores (`best`: its score in its parent's best order;
+    the new order is by id), tombstones included as the thread shows them."""
+
+    id = models.PositiveBigIntegerField(primary_key=True)  # the comment:<id> number
+    article = models.ForeignKey(ArchivedArticle, on_delete=models.CASCADE, related_name="+")
+    parent = models.PositiveBigIntegerField(null=True)  # comment id, None at top level
+    best = models.FloatField()
+    time = models.FloatField(db_index=True)  # comment search and feeds: newest first
+    author = models.CharField(max_length=40, db_index=True)  # user:<pk> ("" if deleted)
+    fields = models.JSONField()
+
+    class Meta:
+        # A thread page reads one level of replies at a time in either order (by score or
+        # by id), a page's worth: never the whole thread.
+        indexes = [
+            models.Index(fields=["article", "parent", "best"], name="archived_comment_best"),
+            models.Index(fields=["article", "parent", "id"], name="archived_comment_new"),
+        ]
+
+    def __str__(self) -> str:
+        return f"archived comment {self.id}"
+
+
+class ArchivedWord(models.Model):
+    """A search posting of an archived article: one of the stems its hash's `words` held
+    (search.article_words), what idx:<word> held before it was archived."""
+
+    word = models.CharField(max_length=32)
+    article = models.ForeignKey(ArchivedArticle, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["word", "article"], name="archived_word_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.word} -> {self.article_id}"
+
+
+class ArchivedCommentWord(models.Model):
+    """A search posting of an archived comment: one of its `words` (search.comment_words),
+    what cidx:<word> held before it was archived."""
+
+    word = models.CharField(max_length=32)
+    comment = models.ForeignKey(ArchivedComment, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["word", "comment"], name="archived_comment_word_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.word} -> comment {self.comment_id}"

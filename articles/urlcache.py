@@ -27,14 +27,15 @@ _patterns: Cache[tuple[object, ...], tuple[str, ...] | None] = Cache(
 )
 
 
-def url_for(name: str, *values: object) -> str:
+def url_for(name: str, *values: object, under: tuple[Any, str] | None = None) -> str:
     """reverse(name, args=values) (None values left out), from a cached pattern for ids
-    and slugs; anything else goes through reverse() itself."""
+    and slugs; anything else goes through reverse() itself. `under`: the URLconf and
+    script prefix in force, when the caller has them at hand (a page looks them up once)."""
     args = [v for v in values if v is not None]
     texts = [str(v) for v in args]
     if len(texts) > len(_SENTINELS) or not all(_SLUG.fullmatch(t) for t in texts):
         return reverse(name, args=args)
-    parts = _pattern(name, len(texts))
+    parts = _pattern(name, len(texts), under)
     # None: a route whose argument the sentinel does not fit (a date); or a sentinel also
     # in the route's own text
     if parts is None or len(parts) != len(texts) + 1:
@@ -62,11 +63,11 @@ def url_of_one(name: str) -> Callable[[object], str]:
     return url
 
 
-def _pattern(name: str, count: int) -> tuple[str, ...] | None:
+def _pattern(name: str, count: int, under: tuple[Any, str] | None = None) -> tuple[str, ...] | None:
     """The route reversed with placeholders, as the text between them; None when the
     placeholders do not fit it. That is kept too: a failed reverse() tries every
     possibility of the name and formats an error, and the front page links 7 days."""
-    key = (name, count, get_urlconf(), get_script_prefix())
+    key = (name, count, *(under or (get_urlconf(), get_script_prefix())))
     parts = _patterns.get(key, _UNKNOWN)
     if parts is _UNKNOWN:
         try:

@@ -52,7 +52,34 @@ def check_configuration(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 id="articles.W005",
             )
         )
-    return messages + _rate_limit_settings() + _replica_settings() + _redis_configuration()
+    return (
+        messages
+        + _rate_limit_settings()
+        + _replica_settings()
+        + _archive_settings()
+        + _redis_configuration()
+    )
+
+
+def _archive_settings() -> list[CheckMessage]:
+    """An archived article takes no more votes or comments, so archiving one still open
+    for either would close it early."""
+    after = conf.get("ARCHIVE_AFTER")
+    if not after:
+        return []
+    window, comments = conf.window(), conf.comment_open_seconds()
+    if isinstance(after, bool) or not isinstance(after, int) or after < max(window, comments):
+        return [
+            Error(
+                f"ARTICLES_ARCHIVE_AFTER is {after!r}: an archived article takes no votes "
+                "or comments, so it must be a whole number of seconds no shorter than the "
+                f"voting window ({window} s) and the comment window ({comments} s).",
+                hint=f"Set ARTICLES_ARCHIVE_AFTER to {max(window, comments)} or more, "
+                "or None to keep every article in Redis.",
+                id="articles.E007",
+            )
+        ]
+    return []
 
 
 def _replica_settings() -> list[CheckMessage]:

@@ -23,6 +23,11 @@ TIME = "time:"  # zset: article:<id> -> post time (Unix seconds)
 VOTES = "votes:"  # zset: article:<id> -> net votes (up - down), the "top" ranking
 GOOD = "good:"  # zset: article:<id> -> post time, for articles with >= 200 up-votes
 GROUPS = "groups:"  # hash: group name -> description (the registry of groups)
+# hash: <group> -> when its last vote sweep began (present: the group's rankings are kept
+# by the writes), <group>:at -> the running sweep's cursor "T article:<id>" in time:<g>
+# and when its last step was taken ("T article:<id> S"),
+# <group>:fill -> "SSCAN-cursor began" while the rankings are being filled
+GROUP_RANKS = "groups:ranked"
 LINKS = "links:"  # hash: normalised link -> article:<id> (duplicate-link check)
 MODLOG = "modlog:"  # list: JSON entries of staff actions, newest first
 STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC)
@@ -30,6 +35,13 @@ STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)
 COMMENT_IDS = "comment:"  # string: INCR counter of comment ids
 COMMENTS = "comments:"  # zset: comment:<id> -> post time, every comment site-wide (newest)
 PURGE = "purge:"  # set: article:<id> / group:<name> deleted, still being cleaned up in batches
+# set: article:<id> archived (ARTICLES_ARCHIVE_AFTER) whose comments are still being taken
+# out of Redis in batches (archive_comments.lua); the database holds them already
+ARCHIVE = "archive:"
+ARCHIVE_AT = "archive:at"  # string: post time before which every article is archived
+# hash: pk -> "P" or "P T article:<id>", a build of article_karma:<pk> in progress
+# (karma_fill.lua): the partial sum, and the last article of submitted:<pk> it holds
+ARTICLE_KARMA_FILL = "article_karma_fill:"
 FORGET = "forget:"  # hash: pk -> name of a deleted account whose traces are still being removed
 # string, only ever in the scratch database (ARTICLES_RESTORE_DB): an import stages there
 RESTORE_STAGING = "restore:staging"
@@ -51,6 +63,7 @@ INBOX_STATE_SCAN = "inbox_state:*"
 SEARCH_INDEX_SCAN = "idx:*"
 DOMAIN_SCAN = "domain:*"
 COMMENT_KARMA_SCAN = "comment_karma:*"
+ARTICLE_KARMA_SCAN = "article_karma:*"
 COMMENT_SEARCH_INDEX_SCAN = "cidx:*"
 # string: the Snowball language the whole search index was last built with (reindex_search);
 # until it names the site's, a search also reads the sets of words as typed (search.lua)
@@ -207,6 +220,14 @@ def comment_karma(user_id: int) -> str:
     return f"comment_karma:{_positive(user_id)}"
 
 
+def article_karma(user_id: int) -> str:
+    """string: net votes (votes: scores) of the articles in submitted:<pk>, kept by every
+    script that moves one of those scores or entries (absent: not kept yet, see
+    karma_fill.lua). The article scripts name it from the poster (user:<pk> ->
+    article_karma:<pk>), as the comment scripts name comment_karma:<pk>."""
+    return f"article_karma:{_positive(user_id)}"
+
+
 def domain(name: str) -> str:
     """zset: article:<id> -> post time, of the articles whose link is on a site, by
     validation.link_domain's name for it (lower case, IDNA ASCII, no "www.")."""
@@ -246,7 +267,8 @@ def group_purge(name: str) -> str:
 
 
 def group_order(order_key: str, name: str) -> str:
-    """zset cache (60 s) of a group intersected with `score:` or `time:`: score:<name>."""
+    """zset: a group's ranking, the book's intersection of group:<name> with `score:` or
+    `time:` (score:<name>, time:<name>), kept by the writes (ranking_page.lua)."""
     if order_key not in (SCORE, TIME):
         raise ValueError(f"not an order key: {order_key!r}")
     return f"{order_key}{group_name(name)}"
@@ -459,6 +481,7 @@ def member_key(member: str) -> str:
         return ""
 
 
-def group_keys(name: str) -> tuple[str, str, str]:
-    """A group's set and its two cached rankings."""
-    return group(name), group_order(SCORE, name), group_order(TIME, name)
+def group_keys(name: str) -> tuple[str, str, str, str]:
+    """A group's set, its two rankings and the registry saying whether they are kept: the
+    quad each write script takes a group by (group_rank in lua/_lib.lua)."""
+    return group(name), group_order(SCORE, name), group_order(TIME, name), GROUP_RANKS

@@ -13,7 +13,9 @@ Each rule is a fixed window of the app's clock (clock.py): at most `limit` count
 
 defer() plans the same request windows for a script to count in its own round trip (the
 API's vote: vote_guarded.lua counts them with INCR and EXPIRE as _count does); counted()
-takes its counts as check() takes its own.
+takes its counts as check() takes its own. Inside riding(request), the store's read of a
+listing's rows takes them along (ride(): article_rows.lua), so an API listing is counted
+in its second round trip rather than one of its own.
 
 ARTICLES_RATE_LIMITS overrides a rule's (limit, period) by its name, or turns it off
 with None.
@@ -21,9 +23,12 @@ with None.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import math
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -89,12 +94,27 @@ RESET_HINT = _("reset your password")
 
 
 def rules() -> dict[str, Rule | None]:
-    """DEFAULT_RULES with the (limit, period) overrides of the settings applied."""
+    """DEFAULT_RULES with the (limit, period) overrides of the settings applied: made again
+    only when the overrides differ from the last call's (every request asks)."""
+    overrides = conf.rate_limit_overrides()
+    last = _merged
+    if last is not None and last[0] == overrides:
+        return last[1]
     merged: dict[str, Rule | None] = dict(DEFAULT_RULES)
-    for action, value in conf.rate_limit_overrides().items():
+    for action, value in overrides.items():
         base = DEFAULT_RULES.get(action, Rule(0, 60, "caller", _("requests")))
         merged[action] = None if not value else replace(base, limit=value[0], period=value[1])
+    _remember(overrides, merged)
     return merged
+
+
+# The last overrides seen and the rules they made (read-only once made).
+_merged: tuple[dict[str, Any], dict[str, Rule | None]] | None = None
+
+
+def _remember(overrides: dict[str, Any], merged: dict[str, Rule | None]) -> None:
+    global _merged
+    _merged = (overrides, merged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +196,34 @@ def counted(request: Any, deferred: Deferred, counts: list[int]) -> None:
         for window, count in zip(deferred.windows, counts, strict=True)
     ]
     _judge(request, list(deferred.windows), states, deferred.moment)
+
+
+# The request whose deferred windows the store's next read of article rows counts.
+_riding: contextvars.ContextVar[Any] = contextvars.ContextVar("articles_limits_riding")
+
+
+@contextlib.contextmanager
+def riding(request: Any) -> Iterator[None]:
+    """Let the windows deferred for `request` ride on the store's read of article rows in
+    the body (ride()); those none took are counted after it, as check() would have (a
+    body that raises leaves them to count_deferred, as the vote's handler does)."""
+    token = _riding.set(request)
+    try:
+        yield
+    finally:
+        _riding.reset(token)
+    count_deferred(request)
+
+
+def ride() -> tuple[Any, Deferred] | None:
+    """For the store's read of article rows (on the primary): the request inside riding()
+    and its deferred windows, now the reader's to count and pass to counted(); None when
+    there are none."""
+    request = _riding.get(None)
+    if request is None:
+        return None
+    deferred = take_deferred(request)
+    return (request, deferred) if deferred.windows else None
 
 
 def count_deferred(request: Any) -> None:

@@ -113,7 +113,7 @@ DELETE = _load("delete")
 EDIT = _load("edit")
 GROUP_SAVE = _load("group_save")
 GROUP_DELETE = _load("group_delete")
-RANKING_PAGE = _load("ranking_page", writes=False)  # refreshes a cached ranking only
+RANKING_PAGE = _load("ranking_page", writes=False)  # fills or sweeps a kept ranking only
 ARTICLE_ROWS = _load("article_rows", writes=False)
 SEARCH = _load("search", writes=False)  # fills a search cache slot only
 REINDEX = _load("reindex")
@@ -131,16 +131,22 @@ USER_FORGET = _load("user_forget")
 INBOX_PAGE = _load("inbox_page", writes=False)
 INBOX_MARK = _load("inbox_mark", writes=False)  # a user's own inbox: no page anyone shares
 ARTICLE_PURGE = _load("article_purge")
+ARCHIVE = _load("archive")  # the rows are in the database first: pages read the same
+ARCHIVE_COMMENTS = _load("archive_comments")
+ARCHIVE_UNLIST = _load("archive_unlist")  # a deleted archived article's comments
 VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")
 GROUP_PURGE = _load("group_purge")
 USER_KARMA = _load("user_karma", writes=False)
+KARMA_FILL = _load("karma_fill")  # check_votes --repair: a user's kept article karma
 DOMAIN_FIX = _load("domain_fix")  # check_votes --repair: the sites' indexes
 LOGIN_ATTEMPT = _load("login_attempt", writes=False)  # rate-limit counters only
 LOGIN_REFUND = _load("login_refund", writes=False)
 TOP_PAGE = _load("top_page", writes=False)  # its trims keep the ranking exact, change no page
 TOP_FILL = _load("top_fill", writes=False)  # a backfill: the same ranking, kept from now on
 TOP_FIX = _load("top_fix")
+GROUP_FILL = _load("group_fill", writes=False)  # the same ranking, kept from now on
+GROUP_FIX = _load("group_fix")
 LISTING_PAGE = _load("listing_page", writes=False)
 # A user's own lists change only their own pages, which no page cache keeps (pagecache).
 PERSONAL = _load("personal", writes=False)

@@ -101,6 +101,7 @@ class Article:
     comments: int = 0  # visible comments (the hash's `comments`; the book's articles: 0)
     edited: float | None = None  # Unix seconds of the last edit of its title, link or text
     held: bool = False  # flagged past ARTICLES_FLAG_THRESHOLD: out of the listings (flags.lua)
+    archived: bool = False  # read from the database (ARTICLES_ARCHIVE_AFTER): read-only
 
     @classmethod
     def new_post(cls, post: NewPost, *, article_id: int, posted: int) -> Article:

@@ -64,6 +64,8 @@ class SearchPage(Page[Article]):
 
     words: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
+    count_exact: bool = True  # False: `count` is an estimate (the search stopped early)
+    complete: bool = True  # False: this page may lack results the search has not reached
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,8 @@ class CommentSearchPage(Page[Comment]):
 
     words: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
+    count_exact: bool = True  # False: `count` is an estimate (the search stopped early)
+    complete: bool = True  # False: this page may lack results the search has not reached
 
 
 @dataclass(frozen=True, slots=True)

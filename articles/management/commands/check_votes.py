@@ -17,7 +17,7 @@ class Command(BaseCommand):
         "Check score, vote counts, voter sets, their expiry, the good-article index, "
         "group fields, the duplicate-link index, the posters' and sites' indexes and the "
         "search index of every article, the comments' orderings, counts, voter sets and "
-        "parent links, and each user's comment karma; "
+        "parent links, and each user's article and comment karma; "
         "--repair fixes what is wrong."
     )
 
@@ -34,9 +34,15 @@ class Command(BaseCommand):
             # A store written before the kept rankings (or by the book's code) gets them.
             if copied := audit.top_backfill():
                 self.stdout.write(f"Ranked {copied:,} article(s) in the kept top of each period.")
+            # ... and the groups' kept rankings, so no reader fills one.
+            if filled := audit.group_backfill():
+                self.stdout.write(f"Ranked {filled:,} member(s) in the groups' kept rankings.")
             # ... and its sites' indexes (domain:<d>), a bounded batch a step.
             if indexed := audit.domain_backfill():
                 self.stdout.write(f"Indexed {indexed:,} article(s) under their sites.")
+            # ... and each poster's kept article karma (article_karma:<pk>), in bounded steps.
+            if built := audit.article_karma_backfill():
+                self.stdout.write(f"Kept the article karma of {built:,} user(s).")
         timer, audited = Timer(), 0
         with bar(unit="article", desc="audit") as shown:
 
@@ -92,7 +98,9 @@ class Command(BaseCommand):
                 | audit.TOP_KINDS
                 | audit.DOMAIN_KINDS
                 | audit.KARMA_KINDS
+                | audit.ARTICLE_KARMA_KINDS
                 | audit.FLAG_KINDS
+                | audit.ARCHIVE_KINDS  # for manage.py archive or a person: never a removal
             ):
                 by_article[problem.article_id].add(problem.kind)
         memberships = audit.group_memberships() if by_article else {}
@@ -110,8 +118,11 @@ class Command(BaseCommand):
             audit.comments_repair_all()
         # Found again, after the comments' repairs (which may move their counts and lists).
         audit.comment_karma_repair()
+        # Found again, after the repairs of votes: and submitted:<pk>, which move no figure.
+        audit.article_karma_repair()
         audit.flags_repair([p for p in problems if p.kind in audit.FLAG_KINDS])
         # Last, and found again: the repairs above may have rewritten votes:, which the
         # kept periods follow, and removed comments that inboxes still name.
         audit.top_repair()
+        audit.group_repair()  # after the articles' repairs, which may rewrite score:/time:
         audit.inbox_repair()

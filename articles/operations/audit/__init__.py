@@ -9,16 +9,26 @@ One module per family of invariants, each check a function with one job: article
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
 comment_search (cidx:<word>, with its own re-read and repair),
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
-top of each period, its backfill and repair), domains (the sites' indexes, their
-backfill and repair), karma (each user's comment karma), personal (the readers' own
-lists), inboxes (the replies inboxes), flags (the flags and the staff queue), live (the
-live events stream's type and length); confirm
+top of each period, its backfill and repair), group_rankings (the groups' kept rankings,
+their backfill and repair), domains (the sites' indexes, their backfill and repair),
+karma (each user's comment karma), article_karma (each user's kept article karma, its
+backfill and repair; figures: what the two share), personal (the readers' own lists),
+inboxes (the replies inboxes), flags (the flags and the staff queue), live (the
+live events stream's type and length), archive (archived rows against their rankings,
+and what the other checks say of archived articles); confirm
 re-reads
 each suspect atomically (comment_confirm for the comments), runner composes them, and
 repairs (comment_repairs for the comments) mends what they find.
 """
 
+from articles.operations.audit.archive import ARCHIVE_KINDS
 from articles.operations.audit.article_checks import ARTICLE_KINDS
+from articles.operations.audit.article_karma import (
+    ARTICLE_KARMA_KINDS,
+    article_karma_audit,
+    article_karma_backfill,
+    article_karma_repair,
+)
 from articles.operations.audit.comment_repairs import comment_repair, comments_repair_all
 from articles.operations.audit.comment_search import (
     COMMENT_SEARCH_KINDS,
@@ -29,6 +39,12 @@ from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import INDEX_TYPES, REPORT_ONLY_KINDS, Problem
 from articles.operations.audit.domains import DOMAIN_KINDS, domain_backfill, domain_entries_repair
 from articles.operations.audit.flags import FLAG_KINDS, flags_audit, flags_repair
+from articles.operations.audit.group_rankings import (
+    GROUP_RANK_KINDS,
+    group_backfill,
+    group_rank_audit,
+    group_repair,
+)
 from articles.operations.audit.groups import group_memberships
 from articles.operations.audit.inboxes import INBOX_KINDS, inbox_audit, inbox_repair
 from articles.operations.audit.indexes import INDEX_KINDS
@@ -48,11 +64,14 @@ from articles.operations.audit.runner import comment_audit, invariant_audit
 from articles.operations.audit.search_index import SEARCH_KINDS, search_index_audit
 
 __all__ = [
+    "ARCHIVE_KINDS",
+    "ARTICLE_KARMA_KINDS",
     "ARTICLE_KINDS",
     "COMMENT_KINDS",
     "COMMENT_SEARCH_KINDS",
     "DOMAIN_KINDS",
     "FLAG_KINDS",
+    "GROUP_RANK_KINDS",
     "INBOX_KINDS",
     "INDEX_KINDS",
     "INDEX_TYPES",
@@ -65,6 +84,9 @@ __all__ = [
     "Problem",
     "Repaired",
     "article_groups_set",
+    "article_karma_audit",
+    "article_karma_backfill",
+    "article_karma_repair",
     "article_repair",
     "comment_audit",
     "comment_karma_audit",
@@ -77,8 +99,11 @@ __all__ = [
     "domain_entries_repair",
     "flags_audit",
     "flags_repair",
+    "group_backfill",
     "group_memberships",
+    "group_rank_audit",
     "group_register",
+    "group_repair",
     "inbox_audit",
     "inbox_repair",
     "index_entries_repair",

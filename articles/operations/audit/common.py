@@ -6,15 +6,16 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence, Sized
+from collections.abc import Callable, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import redis
 
 from articles import validation
-from articles.errors import InvalidInput
+from articles.errors import InvalidInput, StoreCorrupt
 from articles.store import keys
+from articles.store.scripts import raise_for_status
 from articles.types import valid_time
 
 
@@ -186,3 +187,19 @@ def redis_now(conn: redis.Redis) -> float:
 def chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
     """`items` in batches of `size`: one pipeline each."""
     return [items[offset : offset + size] for offset in range(0, len(items), size)]
+
+
+def fill_steps(step: Callable[[], Any]) -> int:
+    """Call a backfill's bounded script (`step`, answering {OK, done, copied}) until it is
+    done; returns the entries copied. A key of the wrong type stops it: the audit reports
+    it for a person, and nothing is written over."""
+    copied = 0
+    while True:
+        reply = step()
+        try:
+            raise_for_status(reply)
+        except StoreCorrupt:
+            return copied
+        copied += int(reply[2])
+        if int(reply[1]):
+            return copied

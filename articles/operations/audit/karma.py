@@ -19,8 +19,10 @@ from collections.abc import Iterable
 
 import redis
 
-from articles.operations.audit.common import WHOLE, Problem, chunks, wrong_type
-from articles.store import keys, scripts
+from articles import conf
+from articles.operations.audit import figures
+from articles.operations.audit.common import WHOLE, Problem, chunks
+from articles.store import keys
 from articles.store.connection import get_connection
 
 KARMA_KINDS = frozenset({"comment_karma"})
@@ -33,19 +35,16 @@ def comment_karma_audit(*, batch: int = 500) -> list[Problem]:
     conn = get_connection()
     problems, suspects = [], []
     for chunk in chunks(_users(conn), batch):
-        figures = _figures(conn, chunk)
+        found = _figures(conn, chunk)
         sums = _sums(conn, chunk, batch)
         for pk in chunk:
-            figure = figures[pk]
+            figure = found[pk]
             if isinstance(figure, Problem):
                 problems.append(figure)
             elif sums[pk] is not None and figure != sums[pk]:
                 suspects.append(pk)
-    for pk in suspects:
-        reading = _settled(conn, pk, batch, write=False)
-        if reading is not None and reading[0] != reading[1]:
-            problems.append(_problem(pk, *reading))
-    return problems
+    settle = lambda pk: _settled(conn, pk, batch, write=False)  # noqa: E731
+    return problems + figures.confirmed(suspects, settle, _problem)
 
 
 def comment_karma_repair(problems: Iterable[Problem] | None = None, *, batch: int = 500) -> int:
@@ -53,55 +52,22 @@ def comment_karma_repair(problems: Iterable[Problem] | None = None, *, batch: in
     now), one MULTI/EXEC under WATCH of the figure each; returns the figures written. A
     figure of the wrong type is left for a person."""
     found = comment_karma_audit(batch=batch) if problems is None else list(problems)
-    conn, written = get_connection(), 0
-    for problem in found:
-        pk = _pk(problem.entry or "")
-        if problem.kind in KARMA_KINDS and pk is not None:
-            reading = _settled(conn, pk, batch, write=True)
-            written += reading is not None and reading[0] != reading[1]
+    conn = get_connection()
+    written = figures.rewritten(
+        found, KARMA_KINDS, lambda pk: _settled(conn, pk, batch, write=True)
+    )
     return written
 
 
 def _users(conn: redis.Redis) -> list[int]:
-    """Every user with a figure or a list of comments (SCAN, never KEYS)."""
-    found: set[int] = set()
-    for pattern in (keys.COMMENT_KARMA_SCAN, _LIST_SCAN):
-        for raw in conn.scan_iter(match=pattern, count=1000):
-            pk = _pk(keys.text(raw))
-            if pk is not None:
-                found.add(pk)
-    return sorted(found)
-
-
-def _pk(key: str) -> int | None:
-    return keys.user_id_or_none("user:" + key.partition(":")[2])
+    """Every user with a figure or a list of comments."""
+    return figures.users(conn, (keys.COMMENT_KARMA_SCAN, _LIST_SCAN))
 
 
 def _figures(conn: redis.Redis, pks: Iterable[int]) -> dict[int, int | Problem]:
     """Each user's figure (absent: 0); a key of the wrong type as its Problem."""
-    pks = list(pks)
-    pipe = conn.pipeline(transaction=False)
-    for pk in pks:
-        pipe.type(keys.comment_karma(pk))
-        pipe.get(keys.comment_karma(pk))
-    replies = pipe.execute(raise_on_error=False)
-    found: dict[int, int | Problem] = {}
-    for i, pk in enumerate(pks):
-        kind, value = keys.text(replies[2 * i]), replies[2 * i + 1]
-        if kind not in ("string", "none"):
-            found[pk] = wrong_type(keys.comment_karma(pk), kind, "string")
-        else:
-            found[pk] = _count(value)
-    return found
-
-
-def _count(value: object) -> int:
-    """A figure as the scripts read it; one that is not a count is -1 - 2**62 (never a
-    sum), so it is reported and rewritten."""
-    if value is None:
-        return 0
-    text = keys.text(value) if isinstance(value, bytes | str) else ""
-    return int(text) if WHOLE.fullmatch(text) else -1 - 2**62
+    found = figures.figures(conn, keys.comment_karma, list(pks), 0)
+    return {pk: figure for pk, figure in found.items() if figure is not None}
 
 
 def _sums(conn: redis.Redis, pks: Iterable[int], batch: int) -> dict[int, int | None]:
@@ -124,10 +90,32 @@ def _sum(conn: redis.Redis, pk: int, batch: int) -> int | None:
         pipe = conn.pipeline(transaction=False)
         for member in chunk:
             pipe.hmget(member, "author", "state", "votes", "downvotes")
-        for fields in pipe.execute(raise_on_error=False):
+        gone = []
+        for member, fields in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
+            if not isinstance(fields, redis.ResponseError) and fields == [None] * 4:
+                gone.append(member)
             if isinstance(fields, redis.ResponseError) or keys.text(fields[0] or b"") != author:
                 continue
             total += _part(*fields[1:])
+        total += _archived_part(author, gone)
+    return total
+
+
+def _archived_part(author: str, members: list[str]) -> int:
+    """The part of archived comments (their rows: store/archive.py) among `members`, whose
+    hashes are gone; one query, none while archiving is off."""
+    if not members or conf.archive_after() is None:
+        return 0
+    from articles.models import ArchivedComment
+
+    ids = [i for m in members if (i := keys.comment_id_or_none(m)) is not None]
+    rows = ArchivedComment.objects.filter(id__in=ids, author=author).values_list(
+        "fields", flat=True
+    )
+    total = 0
+    for fields in rows:
+        raw = [fields.get(f) for f in ("state", "votes", "downvotes")]
+        total += _part(*(v.encode() if isinstance(v, str) else None for v in raw))
     return total
 
 
@@ -141,32 +129,22 @@ def _part(state: bytes | None, votes: bytes | None, downvotes: bytes | None) -> 
 
 
 def _settled(conn: redis.Redis, pk: int, batch: int, *, write: bool) -> tuple[int, int] | None:
-    """(figure, sum) read with no write moving the figure in between; with `write`, the
-    sum is written in the same MULTI/EXEC when they differ. None when the key is of the
-    wrong type, or the figure kept moving (left for the next run)."""
-    key = keys.comment_karma(pk)
-    with conn.pipeline(transaction=True) as pipe:
-        for _ in range(scripts.ATTEMPTS):
-            try:
-                pipe.watch(key)
-                if keys.text(pipe.type(key)) not in ("string", "none"):
-                    return None
-                # The sum on another connection: the WATCH stays on this one.
-                figure, total = _count(pipe.get(key)), _sum(conn, pk, batch)
-                if total is None:
-                    return None
-                pipe.multi()
-                if write and figure != total and total:
-                    pipe.set(key, total)
-                elif write and figure != total:
-                    pipe.delete(key)
-                else:
-                    pipe.exists(key)  # only to learn whether the figure moved
-                pipe.execute()
-                return figure, total
-            except redis.WatchError:
-                continue
-    return None
+    """(figure, sum) read with no write moving the figure in between (figures.settled);
+    with `write`, the sum is written (the key deleted at 0)."""
+
+    def written(pipe: redis.client.Pipeline, total: int) -> None:
+        if total:
+            pipe.set(keys.comment_karma(pk), total)
+        else:
+            pipe.delete(keys.comment_karma(pk))
+
+    return figures.settled(
+        conn,
+        keys.comment_karma(pk),
+        lambda: _sum(conn, pk, batch),
+        absent=0,
+        write=written if write else None,
+    )
 
 
 def _problem(pk: int, figure: int, total: int) -> Problem:

@@ -15,12 +15,13 @@ backfills first and calls top_repair() after its own repairs (which may rewrite 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import cast
 
 import redis
 
 from articles.errors import StoreCorrupt
-from articles.operations.audit.common import Problem
+from articles.operations.audit.common import Problem, fill_steps
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
@@ -182,15 +183,7 @@ def top_backfill(
     for period in keys.PERIODS:
         call_keys = [keys.TIME, keys.VOTES, keys.period_votes(period), keys.PERIOD_STATE]
         args = [period, "" if now is None else now, step]
-        while True:
-            reply = scripts.TOP_FILL(keys=call_keys, args=args, client=conn)
-            try:
-                raise_for_status(reply)
-            except StoreCorrupt:  # a key of the wrong type: the audit's report, for a person
-                break
-            copied += int(reply[2])
-            if int(reply[1]):
-                break
+        copied += fill_steps(partial(scripts.TOP_FILL, keys=call_keys, args=args, client=conn))
     return copied
 
 

@@ -124,7 +124,8 @@ def _removal(
             pipe.zrem(key, member)
     for name in groups:
         pipe.srem(keys.group(name), member)
-        pipe.delete(*keys.group_keys(name)[1:])
+        pipe.zrem(keys.group_order(keys.SCORE, name), member)  # kept or cached: either way
+        pipe.zrem(keys.group_order(keys.TIME, name), member)
     pipe.delete(keys.voted(article_id), keys.voted_down(article_id))
     pipe.execute()
 

@@ -8,6 +8,8 @@ from typing import Any
 import redis
 
 from articles.operations.audit import article_checks, comment_confirm, comment_lists, comments
+from articles.operations.audit.archive import archive_audit, archived_left_out
+from articles.operations.audit.article_karma import article_karma_audit
 from articles.operations.audit.comment_search import comment_search_audit
 from articles.operations.audit.common import (
     Problem,
@@ -21,6 +23,7 @@ from articles.operations.audit.common import (
 from articles.operations.audit.confirm import Judge, Unit, confirmed, identity
 from articles.operations.audit.domains import domain_audit, domain_read
 from articles.operations.audit.flags import flags_audit
+from articles.operations.audit.group_rankings import group_rank_audit
 from articles.operations.audit.groups import group_read, groups_audit
 from articles.operations.audit.inboxes import inbox_audit
 from articles.operations.audit.indexes import (
@@ -79,16 +82,23 @@ def invariant_audit(
         start=lambda unit: frozenset(memberships.get(unit[1], ())) if unit[0] == "article" else "",
         read=lambda pipe, unit, guess: _found_read(pipe, unit, guess, broken),
     )
-    return (
+    return archived_left_out(
         problems
         + comment_audit(conn, now=fixed, batch=batch)
         + comment_search_audit(conn, batch)
         + top_audit(batch=batch)
+        + group_rank_audit(batch=batch)
         + comment_karma_audit(batch=batch)
+        # a figure follows its submitted:<pk>: one reported wrong is repaired first
+        + article_karma_audit(
+            batch=batch,
+            skip={p.entry for p in problems if p.kind in ("unsubmitted", "submitted_stale")},
+        )
         + personal_audit(conn)
         + inbox_audit(conn, batch=batch)
         + flags_audit(conn, batch)
         + live_audit(conn)
+        + archive_audit(conn, batch)
     )
 
 

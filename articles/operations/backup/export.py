@@ -8,6 +8,7 @@ from typing import Any
 
 import redis
 
+from articles import conf
 from articles.errors import InvalidInput
 from articles.operations.audit.common import cid, index_types, indexed_article_ids, scan_groups
 from articles.operations.backup.records import (
@@ -88,11 +89,22 @@ def _article_records(
     broken: set[str],
     report: Report,
 ) -> Generator[Record, None, set[int]]:
-    """Each article's record, in id order; returns the ids exported."""
+    """Each article's record, in id order; returns the ids exported. An archived one
+    (store/archive.py) is exported with its row as its hash: an import puts it back in
+    Redis, and the next `manage.py archive` archives it again."""
     exported: set[int] = set()
-    for article_id in ids:
+    archived: dict[int, dict[bytes, bytes]] = {}
+    for at, article_id in enumerate(ids):
+        if at % _ROWS == 0:
+            archived = _archived_rows("article", ids[at : at + _ROWS])
         try:
-            record = _article(conn, article_id, memberships.get(article_id, set()), broken)
+            record = _article(
+                conn,
+                article_id,
+                memberships.get(article_id, set()),
+                broken,
+                archived.get(article_id, {}),
+            )
         except redis.ResponseError as exc:  # e.g. article:<id> or voted:<id> of another type
             report(f"article {article_id}: {exc}: not exported")
             continue
@@ -103,7 +115,11 @@ def _article_records(
 
 
 def _article(
-    conn: redis.Redis, article_id: int, groups: set[str], broken: set[str]
+    conn: redis.Redis,
+    article_id: int,
+    groups: set[str],
+    broken: set[str],
+    archived: dict[bytes, bytes],
 ) -> Record | None:
     member = keys.article(article_id)
     up, down = keys.voted(article_id), keys.voted_down(article_id)
@@ -117,6 +133,7 @@ def _article(
             pipe.zscore(index, member)
     _voter_reads(pipe, up, down)
     server_time, raw, score, posted, good, *voters = pipe.execute()
+    raw = raw or archived
     if not raw:
         return None  # deleted since the scan: its leftovers are the audit's business
     poster_pk = keys.user_id_or_none(raw.get(b"poster", b"").decode("utf-8", "replace"))
@@ -165,10 +182,14 @@ def _comment_records(
     """Each comment with its voter sets, in id order (a parent before its replies); one
     whose article or parent is not exported is left out and named (import would refuse
     it), and so, in turn, are its replies. Returns the highest id exported (0: none)."""
-    ids = sorted({i for k in conn.scan_iter(match=keys.COMMENT_SCAN, count=1000) if (i := cid(k))})
+    found = {i for k in conn.scan_iter(match=keys.COMMENT_SCAN, count=1000) if (i := cid(k))}
+    ids = sorted(found | _archived_comment_ids(articles))
     exported: dict[int, int] = {}  # comment id -> its article id
-    for comment_id in ids:
-        read = _comment(conn, comment_id, report)
+    archived: dict[int, dict[bytes, bytes]] = {}
+    for at, comment_id in enumerate(ids):
+        if at % _ROWS == 0:
+            archived = _archived_rows("comment", ids[at : at + _ROWS])
+        read = _comment(conn, comment_id, report, archived.get(comment_id, {}))
         if read is not None and _exportable(read[1], articles, exported, report):
             exported[comment_id] = read[1].article_id
             yield read[0]
@@ -176,7 +197,7 @@ def _comment_records(
 
 
 def _comment(
-    conn: redis.Redis, comment_id: int, report: Report
+    conn: redis.Redis, comment_id: int, report: Report, archived: dict[bytes, bytes]
 ) -> tuple[Record, CommentRecord] | None:
     """A comment's record, read in one MULTI/EXEC, and its fields as import checks them;
     None if it is gone or import would refuse it (named to `report`)."""
@@ -189,6 +210,7 @@ def _comment(
     except redis.ResponseError as exc:
         report(f"comment {comment_id}: {exc}: not exported")
         return None
+    raw = raw or archived
     if not raw:
         return None
     fields = {as_text(k): as_text(v) for k, v in sorted(raw.items())}
@@ -199,6 +221,37 @@ def _comment(
         return None
     record = {"type": "comment", "id": comment_id, "hash": fields, **_voters(server_time, *voters)}
     return record, checked
+
+
+# Archived rows read a query at a time (archiving on only: off, the database is not read).
+_ROWS = 500
+
+
+def _archived_rows(kind: str, ids: list[int]) -> dict[int, dict[bytes, bytes]]:
+    """The archived articles' or comments' rows among `ids`, as the hashes they were."""
+    if conf.archive_after() is None or not ids:
+        return {}
+    from articles.models import ArchivedArticle, ArchivedComment
+
+    model = ArchivedArticle if kind == "article" else ArchivedComment
+    rows = model.objects.filter(id__in=ids).values_list("id", "fields")
+    return {i: {k.encode(): str(v).encode() for k, v in f.items()} for i, f in rows}
+
+
+def _archived_comment_ids(articles: set[int]) -> set[int]:
+    """The archived comments of the exported articles (their hashes left Redis)."""
+    if conf.archive_after() is None or not articles:
+        return set()
+    from articles.models import ArchivedComment
+
+    found: set[int] = set()
+    listed = sorted(articles)
+    for at in range(0, len(listed), _ROWS):
+        chunk = listed[at : at + _ROWS]
+        found.update(
+            ArchivedComment.objects.filter(article_id__in=chunk).values_list("id", flat=True)
+        )
+    return found
 
 
 def _exportable(

@@ -335,6 +335,7 @@ def _write(pipe: redis.client.Pipeline, plan: _Restore, counters: dict[str, int]
         _write_comment(pipe, c)
     for name in plan.groups:
         pipe.delete(keys.group_order(keys.SCORE, name), keys.group_order(keys.TIME, name))
+        pipe.hdel(keys.GROUP_RANKS, name, f"{name}:at", f"{name}:fill")  # filled again
     links = list(plan.links.items())
     for start in range(0, len(links), RESTORE_PART):
         pipe.hset(keys.LINKS, mapping=dict(links[start : start + RESTORE_PART]))
@@ -365,6 +366,9 @@ def _write_article(pipe: redis.client.Pipeline, a: ArticleRecord) -> None:
             pipe.zadd(index, {member: score})
     if a.submitted is not None and a.poster_pk:
         pipe.zadd(keys.submitted(a.poster_pk), {member: a.submitted})
+        # Derived, as votes: is: into an empty database, so each poster's sum starts
+        # from nothing and every poster's figure is kept (INCRBY 0 writes "0").
+        pipe.incrby(keys.article_karma(a.poster_pk), net)
     site = validation.link_domain(keys.text(a.hash.get(b"link", b"")))
     if site and a.time is not None:  # derived from the link, as votes: from the counts
         pipe.zadd(keys.domain(site), {member: a.time})

@@ -60,6 +60,14 @@ local function try(command, key, ...)
   return r
 end
 
+-- The viewer's membership (0/1) of a comment's voter set `prefix`<cid>, for a row of a
+-- thread or listing: read only when `count`, the set's count in the comment's hash, is
+-- not 0 (comment_vote.lua moves both together); 0 for no viewer ("").
+local function comment_flag(prefix, cid, count, viewer)
+  if count == '0' or viewer == '' then return 0 end
+  return try('SISMEMBER', prefix .. cid, viewer) or 0
+end
+
 -- A user's vote now, by the voter sets: 1 up, -1 down, 0 none (articles and comments).
 local function current_vote(up_set, down_set, user)
   if redis.call('SISMEMBER', up_set, user) == 1 then return 1 end
@@ -128,14 +136,14 @@ local function split_words(s)
   return words
 end
 
--- Add {key, 'set'} for KEYS[first + 1 .. first + n] to a bad_types spec list.
--- Type specs of the per-group key triples KEYS[from..to]: group:<g> (set), score:<g> and
--- time:<g> (zsets, the cached rankings), appended to `specs` for bad_types.
+-- Type specs of the per-group key quads KEYS[from..to]: group:<g> (set), score:<g> and
+-- time:<g> (zsets, its rankings), groups:ranked (hash), appended to `specs` for bad_types.
 local function group_specs(specs, from, to)
-  for k = from, to, 3 do
+  for k = from, to, 4 do
     specs[#specs + 1] = KEYS[k]; specs[#specs + 1] = 'set'
     specs[#specs + 1] = KEYS[k + 1]; specs[#specs + 1] = 'zset'
     specs[#specs + 1] = KEYS[k + 2]; specs[#specs + 1] = 'zset'
+    specs[#specs + 1] = KEYS[k + 3]; specs[#specs + 1] = 'hash'
   end
   return specs
 end
@@ -336,6 +344,95 @@ local function karma_add(author, delta)
   if redis.call('INCRBY', key, delta) == 0 then redis.call('DEL', key) end
 end
 
+-- --- article karma ----------------------------------------------------------------------
+-- article_karma:<pk> (string): the net votes (votes: score) of the articles in
+-- submitted:<pk>, the sum user_karma.lua would otherwise walk. Present = kept: every
+-- script that moves an article's votes: score or its place in submitted:<pk> moves it in
+-- the same step (article_karma_open before the writes, article_karma_close after), so a
+-- read is one GET; it goes with the user's last article (the sum of nothing) and comes
+-- back with their next post. Absent while submitted:<pk> is not = not kept yet (a store
+-- written before, or by the book's code): the writes leave it absent, and karma_fill.lua
+-- builds it in bounded steps, keeping its partial sum and a cursor (post time, member)
+-- in article_karma_fill: (pk -> "P" or "P T member"); while a fill runs, a write moves
+-- the partial sum for the articles at or before the cursor, those the fill has already
+-- added. The keys are named from the poster (user:<pk>), as the comment scripts name a
+-- comment's keys from its hash.
+local KARMA_FILL = 'article_karma_fill:'
+
+local function whole_or_nil(v)
+  if type(v) == 'string' and string.match(v, '^-?%d+$') and #v <= 18 then return tonumber(v) end
+  return nil
+end
+
+-- Whether (t, m) comes at or before the fill cursor (T, M) in submitted:'s order.
+local function karma_counted(t, m, ft, fm)
+  if not ft then return false end
+  if t ~= ft then return t < ft end
+  return m <= fm
+end
+
+-- The part of `member` in the figure of state `k`: its votes: score when it is in the
+-- user's submitted: and (while filling) already counted, else 0.
+local function article_karma_part(k, member)
+  local t = try('ZSCORE', k.sub, member)
+  if not t then return 0, false end
+  if k.mode == 'fill' and not karma_counted(tonumber(t), member, k.ft, k.fm) then
+    return 0, true
+  end
+  return tonumber(try('ZSCORE', k.votes, member) or '0') or 0, true
+end
+
+-- Before a script's writes to `member` (an article posted by `poster`, votes: `votes`):
+-- what its poster's figure is (kept, being filled, or `fresh`: post.lua starting the
+-- figure of a user with no article yet) and the article's part now. nil: nothing to keep
+-- (no user:<pk>, not kept, or a key of the wrong type, which the audit reports).
+local function article_karma_open(poster, member, votes, fresh)
+  local pk = string.match(poster or '', '^user:([1-9]%d*)$')
+  if not pk then return nil end
+  local k = {pk = pk, key = 'article_karma:' .. pk, sub = 'submitted:' .. pk, votes = votes}
+  local v = try('GET', k.key) -- one call when kept; the checks below only when not
+  if v then
+    if not whole_or_nil(v) then return nil end
+    k.mode = 'kept'
+  elseif redis.call('TYPE', k.key)['ok'] ~= 'none' then
+    return nil
+  else
+    local f = try('HGET', KARMA_FILL, pk)
+    if f then
+      local p, rest = string.match(f, '^(%S+)(.*)$')
+      local ft, fm = string.match(rest, '^ (%S+) (%S+)$')
+      k.mode, k.p, k.rest, k.ft, k.fm = 'fill', whole_or_nil(p), rest, tonumber(ft), fm
+      if not k.p or (rest ~= '' and not k.ft) then return nil end
+    elseif fresh and (try('ZCARD', k.sub) or 1) == 0 then
+      k.mode = 'new'
+    else
+      return nil
+    end
+  end
+  k.member, k.before = member, article_karma_part(k, member)
+  return k
+end
+
+-- After the writes: move the figure (or the fill's partial sum) by the part's change.
+local function article_karma_close(k)
+  if not k then return end
+  local after, listed = article_karma_part(k, k.member)
+  local d = after - k.before
+  if k.mode == 'new' then
+    redis.call('SET', k.key, d)
+  elseif k.mode == 'kept' then
+    -- no article left: no figure (the sum of nothing; a next post starts it again)
+    if not listed and redis.call('EXISTS', k.sub) == 0 then
+      redis.call('DEL', k.key)
+    elseif d ~= 0 then
+      redis.call('INCRBY', k.key, d)
+    end
+  elseif d ~= 0 then -- read again: another item of the same script may have moved it
+    local p = whole_or_nil(string.match(redis.call('HGET', KARMA_FILL, k.pk) or '', '^(%S+)'))
+    redis.call('HSET', KARMA_FILL, k.pk, string.format('%d', (p or k.p) + d) .. k.rest)
+  end
+end
+
 -- --- a reader's hidden articles (keys.hidden) ------------------------------------------
 -- Ranks start..stop (highest first, as ZREVRANGE counts them) of `zset` once the members
 -- of `hidden` are left out, exactly: page 2 starts where page 1 ended, and every page is
@@ -500,4 +597,82 @@ local function live_specs(specs, key, keep)
     specs[#specs + 1] = 'stream'
   end
   return specs
+end
+
+-- A group's rankings kept by the writes (ranking_page.lua gives the design). The quad at
+-- KEYS[k]: group:<g>, score:<g>, time:<g>, groups:ranked. While the group is kept (or
+-- being filled) a write sets the member in or out of both rankings from score: and time:
+-- (the book's ZINTERSTORE, one member at a time: O(log n)); a group not kept yet keeps
+-- the former 60 s cache, which the write drops (UNLINK: freed off the main thread).
+local function group_kept(k)
+  local name = string.sub(KEYS[k], 7)
+  return redis.call('HEXISTS', KEYS[k + 3], name) == 1
+    or redis.call('HEXISTS', KEYS[k + 3], name .. ':fill') == 1
+end
+
+-- The member's place in group k's rankings: score_key/time_key its scores (score:,
+-- time:), or nil to take it out.
+local function group_rank(k, member, score_key, time_key)
+  if not group_kept(k) then
+    redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2])
+    return
+  end
+  local into = {{KEYS[k + 1], score_key}, {KEYS[k + 2], time_key}}
+  for _, pair in ipairs(into) do
+    local value = pair[2] and redis.call('ZSCORE', pair[2], member)
+    if value then
+      redis.call('ZADD', pair[1], value, member)
+    else
+      redis.call('ZREM', pair[1], member)
+    end
+  end
+end
+
+-- One bounded step (`count` members, SSCAN) of making a group's rankings kept: copies
+-- each member's score: and time: scores; the first step drops a 60 s cache or a foreign
+-- build, the last one marks the group kept (`name` -> when the fill began, so the first
+-- vote sweep covers every vote since). Meanwhile the writes keep what is copied (the
+-- group counts as kept for them), and SSCAN returns every member held throughout.
+-- Returns true when the group is kept, and the members this step copied.
+local function group_fill_step(group, skey, tkey, score, time, ranked, name, count, now)
+  local state = redis.call('HGET', ranked, name .. ':fill')
+  local cursor, began = '0', exact(now)
+  if state then
+    cursor, began = string.match(state, '^(%S+) (%S+)$')
+  else
+    redis.call('UNLINK', skey, tkey)
+  end
+  local scan = redis.call('SSCAN', group, cursor, 'COUNT', count)
+  local members = scan[2]
+  if #members > 0 then
+    for _, pair in ipairs({{skey, score}, {tkey, time}}) do
+      local values = redis.call('ZMSCORE', pair[2], unpack(members))
+      local args = {}
+      for i = 1, #members do
+        if values[i] then args[#args + 1] = values[i]; args[#args + 1] = members[i] end
+      end
+      if #args > 0 then redis.call('ZADD', pair[1], unpack(args)) end
+    end
+  end
+  if scan[1] == '0' then
+    redis.call('HDEL', ranked, name .. ':fill')
+    redis.call('HSET', ranked, name, began)
+    return true, #members
+  end
+  redis.call('HSET', ranked, name .. ':fill', scan[1] .. ' ' .. began)
+  return false, #members
+end
+
+-- A vote's new score in score: (`value`, what its ZINCRBY answered) carried into the kept rankings of the groups
+-- the article's hash names (its `groups` field, kept by post, groups update and the group
+-- purge), in the vote's own step: ZADD XX only moves a member already ranked, so a group
+-- not kept (no key, or a member not copied yet by its fill) stays as it is, and a group
+-- the book's code joined (not in the field) waits for the sweep (ranking_page.lua).
+-- O(log n) a group; a ranking of the wrong type is skipped (the audit reports it).
+local function group_scores(article, member, value)
+  for name in string.gmatch(redis.call('HGET', article, 'groups') or '', '[^,]+') do
+    if #name <= 64 and string.match(name, '^[a-z0-9%-]+$') then
+      try('ZADD', 'score:' .. name, 'XX', value, member) -- keys.group_order(keys.SCORE, name)
+    end
+  end
 end

@@ -7,7 +7,7 @@
 -- KEYS[10] votes:  KEYS[11] purge:  KEYS[12] comments_all:<id>  KEYS[13] comments:<id>
 -- KEYS[14] comments_new:<id>  KEYS[15..19] keys.PERIOD_KEYS (votes:<period>, votes:periods)
 -- KEYS[20] removed:  KEYS[21] domain:<d> of the link as read (KEYS[1] when none)
--- KEYS[22..] per group of the article: group:<g>, score:<g>, time:<g>
+-- KEYS[22..] per group of the article: group:<g>, score:<g>, time:<g>, groups:ranked
 -- KEYS[last #words] idx:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
@@ -15,6 +15,8 @@
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
 -- ARGV[11] the hash's `words` as read (its search words, "" for none)
 -- ARGV[12] what removed: keeps of a deletion by staff ({time, reason} as JSON), "" for none
+-- ARGV[13] "archived": the article's hash left for the database (store/archive.py) and
+--   only its ranking entries are here to remove ("" otherwise)
 -- Its comments do not go in this step, whose work must not grow with them: the article's
 -- top-level orderings are unlinked (freed off the main thread), and the article is added
 -- to purge: when comments_all:<id> lists comments, which article_purge.lua then deletes
@@ -33,17 +35,22 @@ if KEYS[21] ~= KEYS[1] then specs[#specs + 1] = KEYS[21]; specs[#specs + 1] = 'z
 group_specs(specs, 22, wk)
 local bad = bad_types(specs)
 if bad then return bad end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {S.NOT_FOUND} end
-local f = redis.call('HMGET', KEYS[1], 'groups', 'link', 'poster')
-if (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] or (f[3] or '') ~= ARGV[4] then
-  return {S.RETRY}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if ARGV[13] ~= 'archived' then return {S.NOT_FOUND} end
+else
+  if ARGV[13] == 'archived' then return {S.RETRY} end
+  local f = redis.call('HMGET', KEYS[1], 'groups', 'link', 'poster')
+  if (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] or (f[3] or '') ~= ARGV[4] then
+    return {S.RETRY}
+  end
+  if (redis.call('HGET', KEYS[1], 'words') or '') ~= ARGV[11] then return {S.RETRY} end
 end
-if (redis.call('HGET', KEYS[1], 'words') or '') ~= ARGV[11] then return {S.RETRY} end
 if ARGV[8] == 'open' then
   local t = tonumber(redis.call('HGET', KEYS[1], 'time') or '')
   if not t or clock(ARGV[9]) >= t + tonumber(ARGV[10]) then return {S.VOTING_CLOSED} end
 end
 local member = ARGV[1]
+local karma = article_karma_open(ARGV[4], member, KEYS[10]) -- its part leaves the poster's
 if redis.call('ZCARD', KEYS[12]) > 0 then redis.call('SADD', KEYS[11], member) end
 -- Its top-level comments leave the poster's inbox now, while the poster is known
 -- (bounded by the inbox's size; article_purge.lua takes the replies from theirs).
@@ -61,10 +68,11 @@ if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
 end
 for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
 if KEYS[21] ~= KEYS[1] then redis.call('ZREM', KEYS[21], member) end
-for k = 22, wk, 3 do
+for k = 22, wk, 4 do
   redis.call('SREM', KEYS[k], member)
-  redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2])
+  group_rank(k, member, nil, nil)
 end
 log_action(KEYS[9], ARGV[6], ARGV[7])
 if ARGV[12] ~= '' then redis.call('HSET', KEYS[20], member, ARGV[12]) end
+article_karma_close(karma)
 return {S.OK}

@@ -1,14 +1,15 @@
 -- flag.lua: one user's flag on an article or a comment, with its reason: one flag per
 -- user per item. The flag that reaches the threshold holds the item in the same step: an
 -- article leaves the public rankings (score:, time:, good:, votes:, each period's top,
--- its site's index, its groups' cached rankings), so every listing read stays the work it
+-- its site's index, its groups' rankings), so every listing read stays the work it
 -- was; a comment
 -- is marked, and its thread folds it. `held` (the time) on the item's hash says so until
 -- staff decide (flag_decide.lua).
 -- KEYS[1] article:<id> or comment:<id>  KEYS[2] flags:<item>  KEYS[3] flagged:
 -- articles only: KEYS[4] score:  KEYS[5] time:  KEYS[6] good:  KEYS[7] votes:
 --   KEYS[8..12] keys.PERIOD_KEYS  KEYS[13] domain:<d> of its link as read (KEYS[1] when
---   none)  KEYS[14..] per group of the article: group:<g>, score:<g>, time:<g>
+--   none)  KEYS[14..] per group of the article: group:<g>, score:<g>, time:<g>,
+--   groups:ranked
 -- ARGV[1] the item's member  ARGV[2] user:<pk>  ARGV[3] reason
 -- ARGV[4] threshold (0: never hold)  ARGV[5] now ("" for Redis' own clock)
 -- ARGV[6] the article's groups as read ("" for a comment)  ARGV[7] its link as read
@@ -44,10 +45,12 @@ if held == 0 and threshold > 0 and count >= threshold then
   held = 1
   redis.call('HSET', KEYS[1], 'held', clock(ARGV[5]))
   if article then
+    local karma = article_karma_open(redis.call('HGET', KEYS[1], 'poster'), member, KEYS[7])
     for k = 4, 7 do redis.call('ZREM', KEYS[k], member) end
+    article_karma_close(karma) -- out of votes:, so out of its poster's karma
     period_remove(8, member)
     if KEYS[13] ~= KEYS[1] then redis.call('ZREM', KEYS[13], member) end
-    for k = 14, #KEYS, 3 do redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2]) end
+    for k = 14, #KEYS, 4 do group_rank(k, member, nil, nil) end
   end
 end
 return {S.OK, count, held}

@@ -2,14 +2,14 @@
 -- queue go, the decision goes to the moderation log, and a held item is released. On a
 -- dismissal a held article goes back into every ranking it left (flag.lua) with the
 -- values its hash gives, as a vote would set them: score post time + vote score x net
--- votes, time:, votes:, good: (by its up-votes), each kept period, its site's index; its
--- groups' cached
--- rankings are dropped. A resolution removes the item first (the staff removal), so
+-- votes, time:, votes:, good: (by its up-votes), each kept period, its site's index, its
+-- groups' rankings. A resolution removes the item first (the staff removal), so
 -- nothing is put back then (ARGV[8] "").
 -- KEYS[1] article:<id> or comment:<id>  KEYS[2] flags:<item>  KEYS[3] flagged:
 -- KEYS[4] modlog:  articles only: KEYS[5] score:  KEYS[6] time:  KEYS[7] good:
 --   KEYS[8] votes:  KEYS[9..13] keys.PERIOD_KEYS  KEYS[14] domain:<d> of its link as read
---   (KEYS[1] when none)  KEYS[15..] per group of the article: group:<g>, score:<g>, time:<g>
+--   (KEYS[1] when none)  KEYS[15..] per group of the article: group:<g>, score:<g>, time:<g>,
+--   groups:ranked
 -- ARGV[1] the item's member  ARGV[2] log entry ("" for none)  ARGV[3] log length kept
 -- ARGV[4] vote score  ARGV[5] good-article votes  ARGV[6] the article's groups as read
 -- ARGV[7] the flags the caller read ("" : any; a flag since then is decided again)
@@ -41,13 +41,17 @@ if restore and article then
   if bad then return bad end
   local t, up, down = tonumber(f[1]), tonumber(f[2] or '0'), tonumber(f[3] or '0')
   local net = up - down
+  local karma = article_karma_open(redis.call('HGET', KEYS[1], 'poster'), member, KEYS[8])
   redis.call('ZADD', KEYS[5], exact(t + tonumber(ARGV[4]) * net), member)
   redis.call('ZADD', KEYS[6], exact(t), member)
   if up >= tonumber(ARGV[5]) then redis.call('ZADD', KEYS[7], exact(t), member) end
   redis.call('ZADD', KEYS[8], net, member)
   period_set(9, member, t, net)
+  article_karma_close(karma) -- back in votes:, so back in its poster's karma
   if KEYS[14] ~= KEYS[1] then redis.call('ZADD', KEYS[14], exact(t), member) end
-  for k = 15, #KEYS, 3 do redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2]) end
+  for k = 15, #KEYS, 4 do
+    if redis.call('SISMEMBER', KEYS[k], member) == 1 then group_rank(k, member, KEYS[5], KEYS[6]) end
+  end
 end
 if exists then redis.call('HDEL', KEYS[1], 'held') end
 redis.call('DEL', KEYS[2])

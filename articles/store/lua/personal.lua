@@ -4,7 +4,8 @@
 -- never holds more than ARGV[3].
 -- KEYS[1] the list (zset)  KEYS[2] the item's hash (article:<id> or comment:<id>)
 -- ARGV[1] "add" | "remove"  ARGV[2] the item's member  ARGV[3] the cap
--- ARGV[4] now ("" for Redis' own clock)
+-- ARGV[4] now ("" for Redis' own clock)  ARGV[5] "archived": the caller found the item
+--   archived in the database (store/archive.py), where its hash now is ("" otherwise)
 -- Returns {S.OK, changed (0/1)} | {S.NOT_FOUND} (no such article to add)
 --   | {S.COMMENT_NOT_FOUND} (no such comment to add) | {S.BAD_DATA, key, why}
 local bad = bad_types({KEYS[1], 'zset', KEYS[2], 'hash'})
@@ -12,7 +13,7 @@ if bad then return bad end
 if ARGV[1] == 'remove' then
   return {S.OK, redis.call('ZREM', KEYS[1], ARGV[2])}
 end
-if redis.call('EXISTS', KEYS[2]) == 0 then
+if redis.call('EXISTS', KEYS[2]) == 0 and ARGV[5] ~= 'archived' then
   if comment_id_of(ARGV[2]) then return {S.COMMENT_NOT_FOUND} end
   return {S.NOT_FOUND}
 end

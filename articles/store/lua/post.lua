@@ -6,7 +6,7 @@
 -- KEYS[12] votes:  KEYS[13..17] keys.PERIOD_KEYS (votes:<period> each, votes:periods)
 -- KEYS[18] domain:<d> of the link's site (KEYS[1] when none)
 -- KEYS[19] live: (a new article appends its `post` event; see live_event in _lib.lua)
--- KEYS[20..] per group: group:<g>, score:<g>, time:<g>
+-- KEYS[20..] per group: group:<g>, score:<g>, time:<g>, groups:ranked (keys.group_keys)
 -- KEYS[last #words] idx:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
@@ -69,6 +69,8 @@ if norm ~= '' then
   end
 end
 
+-- the poster's article_karma:<pk>: kept from a first article on (see _lib.lua)
+local karma = article_karma_open(user, member, KEYS[12], true)
 redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'text', ARGV[5],
   'poster', user, 'poster_name', ARGV[6], 'time', now, 'votes', 1, 'downvotes', 0,
   'groups', ARGV[13])
@@ -90,9 +92,9 @@ if KEYS[18] ~= KEYS[1] then redis.call('ZADD', KEYS[18], now, member) end
 redis.call('HINCRBY', KEYS[9], utc_day(now), 1)
 if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
 for i = 1, #groups do
-  local k = 20 + (i - 1) * 3
+  local k = 20 + (i - 1) * 4
   redis.call('SADD', KEYS[k], member)
-  redis.call('UNLINK', KEYS[k + 1], KEYS[k + 2])
+  group_rank(k, member, KEYS[3], KEYS[4])
 end
 redis.call('HSET', KEYS[1], 'words', ARGV[17])
 for i = 1, #words do redis.call('SADD', KEYS[wk + i], member) end
@@ -100,5 +102,6 @@ if idem_ttl > 0 then
   redis.call('SET', KEYS[11], ARGV[14] .. ':' .. string.format('%d', now) .. ':' .. ARGV[16],
     'EX', idem_ttl)
 end
+article_karma_close(karma)
 live_event(KEYS[19], ARGV[18], 'e', 'post', 'a', ARGV[14])
 return {S.OK, now}

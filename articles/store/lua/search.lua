@@ -1,117 +1,126 @@
 -- search.lua: one page of a search (Redis in Action ch. 7): the articles holding every
 -- included word and none of the excluded ones, optionally in a group and posted since a
--- time, ordered by score, time or net votes. The ordered result is cached in one of a
--- fixed number of slots for a short time; Redis runs scripts one at a time, so however
--- many requests for one search arrive together, it is computed once.
--- KEYS[1] search:<slot>  KEYS[2] search:<slot>:q (which search the slot holds)
--- KEYS[3] search:<slot>:tmp scratch  KEYS[4] score:  KEYS[5] time:
--- KEYS[6] group:<g> (KEYS[3] when no group)  KEYS[7] search:stemmer
--- KEYS[8 .. 7+t] idx:<stem> of the t words, included then excluded
--- KEYS[8+t .. 7+2t] idx:<word as typed> of each (its KEYS[7+i] when the same)
--- KEYS[8+2t .. 7+3t] search:<slot>:u<i>, scratch unions of the two, deleted here
+-- time, ordered by score, time or net votes, with work bounded per call whatever the size
+-- of the store. The ordered result is kept in one of a fixed number of cache slots for a
+-- short time; Redis runs scripts one at a time, so however many requests for one search
+-- arrive together, each step of it is done once.
+-- KEYS[1] search:<slot>  KEYS[2] search:<slot>:q (which search the slot holds, and how far
+-- it has got)  KEYS[3] search:<slot>:tmp scratch  KEYS[4] score:  KEYS[5] time:
+-- KEYS[6] votes:  KEYS[7] group:<g> (KEYS[3] when no group)  KEYS[8] search:stemmer
+-- KEYS[9 .. 8+t] idx:<stem> of the t words, included then excluded
+-- KEYS[9+t .. 8+2t] idx:<word as typed> of each (its KEYS[8+i] when the same)
+-- KEYS[9+2t .. 8+3t] search:<slot>:u<i>, scratch unions of the two, deleted here
+-- KEYS[9+3t] votes:<period> (votes: when none)  KEYS[10+3t] votes:periods
 -- ARGV[1] the search, spelled one way (order, group, period, words)  ARGV[2] ttl (s)
 -- ARGV[3] start  ARGV[4] stop  ARGV[5] "score" | "time" | "votes"
 -- ARGV[6] how many of the t words are included  ARGV[7] earliest post time or ""
--- ARGV[8] the stemmer's language (conf.search_language)
--- Returns {S.OK, count, member, ...}
+-- ARGV[8] the stemmer's language (conf.search_language)  ARGV[9] BUILD_MAX  ARGV[10] STEP
+-- ARGV[11] the period's name ("" for all time)
+-- Returns {S.OK, count, exact (1 | 0), more (1 | 0), member, ...}: `exact` 0 when count
+-- is an estimate; `more` 1 when the page may lack results not reached yet (call again:
+-- the next call goes on from where this one stopped).
 -- Until reindex_search has built the whole index with this language (and says so in
 -- search:stemmer), articles indexed before may hold the word as typed ("tools") rather
--- than its stem ("tool"): each such word then reads the union of both sets, so a search
--- finds at least what it found before the change while the index is rebuilt.
--- Net votes need no index of their own: score: - time: = 432 x (up - down) for every
--- article (SPEC §1), so "votes" orders by ZINTERSTORE score: time: WEIGHTS 1 -1.
+-- than its stem ("tool"): each such word then reads both sets, so a search finds at least
+-- what it found before the change while the index is rebuilt.
 --
--- Two ways to a page, chosen per search. Building the result (ZINTERSTORE) costs about
--- one lookup and one sorted-set insert per result: for a word in 6 % of 100,000
--- articles, 20-30 ms, most of a cold search (docs/performance.md). A page of one word
--- by score or time can instead be *walked*: read score: (or time:) from the top, a
--- chunk at a time, keep the members the word's set holds (SMISMEMBER), stop once the
--- page is full. That costs about page_end x ZCARD(order) / SCARD(word) membership
--- tests, small exactly when the result is big, and the count is SCARD. Equal scores
--- come out alike both ways: the built result holds the order's own scores (x 1, plus
--- the set's x 0), and a sorted set orders equal scores by member, ZREVRANGE in reverse.
--- So: walk when the search is one word, no exclusions, no group, no period, not by
--- votes (each of those needs the built result for its order or its count), and the
--- expected tests, twice over (WALK_MARGIN), are fewer than SCARD (what intersecting
--- reads). Members are not spread evenly, so the walk stops after SCARD members read
--- (about what intersecting would have cost) and builds the result after all. A walk is
--- not cached: it costs about as much as reading a cached page.
+-- Two ways to a result, chosen per search, both bounded:
+-- * Build (ZINTERSTORE, as the book does) when that costs at most BUILD_MAX member
+--   operations: Redis's intersection walks its smallest input, so building costs the
+--   smallest candidate set's size (an included word's, the group's, or the period's
+--   articles, then the first input) once per pass. The result is whole, its count exact.
+-- * Walk otherwise: read the order's own ranking (score:, time: or votes:, net votes as
+--   score: - time: / 432, SPEC §1) from the top, STEP members a call at most, keep those
+--   every set holds and no excluded set does (SMISMEMBER per set, smallest first; the
+--   period by time), in the slot with the ranking's score, and stop once the page and one
+--   more are found. The slot's :q remembers how many ranks were read, so the next page or
+--   the next call goes on from there. Ties come out alike both ways: the slot holds the
+--   ranking's scores, and a sorted set orders equal scores by member. Until the walk has
+--   read the whole ranking the count is estimated (found so far over ranks read, times
+--   the ranking's size, at most the smallest set's), except for one word alone, whose set
+--   is the result. By newest within a period, the walk ends at the period's start.
+-- A single word with nothing else is walked even when small, when the expected reads (page
+-- end x ranking / SCARD, twice over) are fewer than SCARD; a walk that has read as many
+-- members as the smallest set holds, and found too few, builds the result after all
+-- (which costs about that much).
 local cache, query, scratch = KEYS[1], KEYS[2], KEYS[3]
-local grouped = KEYS[6] ~= KEYS[3]
-local t = (#KEYS - 7) / 3
+local grouped = KEYS[7] ~= KEYS[3]
+local t = (#KEYS - 10) / 3
+local period_votes, period_state = KEYS[#KEYS - 1], KEYS[#KEYS]
+local n = tonumber(ARGV[6])
 local specs = {cache, 'zset', query, 'string', KEYS[4], 'zset', KEYS[5], 'zset',
-  KEYS[7], 'string'}
-if grouped then specs[#specs + 1] = KEYS[6]; specs[#specs + 1] = 'set' end
-local bad = bad_types(word_specs(specs, 7, 3 * t))
+  KEYS[6], 'zset', KEYS[8], 'string', period_votes, 'zset', period_state, 'hash'}
+if grouped then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'set' end
+local bad = bad_types(word_specs(specs, 8, 3 * t))
 if bad then return bad end
--- The set each word reads: its stem's, or (bridging) the union made when building.
--- A bridged search is not read from the cache ("tool" may have filled the slot "tools"
--- shares), only written to it.
-local words, bridged, unions = {}, redis.call('GET', KEYS[7]) ~= ARGV[8], false
-for i = 1, t do
-  words[i] = KEYS[7 + i]
-  if bridged and KEYS[7 + t + i] ~= KEYS[7 + i] then unions = true end
-end
-local function bridge()
-  for i = 1, t do
-    if bridged and KEYS[7 + t + i] ~= KEYS[7 + i] then
-      words[i] = KEYS[7 + 2 * t + i]
-      redis.call('SUNIONSTORE', words[i], KEYS[7 + i], KEYS[7 + t + i])
-    end
-  end
-end
 
+local BUILD_MAX = tonumber(ARGV[9]) -- member operations a build may cost (BUILD_COST)
+local STEP = tonumber(ARGV[10]) -- ranking members a call of the walk reads at most
 local WALK_MARGIN = 2
-local WALK_CHUNK_MAX = 5000 -- members a ZREVRANGE reads (and SMISMEMBER is given) at most
 
--- {S.OK, SCARD, the page} by walking `order_key`, or nil when building is cheaper.
-local function walk(order_key, word, start, stop)
-  local card = redis.call('SCARD', word)
-  local total = redis.call('ZCARD', order_key)
-  local want = stop + 1
-  if card == 0 or want * total * WALK_MARGIN >= card * card then return nil end
-  local chunk = math.min(WALK_CHUNK_MAX, math.max(100, math.ceil(want * total / card * 1.2)))
-  local found, read = {}, 0
-  while #found < want and read < total do
-    if read >= card then return nil end -- the word's members are further down: build
-    local members = redis.call('ZREVRANGE', order_key, read,
-      read + math.min(chunk, card - read) - 1)
-    if #members == 0 then break end
-    local held = redis.call('SMISMEMBER', word, unpack(members))
-    for i = 1, #members do
-      if held[i] == 1 then
-        found[#found + 1] = members[i]
-        if #found == want then break end
-      end
-    end
-    read = read + #members
+local order = ARGV[5]
+local ranking = order == 'time' and KEYS[5] or order == 'votes' and KEYS[6] or KEYS[4]
+local earliest = ARGV[7] ~= '' and tonumber(ARGV[7]) or nil
+local start, stop = tonumber(ARGV[3]), tonumber(ARGV[4])
+local want = stop + 2 -- the page and one more: whether a next page exists
+local ttl = tonumber(ARGV[2])
+-- By votes within a period, the walk reads the period's own ranking when the writes keep
+-- it (votes:<p>: every article after its frontier; not while it is being backfilled), and
+-- the frontier has not passed the period's start by more than the cache's lifetime (a
+-- search's window may be that old): the period's articles are few among all of votes:.
+if order == 'votes' and earliest and ARGV[11] ~= '' then
+  local kept = redis.call('HMGET', period_state, ARGV[11], ARGV[11] .. ':fill')
+  local since = kept[1] and tonumber(string.match(kept[1], '^(%S+)'))
+  if since and not kept[2] and since <= earliest + ttl then ranking = period_votes end
+end
+
+-- The sets each word reads: its stem's, and while bridging the typed word's too.
+local bridged = redis.call('GET', KEYS[8]) ~= ARGV[8]
+local sets_of, bridging = {}, false
+for i = 1, t do
+  sets_of[i] = {KEYS[8 + i]}
+  if bridged and KEYS[8 + t + i] ~= KEYS[8 + i] then
+    sets_of[i][2] = KEYS[8 + t + i]
+    bridging = true
   end
-  local reply = {S.OK, card}
-  for i = start + 1, #found do reply[#reply + 1] = found[i] end
+end
+
+-- What the slot holds: "<the search>\n<ranks read or all> <members>". While bridging,
+-- "tools" and "tool" are one search (one stem) reading different typed sets: the slot
+-- names them. A slot whose members are not all there (evicted) is started again.
+local spelled = ARGV[1]
+if bridging then
+  for i = 1, t do spelled = spelled .. ' ' .. (sets_of[i][2] or '') end
+end
+local held = redis.call('GET', query)
+local state
+if held then
+  local was, progress, members = string.match(held, '^(.*)\n(%w+) (%d+)$')
+  if was == spelled and tonumber(members) == redis.call('ZCARD', cache) then
+    state = progress
+  end
+end
+
+local function answer(count, exact, more)
+  local reply = {S.OK, count, exact and 1 or 0, more and 1 or 0}
+  local page = redis.call('ZREVRANGE', cache, start, stop)
+  for i = 1, #page do reply[#reply + 1] = page[i] end
   return reply
 end
 
-local cached = not unions and redis.call('GET', query) == ARGV[1]
-if not cached and tonumber(ARGV[6]) == 1 and t == 1 and not grouped and ARGV[7] == ''
-    and ARGV[5] ~= 'votes' and not unions then
-  local walked = walk(ARGV[5] == 'time' and KEYS[5] or KEYS[4], KEYS[8],
-    tonumber(ARGV[3]), tonumber(ARGV[4]))
-  if walked then return walked end
-end
-
-if not cached then
+local function build()
   redis.call('DEL', cache, scratch)
-  bridge()
-  local n = tonumber(ARGV[6])
+  local words = {}
+  for i = 1, t do
+    words[i] = KEYS[8 + i]
+    if sets_of[i][2] then
+      words[i] = KEYS[8 + 2 * t + i]
+      redis.call('SUNIONSTORE', words[i], KEYS[8 + i], KEYS[8 + t + i])
+    end
+  end
   local sets = {}
   for i = 1, n do sets[#sets + 1] = words[i] end
-  if grouped then sets[#sets + 1] = KEYS[6] end
-  if t > n then
-    -- SDIFF walks its first set: the (small) intersection, not the excluded words' sets.
-    redis.call('SINTERSTORE', scratch, unpack(sets))
-    redis.call('SDIFFSTORE', scratch, scratch, unpack(words, n + 1, t))
-    sets = {scratch}
-  end
+  if grouped then sets[#sets + 1] = KEYS[7] end
   local function into(dest, order_keys, order_weights)
     local args = {'ZINTERSTORE', dest, #sets + #order_keys}
     for _, k in ipairs(sets) do args[#args + 1] = k end
@@ -121,24 +130,163 @@ if not cached then
     for _, w in ipairs(order_weights) do args[#args + 1] = w end
     redis.call(unpack(args))
   end
-  if ARGV[7] ~= '' then
-    into(scratch, {KEYS[5]}, {1})
-    redis.call('ZREMRANGEBYSCORE', scratch, '-inf', '(' .. ARGV[7])
-    sets = {scratch}
+  local period_first = false
+  if earliest then
+    -- When the period has fewer articles than any set, the intersection starts from them.
+    local smallest = math.huge
+    for _, k in ipairs(sets) do smallest = math.min(smallest, redis.call('SCARD', k)) end
+    period_first = redis.call('ZCOUNT', KEYS[5], earliest, '+inf') < smallest
   end
-  if ARGV[5] == 'time' then
+  if period_first then
+    redis.call('ZRANGESTORE', scratch, KEYS[5], earliest, '+inf', 'BYSCORE')
+    table.insert(sets, 1, scratch)
+    into(scratch, {}, {})
+    if t > n then
+      local members = redis.call('ZRANGE', scratch, 0, -1)
+      for i = n + 1, t do
+        if #members == 0 then break end
+        local out, kept = redis.call('SMISMEMBER', words[i], unpack(members)), {}
+        local gone = {}
+        for j = 1, #members do
+          if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
+        end
+        if #gone > 0 then redis.call('ZREM', scratch, unpack(gone)) end
+        members = kept
+      end
+    end
+    sets = {scratch}
+  else
+    if t > n then
+      -- SDIFF walks its first set: the (small) intersection, not the excluded words' sets.
+      redis.call('SINTERSTORE', scratch, unpack(sets))
+      redis.call('SDIFFSTORE', scratch, scratch, unpack(words, n + 1, t))
+      sets = {scratch}
+    end
+    if earliest then
+      into(scratch, {KEYS[5]}, {1})
+      redis.call('ZREMRANGEBYSCORE', scratch, '-inf', '(' .. earliest)
+      sets = {scratch}
+    end
+  end
+  if order == 'time' then
     into(cache, {KEYS[5]}, {1})
-  elseif ARGV[5] == 'votes' then
+  elseif order == 'votes' then
     into(cache, {KEYS[4], KEYS[5]}, {1, -1})
   else
     into(cache, {KEYS[4]}, {1})
   end
-  redis.call('DEL', scratch, unpack(KEYS, 8 + 2 * t, 7 + 3 * t))
-  local ttl = tonumber(ARGV[2])
+  redis.call('DEL', scratch, unpack(KEYS, 9 + 2 * t, 8 + 3 * t))
   redis.call('EXPIRE', cache, ttl)
-  redis.call('SET', query, ARGV[1], 'EX', ttl)
+  local count = redis.call('ZCARD', cache)
+  redis.call('SET', query, spelled .. '\nall ' .. count, 'EX', ttl)
+  return answer(count, true, false)
 end
-local reply = {S.OK, redis.call('ZCARD', cache)}
-local page = redis.call('ZREVRANGE', cache, ARGV[3], ARGV[4])
-for i = 1, #page do reply[#reply + 1] = page[i] end
-return reply
+
+if state == 'all' then return answer(redis.call('ZCARD', cache), true, false) end
+
+-- The candidate sets' sizes: each included word's (both sets while bridging), the group's.
+local sizes, smallest = {}, math.huge
+for i = 1, t do
+  local size = 0
+  for _, k in ipairs(sets_of[i]) do size = size + redis.call('SCARD', k) end
+  sizes[i] = size
+  if i <= n then smallest = math.min(smallest, size) end
+end
+if grouped then smallest = math.min(smallest, redis.call('SCARD', KEYS[7])) end
+local in_period = earliest and redis.call('ZCOUNT', KEYS[5], earliest, '+inf') or nil
+local candidates = math.min(smallest, in_period or math.huge)
+-- By newest within a period, the period's articles are the ranking's first ranks.
+local total = order == 'time' and in_period or redis.call('ZCARD', ranking)
+-- What building costs: the intersection reads the smallest candidate set once per pass,
+-- and an exclusion or a period takes two more passes (copy and difference, or scores and
+-- trim): in member operations, measured at ~0.3 µs each.
+local build_cost = candidates * (1 + (t > n and 2 or 0) + (earliest and 2 or 0))
+local alone = t == 1 and n == 1 and not grouped and not earliest and not bridging
+
+local fresh = not state
+if fresh then
+  local walk_alone = alone and order ~= 'votes' and smallest > 0
+    and want * total * WALK_MARGIN < smallest * smallest
+  if not walk_alone and build_cost <= BUILD_MAX then return build() end
+  redis.call('DEL', cache)
+  state = '0'
+end
+
+local read = tonumber(state)
+local found = redis.call('ZCARD', cache)
+-- The checks, most selective first: {kind, sets, required}.
+local checks = {}
+for i = 1, t do
+  checks[#checks + 1] = {sets_of[i], i <= n, sizes[i]}
+end
+if grouped then checks[#checks + 1] = {{KEYS[7]}, true, redis.call('SCARD', KEYS[7])} end
+table.sort(checks, function(a, b)
+  if a[2] ~= b[2] then return a[2] end
+  return a[3] < b[3]
+end)
+
+local spent = 0
+while found < want and read < total and spent < STEP do
+  if read >= candidates and build_cost <= BUILD_MAX then return build() end
+  local chunk
+  if found > 0 then
+    chunk = math.ceil((want - found) * read / found * 1.2)
+  else
+    chunk = math.ceil(want * total / math.max(candidates, 1) * 1.2)
+  end
+  chunk = math.min(STEP - spent, math.max(100, chunk))
+  if build_cost <= BUILD_MAX then chunk = math.min(chunk, candidates - read) end
+  chunk = math.min(chunk, total - read)
+  local members = redis.call('ZREVRANGE', ranking, read, read + chunk - 1)
+  if #members == 0 then break end
+  read = read + #members
+  spent = spent + #members
+  for _, check in ipairs(checks) do
+    if #members == 0 then break end
+    local hit = {}
+    for _, k in ipairs(check[1]) do
+      local replies = redis.call('SMISMEMBER', k, unpack(members))
+      for j = 1, #members do
+        if replies[j] == 1 then hit[j] = true end
+      end
+    end
+    local kept = {}
+    for j = 1, #members do
+      if (hit[j] == true) == check[2] then kept[#kept + 1] = members[j] end
+    end
+    members = kept
+  end
+  if earliest and order ~= 'time' and #members > 0 then
+    local times = redis.call('ZMSCORE', KEYS[5], unpack(members))
+    local kept = {}
+    for j = 1, #members do
+      if times[j] and tonumber(times[j]) >= earliest then kept[#kept + 1] = members[j] end
+    end
+    members = kept
+  end
+  if #members > 0 then
+    local scores = redis.call('ZMSCORE', ranking, unpack(members))
+    local args = {'ZADD', cache}
+    for j, m in ipairs(members) do
+      args[#args + 1] = scores[j] or 0 -- gone since read: it leaves when the slot does
+      args[#args + 1] = m
+    end
+    redis.call(unpack(args))
+    found = redis.call('ZCARD', cache) -- a rank read again (the ranking moved) counts once
+  end
+end
+
+-- The slot lives `ttl` from the walk's start, however many calls go on with it.
+local finished = read >= total
+local progress = spelled .. '\n' .. (finished and 'all' or tostring(read)) .. ' ' .. found
+if fresh then
+  redis.call('SET', query, progress, 'EX', ttl)
+else
+  redis.call('SET', query, progress, 'KEEPTTL')
+end
+if found > 0 then redis.call('PEXPIRE', cache, redis.call('PTTL', query)) end
+if finished then return answer(found, true, false) end
+if alone then return answer(smallest, true, found < want) end
+local estimate = read > 0 and math.floor(found * total / read) or candidates
+estimate = math.max(found, math.min(estimate, candidates))
+return answer(estimate, false, found < want)

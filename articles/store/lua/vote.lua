@@ -7,6 +7,8 @@
 -- KEYS[13] upvoted:<pk>: the voter's own list of articles voted up (newest first, at most
 --   UPVOTED_KEEP, scripts.py's constant), kept in the same step as the voter sets
 -- KEYS[14] live: (a counted change appends its `vote` event; see live_event in _lib.lua)
+-- Also score:<g> of each group the hash's `groups` field names (group_scores in _lib.lua:
+--   formed from the hash, as a poster's article_karma:<pk> is; only a member already there)
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] direction
 -- ARGV[4] now (Unix s; "" for Redis' own clock: see clock() in _lib.lua)
 -- ARGV[5] vote score  ARGV[6] window (s)  ARGV[7] good-article votes
@@ -40,12 +42,16 @@ local cur = current_vote(KEYS[2], KEYS[3], user)
 local changed = 0
 if cur ~= dir then
   changed = 1
+  local karma = article_karma_open(redis.call('HGET', KEYS[1], 'poster'), member, KEYS[7])
   -- the up-vote count, when this change moved it
   local votes = move_vote(KEYS[1], KEYS[2], KEYS[3], user, cur, dir, expire_at)
   -- A held article (flag.lua) is out of the rankings until staff decide: its vote counts
   -- in the hash alone, and a dismissal ranks it by the counts (flag_decide.lua).
   local ranked = redis.call('HEXISTS', KEYS[1], 'held') == 0
-  if ranked then redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member) end
+  if ranked then
+    local value = redis.call('ZINCRBY', KEYS[4], (dir - cur) * tonumber(ARGV[5]), member)
+    group_scores(KEYS[1], member, value) -- its groups' kept rankings, at once
+  end
   local counts = redis.call('HMGET', KEYS[1], 'votes', 'downvotes')
   local net = (tonumber(counts[1]) or 0) - (tonumber(counts[2]) or 0)
   if ranked then
@@ -69,6 +75,7 @@ if cur ~= dir then
       redis.call('ZREM', KEYS[5], member)
     end
   end
+  article_karma_close(karma) -- its poster's article_karma:<pk>, in the same step
   live_event(KEYS[14], ARGV[8], 'e', 'vote', 'a', article_id_of(member) or '',
     'n', string.format('%d', net))
 end

@@ -51,9 +51,12 @@ for k = 9, #KEYS, 3 do
         local f = redis.call('HMGET', item, 'author', 'state')
         if (f[2] or '') == '' then karma_add(f[1], -cur) end -- as comment_vote.lua
       elseif redis.call('HEXISTS', item, 'held') == 0 then -- a held article is unranked
-        redis.call('ZINCRBY', KEYS[1], -cur * vote_score, item)
+        local karma = article_karma_open(redis.call('HGET', item, 'poster'), item, KEYS[2])
+        local value = redis.call('ZINCRBY', KEYS[1], -cur * vote_score, item)
+        group_scores(item, item, value) -- as vote.lua
         redis.call('ZADD', KEYS[2], up_n - down_n, item)
         period_set(4, item, t, up_n - down_n)
+        article_karma_close(karma) -- as vote.lua
         if votes ~= nil and votes < tonumber(ARGV[3]) then redis.call('ZREM', KEYS[3], item) end
       end
       withdrawn = withdrawn + 1

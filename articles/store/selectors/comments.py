@@ -2,8 +2,8 @@
 
 A thread page decodes up to ARTICLES_COMMENT_PAGE_ROWS comment hashes (~10 us each in
 Python: most of the read's CPU), so comment_thread keeps what it decoded in the content
-cache "thread_comments", keyed by all a Comment is made of (its id, every field and value
-of its hash as the script returned them, the viewer's vote on it, `more`): never stale,
+cache "thread_comments", keyed by all a Comment is made of (its id, the value of each of
+THREAD_FIELDS as the script returned them, the viewer's vote on it, `more`): never stale,
 a changed hash is a new key. Bounded by MAX_THREAD_COMMENTS entries and
 MAX_THREAD_COMMENT_BYTES of hash data (its values' bytes, twice: raw and decoded).
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from typing import Any
 
 from articles import conf, validation
@@ -25,6 +26,13 @@ from articles.errors import (
 from articles.store import clock, keys, replicas, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
+from articles.store.selectors.archived import (
+    archived_articles,
+    archived_comments,
+    archived_feed,
+    archived_thread,
+    archived_titles,
+)
 from articles.types import (
     Article,
     BadArticle,
@@ -40,6 +48,14 @@ logger = logging.getLogger("articles.store.selectors")  # the package's one logg
 
 MAX_THREAD_COMMENTS = 8192
 MAX_THREAD_COMMENT_BYTES = 16 * 1024 * 1024
+# The fields of a comment's hash a row reads (comment_thread.lua's and comment_rows.lua's):
+# those Comment.from_hash decodes (a test holds the two together). The scripts read their
+# values only: no field names.
+THREAD_FIELDS = (
+    "article", "parent", "author", "author_name", "text", "time", "edited", "votes",
+    "downvotes", "depth", "replies", "state", "reason", "held",
+)  # fmt: skip
+_FIELD_NAMES = tuple(name.encode() for name in THREAD_FIELDS)
 _decoded: Cache[tuple[Any, ...], Comment] = Cache(
     "thread_comments",
     Kind.CONTENT,
@@ -99,12 +115,27 @@ def comment_thread(
             conf.comment_display_depth(),
             conf.comment_page_rows(),
             viewer,
+            *THREAD_FIELDS,
         ],
         client=replicas.connection(),
     )
     status = raise_for_status(reply, allow=(Status.NOT_FOUND, Status.COMMENT_NOT_FOUND))
     if status is Status.NOT_FOUND:
-        raise ArticleNotFound()
+        archived = archived_articles([article_id], user_id).get(article_id)
+        if archived is None:
+            raise ArticleNotFound()
+        thread = archived_thread(
+            article=archived,
+            order=order,
+            number=number,
+            size=size,
+            focus_id=focus_id,
+            user_id=user_id,
+            now=now,
+        )
+        if thread is None:
+            raise CommentNotFound()
+        return thread
     if status is Status.COMMENT_NOT_FOUND:
         raise CommentNotFound()
     count = int(reply[1])
@@ -127,11 +158,9 @@ def comment_thread(
     items: list[Comment] = []
     skipped: list[str] = []
     while at < len(reply):
-        cid, more, n = int(reply[at]), int(reply[at + 1]), int(reply[at + 2])
-        flat = reply[at + 3 : at + 3 + n]
-        up, down = reply[at + 3 + n : at + 5 + n]
-        at += 5 + n
-        _add_kept(items, skipped, cid, flat, _my_vote(viewer, up, down), bool(more))
+        cid, more, values, up, down = reply[at : at + 5]
+        at += 5
+        _add_kept(items, skipped, int(cid), values, _my_vote(viewer, up, down), bool(more))
     if skipped:
         logger.warning("Left out of a thread for bad data: %s", "; ".join(skipped))
     focus = None
@@ -162,7 +191,10 @@ def comment_get(*, comment_id: int, user_id: int | None = None) -> Comment:
         raise CommentNotFound() from None
     found = _comment_rows(member, "one", 0, 0, user_id)
     if not found.items:
-        raise CommentNotFound()
+        archived = archived_comments([comment_id], user_id).get(comment_id)
+        if archived is None:
+            raise CommentNotFound()
+        return archived
     return found.items[0]
 
 
@@ -242,7 +274,10 @@ def article_comments_feed(*, article_id: int, limit: int = 50) -> list[Comment]:
         key = keys.article_comments_all(article_id)
     except ValueError:
         raise ArticleNotFound() from None
-    return _comment_rows(key, "visible", 0, max(1, limit), None).items
+    found = _comment_rows(key, "visible", 0, max(1, limit), None).items
+    if not found and conf.archive_after() is not None:
+        return archived_feed(article_id, max(1, limit))
+    return found
 
 
 def _comment_rows(
@@ -251,62 +286,92 @@ def _comment_rows(
     viewer = keys.user(user_id) if user_id else ""
     reply = scripts.COMMENT_ROWS(
         keys=[key] if isinstance(key, str) else key,
-        args=[mode, start, stop, viewer],
+        args=[mode, start, stop, viewer, *THREAD_FIELDS],
         client=replicas.connection(),
     )
     if raise_for_status(reply, allow=(Status.COMMENT_NOT_FOUND,)) is not Status.OK:
         return Page([], 1, 0, 1)
-    items: list[Comment] = []
+    items: list[Comment | int] = []
     skipped: list[str] = []
     at = 2
     while at < len(reply):
-        cid, n = int(reply[at]), int(reply[at + 1])
-        flat = reply[at + 2 : at + 2 + n]
-        title, up, down = reply[at + 2 + n : at + 5 + n]
-        at += 5 + n
+        cid, values, title, up, down = reply[at : at + 5]
+        at += 5
+        if not isinstance(values, list):
+            items.append(int(cid))  # listed, its hash gone: archived (or deleted since)
+            continue
         vote = _my_vote(viewer, up, down)
-        _add_comment(items, skipped, cid, flat, vote, article_title=keys.text(title))
+        fields = _named(values)
+        _add_comment(items, skipped, int(cid), fields, vote, article_title=keys.text(title))
     if skipped:
         logger.warning("Left out of a comment listing for bad data: %s", "; ".join(skipped))
-    return Page(items, 1, int(reply[1]), max(1, stop - start + 1))
+    return Page(_with_archived(items, user_id), 1, int(reply[1]), max(1, stop - start + 1))
+
+
+def _with_archived(items: list[Comment | int], user_id: int | None) -> list[Comment]:
+    """A listing's comments with those read from the database (one query for the ids
+    whose hash is gone, one for the titles of archived articles), in the listing's order."""
+    gone = [i for i in items if isinstance(i, int)]
+    kept = [c for c in items if isinstance(c, Comment)]
+    if conf.archive_after() is None:
+        return kept
+    found = archived_comments(gone, user_id)
+    untitled = [c.article_id for c in kept if not c.article_title]
+    titles = archived_titles(untitled) if untitled else {}
+    shown = []
+    for item in items:
+        if isinstance(item, int):
+            if item in found:
+                shown.append(found[item])
+        elif not item.article_title and item.article_id in titles:
+            shown.append(replace(item, article_title=titles[item.article_id]))
+        else:
+            shown.append(item)
+    return shown
 
 
 def _add_comment(
-    items: list[Comment],
+    items: list[Any],
     skipped: list[str],
     cid: int,
-    flat: list[Any],
+    fields: dict[bytes, Any],
     my_vote: Vote | None,
     **extra: Any,
 ) -> None:
-    """Decode one comment of a script's flat reply (field, value, ...) onto `items`, or
-    name it in `skipped` when its data is bad (the caller logs them once)."""
+    """Decode one comment's hash, as a script read it, onto `items`, or name it in
+    `skipped` when its data is bad (the caller logs them once)."""
     try:
-        fields = dict(zip(flat[::2], flat[1::2], strict=True))
         items.append(Comment.from_hash(cid, fields, my_vote=my_vote, **extra))
     except BadArticle as exc:
         skipped.append(f"{keys.comment(cid)} ({exc})")
+
+
+def _named(values: list[Any]) -> dict[bytes, Any]:
+    """A comment's hash as Comment.from_hash reads it, from the values of THREAD_FIELDS
+    a script's HMGET gave (None where the hash has no such field)."""
+    return {name: v for name, v in zip(_FIELD_NAMES, values, strict=True) if v is not None}
 
 
 def _add_kept(
     items: list[Comment],
     skipped: list[str],
     cid: int,
-    flat: list[Any],
+    values: list[Any],
     my_vote: Vote | None,
     more: bool,
 ) -> None:
-    """_add_comment() of a thread's comment, from "thread_comments" when it was decoded
-    before from the same fields and values."""
-    key = (cid, my_vote, more, *flat)
+    """_add_comment() of a thread's comment (the values of THREAD_FIELDS, None where the
+    hash has no such field), from "thread_comments" when it was decoded before from the
+    same values."""
+    key = (cid, my_vote, more, *values)
     comment = _decoded.get(key)
     if comment is not None:
         items.append(comment)
         return
     before = len(items)
-    _add_comment(items, skipped, cid, flat, my_vote, more=more)
+    _add_comment(items, skipped, cid, _named(values), my_vote, more=more)
     if len(items) > before:
-        size = 2 * sum(len(v) for v in flat if isinstance(v, bytes)) + 512
+        size = 2 * sum(len(v) for v in values if isinstance(v, bytes)) + 512
         _decoded.put(key, items[-1], size=size)
 
 

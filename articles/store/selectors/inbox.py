@@ -13,6 +13,7 @@ from articles import conf, validation
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
+from articles.store.selectors.archived import archived_comments
 from articles.types import BadArticle, Comment, InboxPage, InboxReply
 
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
@@ -77,7 +78,8 @@ def _highest(flat: list[Any]) -> int:
 def _replies(flat: list[Any]) -> list[tuple[int, Comment]]:
     """(number, comment) of each reply in the script's flat answer; a comment gone since,
     or one no page can show, is left out (the latter logged)."""
-    found: list[tuple[int, Comment]] = []
+    found: list[tuple[int, Comment | int]] = []
+    gone: list[int] = []  # comments with no hash: archived, or deleted since
     at = 0
     while at < len(flat):
         seq, cid, n = int(float(flat[at])), int(flat[at + 1]), int(flat[at + 2])
@@ -85,10 +87,17 @@ def _replies(flat: list[Any]) -> list[tuple[int, Comment]]:
         title = flat[at + 3 + n]
         at += 4 + n
         if not n:
+            gone.append(cid)
+            found.append((seq, cid))
             continue
         try:
             raw = dict(zip(fields[::2], fields[1::2], strict=True))
             found.append((seq, Comment.from_hash(cid, raw, article_title=keys.text(title))))
         except BadArticle as exc:
             logger.warning("Left out of an inbox for bad data: %s (%s)", keys.comment(cid), exc)
-    return found
+    archived = archived_comments(gone) if gone else {}  # one query for the page
+    return [
+        (seq, item if isinstance(item, Comment) else archived[item])
+        for seq, item in found
+        if isinstance(item, Comment) or item in archived
+    ]

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import redis
 
 from articles import validation
 from articles.errors import (
+    ArticleArchived,
     ArticleNotFound,
     ArticlesError,
+    CommentNotFound,
     InvalidInput,
     NotAllowed,
     StoreCorrupt,
 )
 from articles.store import clock, keys
 from articles.store.connection import get_connection
+from articles.store.selectors.archived import comment_archived, is_archived
 from articles.types import Actor
 
 logger = logging.getLogger("articles.store.services")  # the package's one logger
@@ -144,3 +148,23 @@ def _decode(value: bytes | str | None) -> str:
     if value is None:
         return ""
     return value.decode() if isinstance(value, bytes) else value
+
+
+@contextmanager
+def _archived_refused(
+    *,
+    article_id: int | None = None,
+    comment_id: int | None = None,
+    refusal: type[ArticlesError] = ArticleArchived,
+) -> Iterator[None]:
+    """A write that found no article or comment in Redis: when the database holds it
+    (archived: read-only), `refusal` is raised instead of the 404 (one query, asked only
+    then)."""
+    try:
+        yield
+    except (ArticleNotFound, CommentNotFound):
+        if (article_id and is_archived(article_id)) or (
+            comment_id and comment_archived(comment_id)
+        ):
+            raise refusal() from None
+        raise

@@ -57,7 +57,8 @@ def user_forget(*, user_id: int, name: str | None = None) -> int:
         left = 1
         while left:
             reply = scripts.USER_FORGET(
-                keys=[index],
+                # votes:, for the articles' part of the account's article_karma:<pk>
+                keys=[index, keys.VOTES] if fields.startswith("poster ") else [index],
                 args=[keys.user(user_id), DELETED_NAME, fields, CLEANUP_BATCH],
                 client=conn,
             )

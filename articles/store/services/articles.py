@@ -11,16 +11,19 @@ from django.utils.translation import gettext
 
 from articles import conf, validation
 from articles.errors import (
+    ArticleArchived,
     Conflict,
     InvalidInput,
     NotAllowed,
 )
 from articles.operations.replication import replicated
 from articles.store import keys, scripts, search, selectors
+from articles.store.archive import archived_delete
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
     COMMENT_PURGE_BATCH,
+    _archived_refused,
     _article_member,
     _decode,
     _domain_key,
@@ -75,12 +78,15 @@ def article_groups_update(
             member,
             keys.GROUPS,
             keys.MODLOG,
+            keys.SCORE,
+            keys.TIME,
             *[key for name in added + removed for key in keys.group_keys(name)],
         ],
         args=[member, len(added), len(removed), entry, conf.modlog_length(), *added, *removed],
         client=get_connection(retry=False),  # sent once: a repeat would log twice
     )
-    raise_for_status(result)
+    with _archived_refused(article_id=article_id):  # archived: read-only (409)
+        raise_for_status(result)
     return tuple(g for g in _decode(result[1]).split(",") if g)
 
 
@@ -117,7 +123,7 @@ def article_delete(
             )
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
-        words = _indexed_words(article_id)
+        words = [] if article.archived else _indexed_words(article_id)
         entry = (
             _log(actor.name, "delete", member, reason, now, title=article.title) if is_staff else ""
         )
@@ -156,10 +162,14 @@ def article_delete(
                 conf.window(),
                 " ".join(words),
                 _removal(entry),
+                "archived" if article.archived else "",
             ],
             client=get_connection(retry=False),  # sent once: a repeat would answer 404
         )
         status = raise_for_status(result, allow=(Status.RETRY, Status.VOTING_CLOSED))
+        if status is Status.OK and article.archived:
+            archived_delete(article_id)  # its rows, once nothing lists it
+            return
         if status is Status.OK:
             _finish_or_leave(
                 lambda: article_purge(article_id=article_id), f"article {article_id}: comments"
@@ -231,6 +241,8 @@ def article_edit(
     for _ in range(scripts.ATTEMPTS):
         before = selectors.article_get(article_id=article_id)
         _owner_or_staff(actor, before, refused)
+        if before.archived:
+            raise ArticleArchived()
         if not is_staff and link is not None and link != before.link:
             raise NotAllowed(gettext("Only staff may change an article's link."))
         new_title = before.title if title is None else title

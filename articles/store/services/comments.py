@@ -12,6 +12,7 @@ from articles.errors import (
     CommentNotFound,
     Conflict,
     InvalidInput,
+    VotingClosed,
 )
 from articles.operations import metrics
 from articles.operations.replication import replicated
@@ -19,6 +20,7 @@ from articles.store import keys, scripts, search, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import (
+    _archived_refused,
     _article_member,
     _decode,
     _given,
@@ -102,9 +104,10 @@ def comment_post(
         ],
         client=conn,
     )
-    status = raise_for_status(
-        result, allow=(Status.ID_TAKEN, Status.COMMENT_GONE, Status.KEY_REUSED)
-    )
+    with _archived_refused(article_id=article_id):
+        status = raise_for_status(
+            result, allow=(Status.ID_TAKEN, Status.COMMENT_GONE, Status.KEY_REUSED)
+        )
     if status is Status.KEY_REUSED:
         raise CommentIdempotencyKeyReused(int(result[1]))
     if status is Status.COMMENT_GONE:
@@ -154,7 +157,8 @@ def comment_vote(*, comment_id: int, user_id: int, vote: Vote, now: float | None
         ],
         client=get_connection(),
     )
-    raise_for_status(result)
+    with _archived_refused(comment_id=comment_id, refusal=VotingClosed):
+        raise_for_status(result)
     outcome = "changed" if int(result[1]) else "repeated"
     metrics.COMMENT_VOTES.labels(direction=vote.label, outcome=outcome).inc()
     fields = dict(zip(result[3::2], result[4::2], strict=True))
@@ -180,7 +184,8 @@ def comment_edit(*, comment_id: int, actor: Actor, text: str, now: float | None 
         ],
         client=get_connection(),
     )
-    raise_for_status(result)
+    with _archived_refused(comment_id=comment_id):
+        raise_for_status(result)
     return Comment.from_hash(comment_id, dict(zip(result[1::2], result[2::2], strict=True)))
 
 
@@ -196,7 +201,8 @@ def comment_delete(*, comment_id: int, actor: Actor, now: float | None = None) -
         args=["author", keys.user(actor.pk), "", "", conf.modlog_length()],
         client=get_connection(retry=False),  # sent once: a repeat would answer "deleted"
     )
-    raise_for_status(result)
+    with _archived_refused(comment_id=comment_id):
+        raise_for_status(result)
 
 
 @replicated
@@ -224,7 +230,8 @@ def comment_remove(*, comment_id: int, actor: Actor, reason: str, now: float | N
         args=["staff", "", reason, entry, conf.modlog_length()],
         client=get_connection(retry=False),  # sent once: a repeat would log twice
     )
-    raise_for_status(result)
+    with _archived_refused(comment_id=comment_id):
+        raise_for_status(result)
 
 
 def _inbox_owner(answered: object, user_id: int) -> int | None:

@@ -25,7 +25,7 @@ from articles.operations.replication import replicated
 from articles.store import keys, scripts, selectors
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.services._common import _given, _log, _staff_only
+from articles.store.services._common import _archived_refused, _given, _log, _staff_only
 from articles.store.services.articles import article_delete
 from articles.store.services.comments import comment_remove
 from articles.types import Actor, FlagReason, FlagResult, Status
@@ -105,9 +105,12 @@ def item_flag(
             ],
             client=get_connection(),  # safe to repeat: a second run answers REPEATED
         )
-        if kind == "comment" and int(reply[0]) == Status.NOT_FOUND:
-            raise CommentNotFound()
-        status = raise_for_status(reply, allow=(Status.RETRY,))
+        article = item_id if kind == "article" else None
+        comment = item_id if kind == "comment" else None
+        with _archived_refused(article_id=article, comment_id=comment):  # archived: no flags
+            if kind == "comment" and int(reply[0]) == Status.NOT_FOUND:
+                raise CommentNotFound()
+            status = raise_for_status(reply, allow=(Status.RETRY,))
         if status is Status.RETRY:
             continue
         if status is Status.REPEATED:

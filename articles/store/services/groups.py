@@ -71,6 +71,7 @@ def group_delete(*, name: str, actor: Actor, reason: str = "") -> None:
                 keys.MODLOG,
                 keys.PURGE,
                 keys.group_purge(name),
+                keys.GROUP_RANKS,
             ],
             args=[name, entry, conf.modlog_length(), keys.group(name)],
             client=get_connection(retry=False),  # sent once: a repeat would answer 404

@@ -13,17 +13,26 @@ from articles.operations.replication import replicated
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
+from articles.store.selectors.archived import comment_archived, is_archived
 from articles.store.services._common import _article_member, _given
+from articles.types import Status
 
 
 def _change(key: str, member: str, keep: int, *, add: bool, now: float | None) -> bool:
-    """personal.lua on `key` for `member`, which also names the item's hash."""
-    reply = scripts.PERSONAL(
-        keys=[key, member],
-        args=["add" if add else "remove", member, keep, _given(now)],
-        client=get_connection(),
-    )
-    raise_for_status(reply)
+    """personal.lua on `key` for `member`, which also names the item's hash; an item not
+    in Redis is looked for in the archive (one query) and added if it is there."""
+    args = ["add" if add else "remove", member, keep, _given(now)]
+    reply = scripts.PERSONAL(keys=[key, member], args=args, client=get_connection())
+    missing = (Status.NOT_FOUND, Status.COMMENT_NOT_FOUND)
+    if raise_for_status(reply, allow=missing) in missing:
+        article_id, comment_id = keys.article_id_or_none(member), keys.comment_id_or_none(member)
+        if (article_id and is_archived(article_id)) or (
+            comment_id and comment_archived(comment_id)
+        ):
+            reply = scripts.PERSONAL(
+                keys=[key, member], args=[*args, "archived"], client=get_connection()
+            )
+        raise_for_status(reply)
     return bool(int(reply[1]))
 
 

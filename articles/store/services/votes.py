@@ -10,13 +10,13 @@ from typing import Any
 import redis
 
 from articles import conf
-from articles.errors import StoreFull
+from articles.errors import StoreFull, VotingClosed
 from articles.operations import metrics
 from articles.operations.replication import replicated
 from articles.store import keys, scripts
 from articles.store.connection import get_connection, out_of_memory
 from articles.store.scripts import raise_for_status
-from articles.store.services._common import _BATCH, _article_member, _given
+from articles.store.services._common import _BATCH, _archived_refused, _article_member, _given
 from articles.types import Article, Status, Vote
 
 logger = logging.getLogger("articles.store.services")  # the package's one logger
@@ -135,8 +135,10 @@ def article_vote_guarded(
 
 
 def _voted(article_id: int, direction: Vote, result: Sequence[Any]) -> Article:
-    """The article from vote.lua's reply, the vote counted in the metrics; raises its error."""
-    raise_for_status(result)
+    """The article from vote.lua's reply, the vote counted in the metrics; raises its error
+    (an archived article's voting closed: VotingClosed)."""
+    with _archived_refused(article_id=article_id, refusal=VotingClosed):
+        raise_for_status(result)
     outcome = "changed" if int(result[1]) else "repeated"
     metrics.VOTES.labels(direction=direction.name.lower(), outcome=outcome).inc()
     fields = dict(zip(result[3::2], result[4::2], strict=True))

@@ -1,0 +1,386 @@
+"""Archiving: articles whose voting closed move to the database (ARTICLES_ARCHIVE_AFTER).
+
+A closed article's votes never change again, yet its hash, comments and search postings
+cost most of its Redis memory for ever. `manage.py archive` moves them, oldest first along
+time:, in bounded batches: the batch's rows are written to the database first (one
+transaction, an idempotent upsert), then one archive.lua call checks each article is
+unchanged since it was read and takes what a closed article no longer needs out of Redis;
+its comments follow in batches of COMMENT_BATCH (archive_comments.lua). What rankings need
+stays, so every listing still lists it and reads its row (selectors/archived.py).
+
+A crash between the two steps loses nothing: the rows are there, the hash too (pages read
+the hash while it exists), and the next run, starting again at archive:at, redoes both.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from articles import conf, validation
+from articles.models import ArchivedArticle, ArchivedComment, ArchivedCommentWord, ArchivedWord
+from articles.store import keys, scripts
+from articles.store.connection import get_connection
+from articles.store.scripts import raise_for_status
+from articles.types import article_score
+
+logger = logging.getLogger("articles.store.archive")
+
+# Articles a batch: one archive.lua call of ~30 commands an article (its words' SREMs the
+# most): ~0.5 ms of Redis for 10 (p50; python -m bench.archive), under 5 ms at its p99.
+BATCH = 10
+COMMENT_BATCH = 25  # comments an archive_comments.lua call takes away (article_purge's 25)
+READ_CHUNK = 500  # comment hashes read a pipeline while writing the rows
+
+
+@dataclass
+class Read:
+    """One article as read for archiving: its hash's raw fields (compared by archive.lua)."""
+
+    article_id: int
+    time: float
+    raw: dict[bytes, bytes]
+
+    def text(self, name: str) -> str:
+        return keys.text(self.raw.get(name.encode(), b""))
+
+
+@dataclass
+class Progress:
+    archived: int = 0
+    changed: int = 0
+    comments: int = 0
+    batches: int = 0
+    set_back: float | None = None  # where a batch with a changed article sent the cursor
+
+
+def enabled() -> bool:
+    return conf.archive_after() is not None
+
+
+def archive(
+    *,
+    now: float | None = None,
+    batch: int = BATCH,
+    limit: int | None = None,
+    dry_run: bool = False,
+    progress: Callable[[Progress], None] | None = None,
+) -> Progress:
+    """Archive every article posted more than ARTICLES_ARCHIVE_AFTER ago (at most `limit`),
+    batch after batch; `dry_run` counts them and writes nothing."""
+    after = conf.archive_after()
+    done = Progress()
+    if after is None:
+        return done
+    cutoff = (time.time() if now is None else now) - after
+    conn, skip = get_connection(), 0
+    while limit is None or done.archived + done.changed < limit:
+        size = batch if limit is None else min(batch, limit - done.archived - done.changed)
+        at, set_back = _cursor(conn), done.set_back
+        found, times, more = _next_batch(conn, cutoff, size, at, skip)
+        if not times:
+            break
+        cursor = times[-1]
+        if dry_run:
+            done.archived += len(found)
+        elif found:
+            _archive_batch(conn, found, cursor, done)  # moves archive:at to `cursor`
+        else:
+            conn.set(keys.ARCHIVE_AT, repr(cursor))
+        done.batches += bool(found)
+        # Where the next batch starts: after the rows read at the cursor's time (post
+        # times are whole seconds: many articles may share one, more than a batch).
+        if dry_run or (cursor == at and done.set_back == set_back):
+            skip += len(times)
+        elif done.set_back != set_back:
+            skip = 0  # a changed article sent the cursor back: read from there
+        else:
+            skip = sum(1 for t in times if t == cursor)
+        if progress:
+            progress(done)
+        if not more and done.set_back == set_back:
+            break
+    if not dry_run:
+        done.comments += comments_finish(conn)
+        if done.archived:
+            _forget_searches(conn)
+    return done
+
+
+def _forget_searches(conn: Any) -> None:
+    """Searches cached while articles were archived name them among Redis' results; one
+    DEL of every slot's query string (a bounded number of keys) has each built again, so
+    a search counts an archived article once. Meanwhile merged_search leaves them out."""
+    slots = conf.search_cache_slots()
+    conn.delete(*(keys.search_cache_query(slot) for slot in range(slots)))
+
+
+def _cursor(conn: Any) -> float:
+    """archive:at: the post time before which every article is archived (or was left)."""
+    raw = conn.get(keys.ARCHIVE_AT)
+    try:
+        return float(raw) if raw else float("-inf")
+    except ValueError:
+        return float("-inf")  # not a time (the audit reports it): from the start
+
+
+def _next_batch(
+    conn: Any, cutoff: float, size: int, at: float, skip: int
+) -> tuple[list[Read], list[float], bool]:
+    """The `size` articles of time: from the post time `at`, `skip` rows on, that were
+    posted before `cutoff`: those that still have a hash, the post times of all read,
+    and whether more may follow. An archived one read again has no hash: passed over."""
+    start = int(conn.zcount(keys.TIME, "-inf", f"({at}")) + skip
+    rows = conn.zrange(keys.TIME, start, start + size - 1, withscores=True)
+    rows = [(m, t) for m, t in rows if t < cutoff]
+    if not rows:
+        return [], [], False
+    ids = keys.article_ids(m for m, _ in rows)
+    pipe = conn.pipeline(transaction=False)
+    for article_id in ids:
+        pipe.hgetall(keys.article(article_id))
+    hashes = pipe.execute()
+    times = {keys.article_ids([m])[0]: t for m, t in rows if keys.article_ids([m])}
+    found = [Read(i, times[i], h) for i, h in zip(ids, hashes, strict=True) if h]
+    return found, [t for _, t in rows], len(rows) == size
+
+
+def _archive_batch(conn: Any, found: list[Read], cursor: float, done: Progress) -> None:
+    """The rows of `found`, then their keys out of Redis; a changed article's rows are
+    taken back (it is read again by a later run)."""
+    _write_rows(conn, found)
+    reply = _redis_step(conn, found, cursor)
+    left = [r.article_id for r, ok in zip(found, reply, strict=True) if not ok]
+    if left:
+        # Changed since read (or deleted): its rows must not outlive or contradict it.
+        ArchivedArticle.objects.filter(id__in=left).delete()
+        logger.info("Changed since read, read again: %s", left)
+        pipe = conn.pipeline(transaction=False)
+        for read in found:
+            if read.article_id in left:
+                pipe.exists(keys.article(read.article_id))
+        there = pipe.execute()
+        again = [r.time for r in found if r.article_id in left]
+        again = [t for t, e in zip(again, there, strict=True) if e]
+        if again and min(again) != done.set_back:
+            done.set_back = min(again)  # read it again once; then it waits for a later run
+            conn.set(keys.ARCHIVE_AT, repr(done.set_back))
+        else:
+            done.changed += len(left)
+    done.archived += len(found) - len(left)
+    for read, outcome in zip(found, reply, strict=True):
+        if outcome == 2:  # archived, its comments queued in archive:
+            done.comments += comments_take(conn, read.article_id)
+
+
+def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
+    """One archive.lua call for the batch (keys in KEYS, as every script's)."""
+    call_keys: list[str] = [keys.LINKS, keys.ARCHIVE, keys.ARCHIVE_AT]
+    args: list[Any] = [repr(cursor)]
+    for read in found:
+        words = _words(read)
+        call_keys += [
+            keys.article(read.article_id),
+            keys.article_comments(read.article_id),
+            keys.article_comments_new(read.article_id),
+            keys.article_comments_all(read.article_id),
+            *map(keys.idx, words),
+        ]
+        link = read.text("link")
+        norm = validation.normalize_link(link) if link else ""
+        args += [keys.article(read.article_id), norm, len(read.raw)]
+        for name, value in read.raw.items():
+            args += [name, value]
+        args.append(len(words))
+    reply = scripts.ARCHIVE(keys=call_keys, args=args, client=conn)
+    raise_for_status(reply)
+    return [int(x) for x in reply[2:]]
+
+
+def _words(read: Read) -> list[str]:
+    return _valid_words(read.text("words"))
+
+
+def _valid_words(value: str) -> list[str]:
+    """The words of a `words` field (the idx:/cidx: sets holding it); none if one is not a
+    word search.py makes (data written by others: the audit reports it)."""
+    words = value.split()
+    try:
+        for word in words:
+            keys.idx(word)
+    except ValueError:
+        return []
+    return words
+
+
+def _write_rows(conn: Any, found: list[Read]) -> None:
+    """The batch's articles, comments and postings, in one transaction (an upsert: a run
+    redone after a crash writes the same rows again)."""
+    vote_score = conf.vote_score()
+    articles, comments, words = [], [], []
+    now = time.time()
+    for read in found:
+        fields = _fields(read.raw)
+        up = _int(fields.get("votes")), _int(fields.get("downvotes"))
+        posted = _float(fields.get("time"), read.time)
+        groups = [g for g in fields.get("groups", "").split(",") if g]
+        articles.append(
+            ArchivedArticle(
+                id=read.article_id,
+                time=posted,
+                score=article_score(posted, up[0], up[1], vote_score=vote_score),
+                net=up[0] - up[1],
+                poster=fields.get("poster", "")[:40],
+                groups="," + ",".join(groups) + "," if groups else "",
+                fields=fields,
+                archived_at=now,
+            )
+        )
+        words += [ArchivedWord(word=w, article_id=read.article_id) for w in _words(read)]
+        comments += _read_comments(conn, read.article_id)
+    ids = [a.id for a in articles]
+    comment_words = [
+        ArchivedCommentWord(word=w, comment_id=c.id)
+        for c in comments
+        if not c.fields.get("state")
+        for w in _valid_words(c.fields.get("words", ""))
+    ]
+    with transaction.atomic():
+        ArchivedArticle.objects.bulk_create(
+            articles,
+            update_conflicts=True,
+            unique_fields=["id"],
+            update_fields=["time", "score", "net", "poster", "groups", "fields", "archived_at"],
+        )
+        ArchivedWord.objects.filter(article_id__in=ids).delete()
+        ArchivedWord.objects.bulk_create(words, batch_size=1000)
+        ArchivedComment.objects.bulk_create(
+            comments,
+            batch_size=500,
+            update_conflicts=True,
+            unique_fields=["id"],
+            update_fields=["article", "parent", "best", "time", "author", "fields"],
+        )
+        ArchivedCommentWord.objects.filter(comment__article_id__in=ids).delete()
+        ArchivedCommentWord.objects.bulk_create(comment_words, batch_size=1000)
+
+
+def _read_comments(conn: Any, article_id: int) -> list[ArchivedComment]:
+    """Every comment of an article (comments_all:<aid>) with its score in its parent's best
+    order, READ_CHUNK a pipeline."""
+    found: list[ArchivedComment] = []
+    key, start = keys.article_comments_all(article_id), 0
+    while True:
+        members = conn.zrange(key, start, start + READ_CHUNK - 1)
+        if not members:
+            return found
+        start += len(members)
+        pipe = conn.pipeline(transaction=False)
+        ids = [keys.comment_id_or_none(keys.text(m)) for m in members]
+        kept = [i for i in ids if i is not None]
+        for comment_id in kept:
+            pipe.hgetall(keys.comment(comment_id))
+        hashes = pipe.execute()
+        pipe = conn.pipeline(transaction=False)
+        rows = []
+        for comment_id, raw in zip(kept, hashes, strict=True):
+            fields = _fields(raw)
+            if fields.get("article") != keys.article(article_id):
+                continue
+            parent = keys.comment_id_or_none(fields.get("parent", ""))
+            ordering = keys.replies(parent) if parent else keys.article_comments(article_id)
+            pipe.zscore(ordering, keys.comment(comment_id))
+            rows.append((comment_id, parent, fields))
+        scores = pipe.execute() if rows else []
+        for (comment_id, parent, fields), best in zip(rows, scores, strict=True):
+            found.append(
+                ArchivedComment(
+                    id=comment_id,
+                    article_id=article_id,
+                    parent=parent,
+                    best=float(best) if best is not None else -1.0,
+                    time=_float(fields.get("time"), 0.0),
+                    author=fields.get("author", "")[:40],
+                    fields=fields,
+                )
+            )
+
+
+def comments_take(conn: Any, article_id: int) -> int:
+    """Take an archived article's comments out of Redis, batch after batch; how many."""
+    member = keys.article(article_id)
+    before = int(conn.zcard(keys.article_comments_all(article_id)))
+    while True:
+        reply = scripts.ARCHIVE_COMMENTS(
+            keys=[keys.article_comments_all(article_id), keys.ARCHIVE, member],
+            args=[member, COMMENT_BATCH],
+            client=conn,
+        )
+        raise_for_status(reply)
+        if not int(reply[1]):
+            return before
+
+
+def comments_finish(conn: Any) -> int:
+    """Finish what an interrupted run left in archive: (its comments)."""
+    taken = 0
+    for member in conn.smembers(keys.ARCHIVE):
+        article_id = keys.article_id_or_none(keys.text(member))
+        if article_id is not None:
+            taken += comments_take(conn, article_id)
+        else:
+            conn.srem(keys.ARCHIVE, member)
+    return taken
+
+
+def archived_delete(article_id: int) -> None:
+    """An archived article's rows, once delete.lua took its ranking entries: its comments
+    leave the site's and their authors' lists and the inboxes they went to, and their
+    votes their authors' comment_karma:<pk> (as article_purge.lua takes a deleted
+    article's), COMMENT_BATCH a script call (archive_unlist.lua); then the rows go."""
+    poster = ArchivedArticle.objects.filter(id=article_id).values_list("poster", flat=True)
+    rows = list(
+        ArchivedComment.objects.filter(article_id=article_id).values_list("id", "parent", "fields")
+    )
+    authors = {cid: str(fields.get("author", "")) for cid, _, fields in rows}
+    owner_of_top = next(iter(poster), "")
+    conn, args = get_connection(), []
+    for cid, parent, fields in rows:
+        visible = not fields.get("state")
+        part = _int(fields.get("votes")) - _int(fields.get("downvotes")) if visible else 0
+        owner = authors.get(parent, "") if parent else owner_of_top
+        args.append([keys.comment(cid), authors[cid], part, owner])
+    for at in range(0, len(args), COMMENT_BATCH):
+        flat = [value for entry in args[at : at + COMMENT_BATCH] for value in entry]
+        raise_for_status(scripts.ARCHIVE_UNLIST(keys=[keys.COMMENTS], args=flat, client=conn))
+    with transaction.atomic():
+        ArchivedArticle.objects.filter(id=article_id).delete()
+    conn.srem(keys.ARCHIVE, keys.article(article_id))
+
+
+def _fields(raw: dict[bytes, bytes]) -> dict[str, str]:
+    """A hash as the row keeps it: text, with what no database text holds (a NUL, which
+    PostgreSQL refuses; bytes that are not UTF-8) replaced, as the pages would show it."""
+    return {
+        keys.text(k).replace("\x00", "\ufffd"): keys.text(v).replace("\x00", "\ufffd")
+        for k, v in raw.items()
+    }
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(float(value or 0))
+    except ValueError:
+        return 0
+
+
+def _float(value: str | None, default: float) -> float:
+    try:
+        return float(value) if value else default
+    except ValueError:
+        return default

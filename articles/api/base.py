@@ -1,5 +1,8 @@
 """What every API view shares: the schema pieces of its documentation, the JSON parser,
-the base viewset (authentication, rate limits, permissions by action), small helpers."""
+the base viewset (authentication, rate limits, permissions by action), small helpers.
+
+Cache (articles.caches): "api_queries", content-addressed, 1,024 query strings (64 KB of
+their text) with the values their serializer checked them to."""
 
 from __future__ import annotations
 
@@ -8,22 +11,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import redis
+from django.http import QueryDict
 from django.utils.translation import gettext
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions, parsers, status, viewsets
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.serializers import Serializer
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from articles import conf
 from articles.api.errors import api_exception_handler
-from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
+from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN, REASON_SCHEMA
 from articles.api.renderers import fast_renderers
 from articles.api.serializers import (
     ErrorSerializer,
@@ -31,6 +37,7 @@ from articles.api.serializers import (
     page_data,
 )
 from articles.api.tokens import CachedTokenAuthentication, check_in_handler
+from articles.caches import Cache, Kind
 from articles.errors import ArticlesError
 from articles.store import ratelimits
 from articles.types import Actor, Article, Page
@@ -121,7 +128,9 @@ PERIOD = OpenApiParameter(
 DATE = OpenApiParameter(
     "date", OpenApiTypes.DATE, description="A UTC day: that day's good articles, paginated."
 )
-REASON = OpenApiParameter("reason", str, description="Why (kept in the public moderation log).")
+REASON = OpenApiParameter(
+    "reason", REASON_SCHEMA, description="Why (kept in the public moderation log)."
+)
 ARTICLE_ID = OpenApiParameter(
     "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="Article id."
 )
@@ -182,6 +191,11 @@ else:
     _View = object
 
 
+JSON_MEDIA_TYPE = "application/json"
+# Accept headers DRF's negotiation answers with the first renderer (JSON) as JSON
+PLAIN_ACCEPT = frozenset({None, "*/*", JSON_MEDIA_TYPE})
+
+
 class ApiMixin(_View):
     """Token auth first (so a missing login is a 401 with WWW-Authenticate), the API's
     exception handler, and the rate limits with their RateLimit-* headers."""
@@ -196,6 +210,9 @@ class ApiMixin(_View):
     # actions whose handler counts the limits (deferred: ratelimits.defer) and reads a kept
     # token's credential epoch (api.tokens.check_in_handler) in its own script: http.guarded
     guarded_actions: frozenset[str] = frozenset()
+    # listing actions whose handler reads inside ratelimits.riding(): the store counts the
+    # limits in the read of the page's rows, a round trip the listing makes anyway
+    riding_actions: frozenset[str] = frozenset()
     # drf-spectacular's AutoSchema, whatever the host's DEFAULT_SCHEMA_CLASS
     schema: ViewInspector | None = AutoSchema()
 
@@ -204,6 +221,22 @@ class ApiMixin(_View):
 
     def get_renderers(self) -> list[Any]:
         return fast_renderers(super().get_renderers())
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        """DRF's choice, made without its negotiation where the answer is plain: JSON
+        asked for (or anything, or no Accept), no `?format=`, JSON the first renderer.
+        DRF answers the same there: the first renderer, as "application/json"."""
+        renderers = self.get_renderers()
+        if (
+            renderers
+            and renderers[0].media_type == JSON_MEDIA_TYPE
+            and request.META.get("HTTP_ACCEPT") in PLAIN_ACCEPT
+            and self.content_negotiation_class is DefaultContentNegotiation
+            and self.format_kwarg is None
+            and api_settings.URL_FORMAT_OVERRIDE not in request.query_params
+        ):
+            return renderers[0], JSON_MEDIA_TYPE
+        return super().perform_content_negotiation(request, force)
 
     def perform_authentication(self, request: Request) -> None:
         action = getattr(self, "action", None) or ""
@@ -219,7 +252,7 @@ class ApiMixin(_View):
         folded = self.folded_limits.get(action, ())
         if not request.user.is_authenticated:
             folded = ()
-        if guarded and request.user.is_authenticated:
+        if (guarded and request.user.is_authenticated) or action in self.riding_actions:
             ratelimits.defer(request, *_api_actions(request), *folded)
         else:
             ratelimits.check(request, *_api_actions(request), *folded)
@@ -259,7 +292,32 @@ def _api_actions(request: Request) -> tuple[str, ...]:
     return ("api", "api_user", "api_write") if request.method in _WRITES else ("api", "api_user")
 
 
+# Content-addressed: a query string's values are its serializer's pure function (and the
+# settings', which empty every cache). A listing's few query strings repeat; a serializer
+# run each time (its fields deep-copied, each field's validation) was a tenth of a page.
+MAX_QUERIES = 1024
+MAX_QUERY_BYTES = 64 * 1024
+_queries: Cache[tuple[Any, ...], dict[str, Any]] = Cache(
+    "api_queries", Kind.CONTENT, entries=MAX_QUERIES, max_bytes=MAX_QUERY_BYTES
+)
+
+
 def _valid(serializer_class: type[Serializer], data: Any) -> dict[str, Any]:
+    """`data` as `serializer_class` validates it, or its ValidationError (a 400). A query
+    string's (a QueryDict's) values are kept: only those that validate, so every error
+    is the serializer's own, in the request's language."""
+    if not isinstance(data, QueryDict):
+        return _validated(serializer_class, data)
+    query = tuple((name, *values) for name, values in data.lists())
+    key = (serializer_class, *query)
+    kept = _queries.get(key)
+    if kept is None:
+        kept = _validated(serializer_class, data)
+        _queries.put(key, kept, size=sum(len(part) for row in query for part in row))
+    return dict(kept)
+
+
+def _validated(serializer_class: type[Serializer], data: Any) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)

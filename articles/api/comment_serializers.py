@@ -18,10 +18,12 @@ from articles.api.fields import StringField
 from articles.api.queries import PageQuerySerializer
 from articles.api.serializers import (
     VOTE_CHOICES,
+    SearchFields,
     _cleaned,
     _iso,
     _origin,
     paged,
+    search_fields,
 )
 from articles.types import Comment, CommentOrder, CommentSearchPage, Page, ThreadPage
 from articles.urlcache import url_for
@@ -207,21 +209,12 @@ class CommentPageSerializer(serializers.Serializer):
     results = ListedCommentSerializer(many=True)
 
 
-class CommentSearchPageSerializer(CommentPageSerializer):
-    words = serializers.ListField(
-        child=serializers.CharField(), help_text="The words looked for, as normalised."
-    )
-    excluded = serializers.ListField(
-        child=serializers.CharField(), help_text="The words left out (`-word`), normalised."
-    )
+class CommentSearchPageSerializer(CommentPageSerializer, SearchFields):
+    """A page of the comments a search found."""
 
 
 def comment_search_data(page: CommentSearchPage, request: HttpRequest) -> dict[str, Any]:
-    return {
-        **listing_data(page, request),
-        "words": list(page.words),
-        "excluded": list(page.excluded),
-    }
+    return {**listing_data(page, request), **search_fields(page)}
 
 
 def listing_data(page: Page[Comment], request: HttpRequest) -> dict[str, Any]:

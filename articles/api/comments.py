@@ -45,10 +45,7 @@ from articles.api.comment_serializers import (
 from articles.api.personal import CommentListsMixin
 from articles.api.queries import CommentSearchQuerySerializer, PageQuerySerializer
 from articles.api.schema import documented
-from articles.api.serializers import (
-    VoteSerializer,
-    _origin,
-)
+from articles.api.serializers import VoteSerializer, _origin, vote_value
 from articles.http.addresses import user_pk
 from articles.store import people, ratelimits, selectors, services
 from articles.types import Actor, Comment, CommentOrder
@@ -59,7 +56,8 @@ _COMMENT_ERRORS = {
     403: "Not allowed: not the author (`not_allowed`), the article no longer takes "
     "comments (`commenting_closed`), or the edit window is over (`edit_window_closed`).",
     404: "No such article (`article_not_found`) or comment (`comment_not_found`).",
-    409: "Voting on the article and its comments has closed (`voting_closed`).",
+    409: "Voting on the article and its comments has closed (`voting_closed`), or the "
+    "article is archived and its thread read-only (`article_archived`).",
     422: "The Idempotency-Key was already used for a different request "
     "(`idempotency_key_reused`, with the `comment_id` it made): use a new key.",
 }
@@ -147,7 +145,7 @@ class ArticleCommentViewSet(ApiViewSet):
         summary="Comment on an article, or reply to a comment (`parent`)",
         parameters=[ID, IDEMPOTENCY_KEY, LOCATION],
         request=CommentCreateSerializer,
-        responses={201: CommentSerializer, **_errors(400, 401, 403, 404, 415, 422)},
+        responses={201: CommentSerializer, **_errors(400, 401, 403, 404, 409, 415, 422)},
         description=_about(
             "Posts a comment in Markdown (`text`); with `parent`, a reply to that comment. "
             "The answer is the comment as stored, its address in `Location`.",
@@ -156,7 +154,8 @@ class ArticleCommentViewSet(ApiViewSet):
             f"{_TOO_LONG}; 400 naming `parent` when it is on another article or the reply "
             f"would be nested deeper than {conf.comment_max_depth()} levels "
             "(`comment_too_deep`); 403 (`commenting_closed`) once the article takes no more "
-            "comments; 404 when the article or the parent does not exist; 422 "
+            "comments; 404 when the article or the parent does not exist; 409 "
+            "(`article_archived`) when the article is archived; 422 "
             "(`idempotency_key_reused`) for a key sent before with another body. The "
             "commenting limit is shared with the web pages.",
         ),
@@ -297,7 +296,7 @@ class CommentViewSet(CommentListsMixin, ApiViewSet):
         summary="Edit your comment's text (within its edit window)",
         parameters=[COMMENT_ID],
         request=CommentEditSerializer,
-        responses={200: CommentSerializer, **_errors(400, 401, 403, 404, 415)},
+        responses={200: CommentSerializer, **_errors(400, 401, 403, 404, 409, 415)},
         description=_about(
             f"Only its author, for {conf.comment_edit_seconds() // 60} minutes after "
             "posting; the comment then shows `edited_at`. A body without `text` changes "
@@ -305,7 +304,8 @@ class CommentViewSet(CommentListsMixin, ApiViewSet):
             "member",
             _WRITE,
             f"403 `edit_window_closed` after the window, 403 `not_allowed` for anyone but "
-            f"its author; 404 (`comment_not_found`); {_TOO_LONG}.",
+            f"its author; 404 (`comment_not_found`); 409 (`article_archived`) on an "
+            f"archived article's comment; {_TOO_LONG}.",
         ),
     )
     def partial_update(self, request: Request, id: str) -> Response:
@@ -321,14 +321,15 @@ class CommentViewSet(CommentListsMixin, ApiViewSet):
     @documented(
         summary="Delete your comment",
         parameters=[COMMENT_ID],
-        responses={204: None, **_errors(401, 403, 404)},
+        responses={204: None, **_errors(401, 403, 404, 409)},
         description=_about(
             'A comment with replies stays in its thread as "[deleted]" so the replies keep '
             "their place; one without replies is gone. Staff remove others' comments with "
             "POST /api/comments/{id}/remove/.",
             "member",
             _WRITE,
-            "403 (`not_allowed`) for anyone but its author; 404 (`comment_not_found`).",
+            "403 (`not_allowed`) for anyone but its author; 404 (`comment_not_found`); 409 "
+            "(`article_archived`) on an archived article's comment.",
         ),
     )
     def destroy(self, request: Request, id: str) -> Response:
@@ -352,25 +353,24 @@ class CommentViewSet(CommentListsMixin, ApiViewSet):
     )
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
-        data = _valid(VoteSerializer, request.data)
+        vote = vote_value(request.data)
         ratelimits.check(request, "vote")
-        comment = services.comment_vote(
-            comment_id=int(id), user_id=user_pk(request), vote=data["value"]
-        )
+        comment = services.comment_vote(comment_id=int(id), user_id=user_pk(request), vote=vote)
         return _comment(comment, request)
 
     @documented(
         summary="Staff: remove a comment, with a reason",
         parameters=[COMMENT_ID],
         request=CommentRemoveSerializer,
-        responses={204: None, **_errors(400, 401, 403, 404, 415)},
+        responses={204: None, **_errors(400, 401, 403, 404, 409, 415)},
         description=_about(
             "The comment stays in its thread as removed (text and author blank) so its "
             "replies keep their place; the removal and its `reason` go into the moderation "
             "log (/api/modlog/).",
             "staff",
             _WRITE,
-            "400 without a `reason`; 404 (`comment_not_found`).",
+            "400 without a `reason`; 404 (`comment_not_found`); 409 (`article_archived`) on "
+            "an archived article's comment.",
         ),
     )
     @action(detail=True, methods=["post"])

@@ -100,7 +100,11 @@ class TitleField(StringField):
     default_error_messages = {"pattern": _SINGLE_LINE}
 
 
-@extend_schema_field({"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE})
+# A reason as its schema says it, in a body or a query string (api.base.REASON).
+REASON_SCHEMA = {"type": "string", "maxLength": validation.REASON_MAX, "pattern": _ONE_LINE}
+
+
+@extend_schema_field(REASON_SCHEMA)
 class LineField(StringField):
     """One line of text (a reason, a description)."""
 

@@ -148,7 +148,8 @@ class ArticleFlagViewSet(_FlagViewSet):
             "member",
             (*_WRITE, "flag"),
             "400 (`reason`) for a reason not listed; 404 (`article_not_found`); 409 "
-            "(`already_flagged`) for your second flag on it.",
+            "(`already_flagged`) for your second flag on it, or (`article_archived`) on an "
+            "archived article.",
         ),
     )
     def create(self, request: Request, id: str) -> Response:
@@ -171,7 +172,7 @@ class CommentFlagViewSet(_FlagViewSet):
             (*_WRITE, "flag"),
             "400 (`reason`) for a reason not listed; 403 (`not_allowed`) on a deleted or "
             "removed comment; 404 (`comment_not_found`); 409 (`already_flagged`) for your "
-            "second flag on it.",
+            "second flag on it, or (`article_archived`) on an archived article's comment.",
         ),
     )
     def create(self, request: Request, id: str) -> Response:

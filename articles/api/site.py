@@ -57,7 +57,7 @@ from articles.api.serializers import (
     TokenSerializer,
     paged,
 )
-from articles.store import logins, people, selectors, services, tokens
+from articles.store import logins, people, ratelimits, selectors, services, tokens
 
 # --- groups --------------------------------------------------------------------------------
 
@@ -71,6 +71,7 @@ class GroupViewSet(ApiViewSet):
         "partial_update": [IsAuthenticated],
         "destroy": [IsAuthenticated],
     }
+    riding_actions = frozenset({"articles"})  # its limits counted in the page's read
 
     @documented(
         summary="Every group, by name",
@@ -170,9 +171,10 @@ class GroupViewSet(ApiViewSet):
     @action(detail=True, methods=["get"])
     def articles(self, request: Request, name: str) -> Response:
         query = _valid(ListQuerySerializer, request.query_params)
-        page = selectors.group_article_list(
-            name=name, order=query["order"], page=query["page"], user_id=_viewer(request)
-        )
+        with ratelimits.riding(request):
+            page = selectors.group_article_list(
+                name=name, order=query["order"], page=query["page"], user_id=_viewer(request)
+            )
         return _page(page, request)
 
 

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.db.models.signals import post_delete, post_save
 from django.utils.translation import gettext
-from rest_framework import exceptions
+from rest_framework import HTTP_HEADER_ENCODING, exceptions
 from rest_framework.authentication import TokenAuthentication
 
 from articles import conf
@@ -43,8 +43,20 @@ class CachedTokenAuthentication(TokenAuthentication):
     http: Any = None  # the request being authenticated (an instance serves one request)
 
     def authenticate(self, request: Any) -> tuple[Any, Any] | None:
+        """DRF's, reading the header from META: DRF's request.headers copies every header
+        of the request to find this one. A malformed header is DRF's to refuse."""
         self.http = _http(request)
-        return super().authenticate(request)
+        header = self.http.META.get("HTTP_AUTHORIZATION", b"")
+        auth = (header.encode(HTTP_HEADER_ENCODING) if isinstance(header, str) else header).split()
+        if not auth or auth[0].lower() != self.keyword.lower().encode():
+            return None
+        try:
+            key = auth[1].decode() if len(auth) == 2 else None
+        except UnicodeError:
+            key = None
+        if key is None:
+            return super().authenticate(request)  # its AuthenticationFailed, in its words
+        return self.authenticate_credentials(key)
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         digest = token_digest(key)

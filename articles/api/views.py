@@ -33,6 +33,7 @@ from articles.api.base import (
     _viewer,
 )
 from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
+from articles.api.lean import LeanVoteMixin
 from articles.api.personal import ArticleListsMixin
 from articles.api.queries import (
     SEARCH_ORDERS,
@@ -54,6 +55,7 @@ from articles.api.serializers import (
     VoteSerializer,
     article_url,
     search_page_data,
+    vote_value,
 )
 from articles.errors import ArticleNotFound
 from articles.http import guarded
@@ -68,15 +70,17 @@ EDIT_DESCRIPTION = (
     "and text while voting is open, unlogged; 403 after voting closes, or for a changed "
     "link. The search index follows the new words and `edited_at` the time. 400 when the "
     "article would be left with neither link nor text; 409 (`duplicate_link`, with "
-    "`article_id`) when another article still open for voting has the new link."
+    "`article_id`) when another article still open for voting has the new link, or "
+    "(`article_archived`) when the article is archived (read-only)."
 )
 
 
-class ArticleViewSet(ArticleListsMixin, ApiViewSet):
+class ArticleViewSet(LeanVoteMixin, ArticleListsMixin, ApiViewSet):
     lookup_field = "id"
     lookup_value_regex = r"[0-9]{1,18}"
     folded_limits = {"vote": ("vote",), **personal.ARTICLE_LIMITS}
     guarded_actions = frozenset({"vote"})  # its limits and token check in the vote's script
+    riding_actions = frozenset({"list", "top", "good"})
     action_permissions = {
         "create": [IsAuthenticated],
         "destroy": [IsAuthenticated],
@@ -104,9 +108,10 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
     )
     def list(self, request: Request) -> Response:
         query = _valid(ListQuerySerializer, request.query_params)
-        page = selectors.article_list(
-            order=query["order"], page=query["page"], user_id=_viewer(request)
-        )
+        with ratelimits.riding(request):
+            page = selectors.article_list(
+                order=query["order"], page=query["page"], user_id=_viewer(request)
+            )
         return _page(page, request)
 
     @documented(
@@ -241,8 +246,8 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
     )
     @action(detail=True, methods=["put"])
     def vote(self, request: Request, id: str) -> Response:
-        data = _valid(VoteSerializer, request.data)
-        article = guarded.vote(request, tokens, article_id=int(id), direction=data["value"])
+        direction = vote_value(request.data)
+        article = guarded.vote(request, tokens, article_id=int(id), direction=direction)
         return _article(article, request)
 
     @documented(
@@ -254,11 +259,12 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
             "staff",
             _WRITE,
             "400 for a bad group name, or one both added and removed; 404 "
-            "(`article_not_found`, or `group_not_found` for a group to add).",
+            "(`article_not_found`, or `group_not_found` for a group to add); 409 "
+            "(`article_archived`) when the article is archived.",
         ),
         parameters=[ARTICLE_ID],
         request=GroupsUpdateSerializer,
-        responses={200: ArticleGroupsSerializer, **_errors(400, 401, 403, 404, 415)},
+        responses={200: ArticleGroupsSerializer, **_errors(400, 401, 403, 404, 409, 415)},
     )
     @action(detail=True, methods=["post"])
     def groups(self, request: Request, id: str) -> Response:
@@ -291,15 +297,15 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
     @action(detail=False, methods=["get"])
     def good(self, request: Request) -> Response:
         query = _valid(GoodQuerySerializer, request.query_params)
-        if "date" in query:
-            page = selectors.good_article_day(
-                day=query["date"], page=query["page"], user_id=_viewer(request)
-            )
-            return _page(page, request)
-        # The newest good articles are one page; a later page is empty, as past any end.
-        page = selectors.good_article_page(
-            page=query["page"], per_page=conf.home_good(), user_id=_viewer(request)
-        )
+        with ratelimits.riding(request):
+            if "date" in query:
+                page = selectors.good_article_day(
+                    day=query["date"], page=query["page"], user_id=_viewer(request)
+                )
+            else:  # the newest good articles are one page; a later one is empty, past the end
+                page = selectors.good_article_page(
+                    page=query["page"], per_page=conf.home_good(), user_id=_viewer(request)
+                )
         return _page(page, request)
 
     @documented(
@@ -372,7 +378,8 @@ class ArticleViewSet(ArticleListsMixin, ApiViewSet):
     @action(detail=False, methods=["get"])
     def top(self, request: Request) -> Response:
         query = _valid(TopQuerySerializer, request.query_params)
-        page = selectors.top_article_list(
-            period=query["period"], page=query["page"], user_id=_viewer(request)
-        )
+        with ratelimits.riding(request):
+            page = selectors.top_article_list(
+                period=query["period"], page=query["page"], user_id=_viewer(request)
+            )
         return _page(page, request)

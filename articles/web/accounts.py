@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login, logout
+from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordResetForm
@@ -34,6 +34,7 @@ from articles.web.forms import (
     DeleteAccountForm,
     PasswordChangeForm,
     SignUpForm,
+    taken_message,
 )
 from articles.web.helpers import (
     form_rate_limit,
@@ -227,7 +228,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 user = form.save()
         except IntegrityError:
             name = form.name_field
-            form.add_error(name, _lost_race_message(form.cleaned_data[name]))
+            form.add_error(name, taken_message(form.cleaned_data[name]) or LOOKALIKE)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(
@@ -239,13 +240,6 @@ def signup(request: HttpRequest) -> HttpResponse:
             return redirect(safe_next(request, reverse("articles:home")))
     context = {"form": form, "next": safe_next(request, ""), **_intent_context(request)}
     return form_response(render(request, "articles/accounts/signup.html", context), form)
-
-
-def _lost_race_message(username: str) -> str:
-    """Why a sign-up whose checks passed lost the race: the name, or a look-alike of it."""
-    User, field = get_user_model(), get_user_model().USERNAME_FIELD
-    taken = User._default_manager.filter(**{f"{field}__iexact": username}).exists()
-    return User().unique_error_message(User, [field]).messages[0] if taken else str(LOOKALIKE)
 
 
 @login_required(login_url=LOGIN_URL)

@@ -102,12 +102,8 @@ class SignUpForm(BaseUserCreationForm):
         """The login, taken as it is (any case, as Django does); refused if another account
         has it in any case, or a look-alike of it."""
         name = str(self.cleaned_data[self.name_field])
-        if _User._default_manager.filter(**{f"{self.name_field}__iexact": name}).exists():
-            raise forms.ValidationError(
-                self.instance.unique_error_message(_User, [self.name_field])
-            )
-        if people.name_taken(name):
-            raise forms.ValidationError(LOOKALIKE)
+        if (taken := taken_message(name)) is not None:
+            raise forms.ValidationError(taken)
         if not _is_email(self.name_field) and not names.allowed(name):
             raise forms.ValidationError(gettext("A name is %(rule)s") % {"rule": names.NAME_HELP})
         return name
@@ -125,6 +121,24 @@ class SignUpForm(BaseUserCreationForm):
 setattr(SignUpForm, f"clean_{SignUpForm.name_field}", SignUpForm.clean_login_name)
 
 LOOKALIKE = _("That name looks like another account's name; please choose another.")
+
+
+def taken_message(name: str) -> str | None:
+    """Why `name` cannot be had, or None: another account has it in any case, or a
+    look-alike of it. The exact-name check is made again after a look-alike is seen, since
+    a sign-up of this very name may have committed between the two queries; the refusal
+    then names the true cause. A lost sign-up race asks the same question."""
+    field = _User.USERNAME_FIELD
+
+    def exact() -> bool:
+        return bool(_User._default_manager.filter(**{f"{field}__iexact": name}).exists())
+
+    unique = str(_User().unique_error_message(_User, [field]).messages[0])
+    if exact():
+        return unique
+    if not people.name_taken(name):
+        return None
+    return unique if exact() else str(LOOKALIKE)
 
 
 class AccountForm(forms.Form):

@@ -47,7 +47,7 @@ from articles.types import Article, Comment
 from articles.web import livepage
 
 MAX_ROWS = 4096  # ~2 KB a row: ~8 MB a process at most
-MAX_COMMENT_ROWS = 4096  # ~1-3 KB a comment: up to ~10 MB a process
+MAX_COMMENT_ROWS = 8192  # two entries a row (fields, identity): ~4,096 rows of 1-3 KB, ~10 MB
 MAX_AGES = 8192
 
 _NONCE = secrets.token_hex(8)
@@ -66,8 +66,9 @@ _SPLIT = re.compile("(" + "|".join(re.escape(s) for s in _SLOTS) + ")")
 
 # key -> the row's parts: literal text at even indexes, slot names at odd ones.
 _rows: Cache[tuple[Any, ...], tuple[str, ...]] = Cache("rows", Kind.CONTENT, entries=MAX_ROWS)
-# key -> the comment's row (its parts, as _rows', and where its slots are).
-_comments: Cache[tuple[Any, ...], _Row] = Cache(
+# (comment, facts) -> the comment's row (its parts, as _rows', and where its slots are);
+# (id(comment), facts) -> (comment, row): the same row found without hashing the comment.
+_comments: Cache[tuple[Any, ...], _Row | tuple[Comment, _Row]] = Cache(
     "comment_rows", Kind.CONTENT, entries=MAX_COMMENT_ROWS
 )
 _ages: Cache[tuple[int, int, str | None], str] = Cache("ages", Kind.CONTENT, entries=MAX_AGES)
@@ -106,12 +107,26 @@ def article_row(context: jinja2.runtime.Context, article: Article, detail: bool 
     return _filled(context, parts, lambda: ago(article, now, facts.made_under[1]))
 
 
+@jinja2.pass_context
+def article_rows(
+    context: jinja2.runtime.Context, articles: Any, first_rank: int | None = None
+) -> Markup:
+    """`<li>` and article_row for each of a listing's articles, with its rank when
+    `first_rank` is given (it counts from first_rank + 1): one call a listing, not a
+    template loop's call a row."""
+    out = []
+    for index, article in enumerate(articles, 1):
+        rank = "" if first_rank is None else f'<span class="rank">{first_rank + index}.</span>'
+        out.append(f"<li>{rank}{article_row(context, article)}</li>")
+    return Markup("".join(out))  # noqa: S704 (kept rows and a number)
+
+
 class _Facts:
     """What every row of one rendering shares (its viewer's two facts, the search's marks,
     the script prefix and language, the page's path): worked out once a page, not once a
     row. Kept on the Jinja2 context of that rendering (an include has a context of its own)."""
 
-    __slots__ = ("_path", "_request", "made_under", "viewer")
+    __slots__ = ("_csrf", "_request", "_values", "made_under", "viewer")
 
     def __init__(self, context: jinja2.runtime.Context) -> None:
         user = context.get("user")
@@ -121,15 +136,21 @@ class _Facts:
         self.viewer = (authenticated, staff, tuple(context.get("marks") or ()))
         self.made_under = _made_under()
         self._request = context.get("request")
-        self._path: dict[str, str] = {}
+        self._csrf = context.get("csrf_input", "")  # made only when str() asks (a cookie)
+        self._values: dict[str, str] = {}
 
-    def path(self, slot: str) -> str:
-        """The "path" or "path_query" slot's text, escaped as the template escapes."""
-        text = self._path.get(slot)
+    def value(self, slot: str) -> str:
+        """The text of a "csrf", "path" or "path_query" slot, escaped as the template
+        escapes: made once a page, when a row first asks for it."""
+        text = self._values.get(slot)
         if text is None:
-            request = self._request
-            path = request.get_full_path() if request is not None else ""
-            text = self._path[slot] = html.escape(path if slot == "path" else urlencode(path))
+            if slot == "csrf":
+                text = str(self._csrf)
+            else:
+                request = self._request
+                path = request.get_full_path() if request is not None else ""
+                text = html.escape(path if slot == "path" else urlencode(path))
+            self._values[slot] = text
         return text
 
 
@@ -247,11 +268,17 @@ def _comment_template(
     ARTICLES_COMMENT_PAGE_ROWS of them a page. Besides the comment as read (every field:
     its text, state, vote counts, flags held, the viewer's vote, `more`) and where it is
     made (script prefix, language) the key holds only whether the viewer is logged in,
-    staff, its author and may still edit it, so every viewer in the same state shares it."""
+    staff, its author and may still edit it, so every viewer in the same state shares it.
+    The comment is looked up by identity first: hashing its 18 fields (a dataclass's hash,
+    in Python, twice a look-up) was ~1.5 ms of a 300-comment page, and the thread's read
+    hands out the same object for the same values (selectors.comments: "thread_comments").
+    A `Comment` is frozen, so the object stands for every field; the entry holds it, so
+    its id is not reused while it is kept. A comment met as a new object (a value read
+    afresh, an archived thread) is looked up by its fields, as before, and then kept
+    under its identity as well."""
     mine = viewer.member is not None and comment.author == viewer.member
     editable = mine and comment.editable_by(viewer.pk, clock.now())
-    key = (
-        comment,
+    facts = (
         voting_open,
         commenting_open,
         viewer.authenticated,
@@ -260,8 +287,12 @@ def _comment_template(
         editable,
         *made,
     )
-    row = _comments.get(key)
-    if row is None:
+    seen = _comments.get((id(comment), *facts))
+    if isinstance(seen, tuple) and seen[0] is comment:
+        return seen[1]
+    content = (comment, *facts)
+    row = _comments.get(content)
+    if not isinstance(row, _Row):
         parts = _render_parts(
             env,
             "articles/_comment_row.html",
@@ -275,7 +306,8 @@ def _comment_template(
         )
         more = env.get_template("articles/_comment.html").module.more_link  # type: ignore[attr-defined]
         row = _Row(parts, str(more(comment)) if comment.more else "")
-        _comments.put(key, row)
+        _comments.put(content, row)
+    _comments.put((id(comment), *facts), (comment, row))
     return row
 
 
@@ -289,7 +321,8 @@ class _Row:
     def __init__(self, parts: tuple[str, ...], more: str) -> None:
         self.parts = tuple(p.encode() for p in parts)
         self.slots = tuple(range(1, len(parts), 2))
-        self.end = f"{more}\n</details>\n</li>\n".encode()
+        tail = more.strip() + "\n" if more else ""
+        self.end = f"{tail}</details>\n</li>\n".encode()
 
     def filled(self, values: dict[bytes, bytes]) -> list[bytes]:
         """The parts with `values` in the slots."""
@@ -343,10 +376,8 @@ def _filled(
         if slot == "ago":
             aged = aged or html.escape(age())
             filled[i] = aged
-        elif slot == "csrf":
-            filled[i] = str(context.get("csrf_input", ""))
         else:
-            filled[i] = facts.path(slot)
+            filled[i] = facts.value(slot)
     return Markup("".join(filled))  # noqa: S704 (template output and escaped values)
 
 

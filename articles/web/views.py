@@ -258,7 +258,7 @@ def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
     to /u/<name>/): a redirect to the user's page under their current name; the page itself
     for a name of digits alone, whose /u/<name>/ is another account number (what listings
     link such a name to: rendering.user_page_url)."""
-    person = get_object_or_404(get_user_model(), pk=user_id)
+    person = get_object_or_404(get_user_model().objects.select_related(people.PROFILE), pk=user_id)
     if person.get_username().isdigit():
         return user_page(request, person)
     return redirect("articles:user-detail", person.get_username(), permanent=False)
@@ -276,7 +276,8 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     """A user's page: karma, "about", and their submissions, newest first. Sections are
     blocks of user_detail.html, so more (comments) can be added beside them."""
     User = get_user_model()
-    return user_page(request, get_object_or_404(User, **{User.USERNAME_FIELD: username}))
+    users = User.objects.select_related(people.PROFILE)  # its "about" in the same query
+    return user_page(request, get_object_or_404(users, **{User.USERNAME_FIELD: username}))
 
 
 def user_page(request: HttpRequest, person: Any) -> HttpResponse:

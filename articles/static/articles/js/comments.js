@@ -14,9 +14,10 @@
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("a.reply-link");
     if (link) {
-      var id = link.getAttribute("data-reply");
-      var comment = document.getElementById("c" + id);
+      // The comment is the link's own <li id="c<id>">.
+      var comment = link.closest("li.comment[data-comment]");
       if (!comment) return;
+      var id = comment.getAttribute("data-comment");
       event.preventDefault();
       var open = comment.querySelector(".c-body > .reply-form");
       if (open) {

@@ -32,9 +32,20 @@
   // An article's row or a comment: the fields of replies nested inside it are theirs.
   var ITEM = "[data-article], [data-comment]";
 
-  function update(form, data) {
-    var item = form.closest(ITEM);
+  // `arrow`: the button pressed. An article's arrows are its own vote form's buttons; a
+  // comment's belong to the thread's one form (form="cf") and each names its comment's
+  // vote (formaction), so what they update is found from the button, not the form.
+  function update(arrow, data) {
+    var item = arrow.closest(ITEM);
     if (!item) return;
+    // A comment's row says the viewer's vote only when there is one: add its field.
+    var meta = item.querySelector(":scope > details > .c-main > .c-body > .c-meta");
+    if (meta && !meta.querySelector(":scope > [data-field=my_vote]")) {
+      var said = document.createElement("span");
+      said.className = "my-vote";
+      said.setAttribute("data-field", "my_vote");
+      meta.append(" ", said);
+    }
     item.querySelectorAll("[data-field]").forEach(function (el) {
       if (el.closest(ITEM) !== item) return;
       var name = el.getAttribute("data-field");
@@ -50,19 +61,19 @@
         el.textContent = data[name];
       }
     });
-    var box = form.closest(".vote");
+    var box = arrow.closest(".vote");
     box.classList.toggle("voted-up", data.my_vote === "up");
     box.classList.toggle("voted-down", data.my_vote === "down");
-    setButton(form.querySelector(".arrow.up"), "up", data.my_vote === "up");
-    setButton(form.querySelector(".arrow.down"), "down", data.my_vote === "down");
+    setButton(box.querySelector(".arrow.up"), "up", data.my_vote === "up");
+    setButton(box.querySelector(".arrow.down"), "down", data.my_vote === "down");
   }
 
   // A refused vote is said at the item, beside the arrow pressed (and read out: role=alert),
   // not at the top of the page; the next vote on the item takes it away.
-  function notice(form, text) {
-    var item = form.closest(ITEM);
+  function notice(arrow, text) {
+    var item = arrow.closest(ITEM);
     var place = item && item.querySelector(":scope > .body, :scope > details > .c-main > .c-body");
-    if (!place) place = form.closest(".vote").parentNode;
+    if (!place) place = arrow.closest(".vote").parentNode;
     var note = place.querySelector(":scope > .vote-note");
     if (!note) {
       note = document.createElement("p");
@@ -73,24 +84,23 @@
     note.textContent = text;
   }
 
-  function clearNotice(form) {
-    var item = form.closest(ITEM);
+  function clearNotice(arrow) {
+    var item = arrow.closest(ITEM);
     var note = item && item.querySelector(":scope > .body > .vote-note, :scope > details > .c-main > .c-body > .vote-note");
     if (note) note.remove();
   }
 
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    if (!form.classList || !form.classList.contains("vote-form")) return;
     var button = event.submitter;
-    if (!button || !window.fetch) return; // plain form post
+    var box = button && button.classList.contains("arrow") && button.closest(".vote");
+    if (!box || !window.fetch) return; // not a vote, or a plain form post
     event.preventDefault();
     // URL-encoded, as the form itself posts without JavaScript (not multipart).
     var body = new URLSearchParams(new FormData(form));
     body.set("direction", button.value);
-    var box = form.closest(".vote");
     box.classList.add("busy");
-    fetch(form.action, {
+    fetch(button.hasAttribute("formaction") ? button.formAction : form.action, {
       method: "POST",
       body: body,
       credentials: "same-origin",
@@ -99,17 +109,17 @@
       .then(function (response) {
         return response.json().then(function (data) {
           if (response.ok) {
-            clearNotice(form);
-            update(form, data);
+            clearNotice(button);
+            update(button, data);
           } else if (response.status === 401 && data.login) {
             window.location.href = data.login;
           } else {
-            notice(form, data.detail || WORDS.failed);
+            notice(button, data.detail || WORDS.failed);
           }
         });
       })
       .catch(function () {
-        notice(form, WORDS.offline);
+        notice(button, WORDS.offline);
       })
       .then(function () {
         box.classList.remove("busy");

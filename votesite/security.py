@@ -58,9 +58,16 @@ def _prefixes(policy: Any) -> tuple[str, ...]:
 class ContentSecurityPolicyMiddleware(CSPMiddleware):
     """django-csp's middleware, but the header of a response with no policy of its own is
     built once per settings (django-csp builds both headers on every response, about a
-    tenth of a bare request). Same headers, same exemptions, same nonce guard."""
+    tenth of a bare request). Same headers, same exemptions, same nonce guard. Called
+    directly, without MiddlewareMixin's dispatch (synchronous only: Django adapts it under
+    ASGI)."""
 
+    async_capable = False
     _built: _Built | None = None
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        self.process_request(request)
+        return self.process_response(request, self.get_response(request))
 
     def _headers(self) -> _Built:
         policy = getattr(settings, "CONTENT_SECURITY_POLICY", None)
@@ -88,5 +95,23 @@ class ContentSecurityPolicyMiddleware(CSPMiddleware):
                 and not path.startswith(excluded)
             ):
                 response[header] = value
-        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)  # type: ignore[attr-defined]
+        request.csp_nonce = _NONCE_USED_UP  # type: ignore[attr-defined]
         return response
+
+
+class SecurityHeadersMiddleware(ContentSecurityPolicyMiddleware):
+    """The Permissions-Policy and the Content-Security-Policy in one layer of the stack
+    (each layer costs a call and Django's exception wrapper): what
+    PermissionsPolicyMiddleware inside ContentSecurityPolicyMiddleware send, in the same
+    order."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        self.process_request(request)
+        response = self.get_response(request)
+        response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        return self.process_response(request, response)
+
+
+# What request.csp_nonce is once the header is written, as django-csp sets it: one for
+# all requests, as it never holds a value (reading it raises CSPNonceError).
+_NONCE_USED_UP = CheckableLazyObject(CSPMiddleware._csp_nonce_post_response)

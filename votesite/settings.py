@@ -124,17 +124,17 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: the request line's duration covers everything below, its request id every line.
-    "votesite.logs.RequestLogMiddleware",
-    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # First: the request line's duration and the latency including middleware cover
+    # everything below, its request id every line (also django-prometheus' Before figures).
+    "votesite.observability.ObservabilityMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "votesite.security.ContentSecurityPolicyMiddleware",  # django-csp, its header built once
-    "votesite.security.PermissionsPolicyMiddleware",
+    # Permissions-Policy, and django-csp's Content-Security-Policy with its header built once
+    "votesite.security.SecurityHeadersMiddleware",
     "articles.http.middleware.RequestSizeMiddleware",  # 413 over DATA_UPLOAD_MAX_MEMORY_SIZE
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "articles.http.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    "votesite.language.LocaleMiddleware",  # Django's, without path prefixes we do not use
     "django.middleware.common.CommonMiddleware",
     "votesite.notfound.SiteNotFoundMiddleware",  # DEBUG only: the site's 404, not Django's
     "django.middleware.csrf.CsrfViewMiddleware",

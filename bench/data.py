@@ -169,6 +169,10 @@ def load_redis(
     # The kept top of each period, backfilled as check_votes --repair does after any load
     # that writes votes: itself (bounded steps; ~8 s at 1M articles).
     audit.top_backfill(client=conn)
+    # ... and the groups' kept rankings (bounded steps, as check_votes --repair does).
+    audit.group_backfill(client=conn)
+    # ... and each poster's kept article karma (article_karma:<pk>), the same way.
+    audit.article_karma_backfill(client=conn)
     return dict(totals)
 
 

@@ -138,6 +138,9 @@ def run(report: Any, opts: Any, env: dict[str, str], directory: Path, now: float
     thread, plain_article, shown = _thread(comments, now)
     site_env = {k: v for k, v in os.environ.items() if k != "BENCH_COUNT_ROUND_TRIPS"}
     site_env.update(env)
+    # The site served as it is (its own settings and the fixed view), without the other
+    # parts' databases and caches, whose aliases Django's request signals would walk.
+    site_env["DJANGO_SETTINGS_MODULE"] = "bench.site_settings"
     project = baseline.make(directory / "baseline")
     ports = {name: servers.free_port() for name in (PLAIN, BARE, SITE, NOCACHE)}
     ports[SITE] = opts.port

@@ -3,7 +3,8 @@ JSON view (bench/urls.py) through Django's WSGI handler, with MIDDLEWARE's first
 ... of them (a middleware's cost: the stack up to it less the stack before it; leaving one
 out instead would break those needing an earlier one, as auth needs sessions), beside a
 fresh `django-admin startproject` (bench/baseline.py) serving the same body with its
-default MIDDLEWARE and with none, timed the same way.
+default MIDDLEWARE and with none, timed the same way. votesite runs on its own settings
+(bench/site_settings.py), not on bench.settings with the other parts' databases.
 
     python -m bench.middleware [--reps 9] [--calls 2000]
 
@@ -111,12 +112,12 @@ LOCALE = "django.middleware.locale.LocaleMiddleware"
 
 
 def stack() -> list[str]:
-    """votesite's MIDDLEWARE, with LocaleMiddleware after the sessions' where the settings
-    do not have it yet (translations add it there: its cost counts)."""
+    """votesite's MIDDLEWARE, with Django's LocaleMiddleware after the sessions' where the
+    settings have none (translations add it there: its cost counts)."""
     from django.conf import settings
 
     middleware = list(settings.MIDDLEWARE)
-    if LOCALE not in middleware:
+    if not any(path.endswith(".LocaleMiddleware") for path in middleware):
         at = middleware.index("django.contrib.sessions.middleware.SessionMiddleware") + 1
         middleware.insert(at, LOCALE)
     return middleware
@@ -223,7 +224,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(_inside_plain(args.reps, args.calls)))
         return
     directory = Path(tempfile.mkdtemp(prefix="vs-mw-", dir="/tmp"))
-    os.environ.update(DJANGO_SETTINGS_MODULE="bench.settings", DJANGO_DEBUG="false")
+    # votesite's own settings: bench.settings' extra databases and caches would add a
+    # walk of their aliases to every request (bench/site_settings.py).
+    os.environ.update(DJANGO_SETTINGS_MODULE="bench.site_settings", DJANGO_DEBUG="false")
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-" + "x" * 50)
     os.environ.setdefault("BENCH_DIR", str(directory))
     os.environ.setdefault("VOTESITE_VAR_DIR", str(directory))

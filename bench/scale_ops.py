@@ -41,6 +41,23 @@ def _thread_article(comments: int, now: float) -> tuple[int, list[int]]:
     return article, post_thread(article, comments, random.Random(21), now)
 
 
+def _prolific_poster(articles: int) -> int:
+    """A poster with more than a page of articles in every store: a listing of a poster
+    of the loaded data would show 5 rows at 10,000 articles and 25 at 1,000,000, and
+    compare two different amounts of work."""
+    from articles.store import services
+    from articles.types import NewPost
+
+    poster = 11
+    services.article_post_many(
+        posts=[
+            NewPost(user_id=poster, poster_name="prolific", title=f"Notes {n}", text="x")
+            for n in range(articles)
+        ]
+    )
+    return poster
+
+
 def _common_site(conn: Any) -> str:
     """The site of the most articles among the first hundred (a busy site's page)."""
     from collections import Counter
@@ -66,7 +83,7 @@ def operations(conn: Any, spec: Any, comments: int, now: float) -> list[Op]:
     """Every operation measured, in the order run (the destructive ones last)."""
     from articles import conf
     from articles.operations import audit
-    from articles.store import keys, selectors, services
+    from articles.store import selectors, services
     from articles.types import Actor, CommentOrder, NewPost, Order, Period, SearchOrder, Vote
 
     staff = Actor(pk=1, name="", is_staff=True)
@@ -74,7 +91,7 @@ def operations(conn: Any, spec: Any, comments: int, now: float) -> list[Op]:
     later = 2 if comments > conf.comments_per_page() else 1
     deep = max(2, min(conf.max_page(), spec.articles // 25 // 2))  # the middle of the ranking
     site, rare = _common_site(conn), _rare_word(conn)
-    poster = keys.user_id_or_none((conn.hget(keys.article(1), "poster") or b"").decode()) or 1
+    poster = _prolific_poster(conf.per_page() + 5)
     rng = random.Random(5)
     counter = _SERIAL  # across runs on one store too: each post's link is new
     recent = max(1, spec.articles - spec.articles // 20)  # in the voting window
@@ -105,6 +122,7 @@ def operations(conn: Any, spec: Any, comments: int, now: float) -> list[Op]:
         article_id=threaded, user_id=9, author_name="scale", text="Mine.", parent_id=ids[0]
     ).id
     edits = iter(range(10**9))
+    sweeps = iter(range(1, 10**9))  # each read a minute on: its vote sweep is due
     doomed = [
         services.comment_post(article_id=mine, user_id=9, author_name="scale", text="Gone.").id
         for _ in range(10)
@@ -132,6 +150,8 @@ def operations(conn: Any, spec: Any, comments: int, now: float) -> list[Op]:
         Op("group by score", LISTINGS, lambda: selectors.group_article_list(name=spec.groups)),
         Op("group by time, deep", LISTINGS, lambda: selectors.group_article_list(
             name=spec.groups, order=Order.TIME, page=max(2, deep // 10))),
+        Op("group by score, deep, a vote sweep due", LISTINGS, lambda: selectors.group_article_list(
+            name=spec.groups, page=max(2, deep // 10), now=now + 61 * next(sweeps))),
         Op("site", LISTINGS, lambda: selectors.domain_article_list(domain=site)),
         Op("user's articles", LISTINGS, lambda: selectors.user_article_list(poster_id=poster)),
         Op("user's karma", LISTINGS, lambda: selectors.user_karmas(user_id=poster)),
@@ -169,6 +189,7 @@ def operations(conn: Any, spec: Any, comments: int, now: float) -> list[Op]:
            lambda: selectors.inbox_digest_replies(user_id=1)),
         Op("cleanups_resume", "job", services.cleanups_resume, repeat=False),
         Op("top_backfill (kept: nothing to do)", "job", audit.top_backfill, repeat=False),
+        Op("group_backfill (kept: nothing to do)", "job", audit.group_backfill, repeat=False),
         Op("domain_backfill", "job", audit.domain_backfill, repeat=False, floor_us=JOB_FLOOR),
         Op("top day, read a day later (trims)", "job", lambda: selectors.top_article_list(
             period=Period.DAY, now=now + 86_400), repeat=False, last=True),

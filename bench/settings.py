@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 
-from votesite.settings import *  # noqa: F403
+from bench.site_settings import *  # noqa: F403
 from votesite.settings import CACHES, INSTALLED_APPS, REDIS_DATA_URL
 
 DEBUG = False  # production: also keeps Django from recording every ORM query
 INSTALLED_APPS = [*INSTALLED_APPS, "bench.ormsite"]
-ROOT_URLCONF = "bench.urls"
 
 BENCH_DIR = os.environ.get("BENCH_DIR", "/tmp/vs-bench")
 GROWTH_DBS = {"bench_small": 2, "bench_large": 3, "bench_memory": 5}
@@ -57,11 +56,6 @@ if os.environ.get("BENCH_REDIS_PORT"):  # the same server over TCP loopback, dat
         CACHES["articles"], f"redis://127.0.0.1:{os.environ['BENCH_REDIS_PORT']}/0"
     )
 
-# wrk sends every request from 127.0.0.1: the API's per-address limit (600 a minute) would
-# answer 429 within a second. It is raised, not removed, so each request still pays for
-# counting it; the per-user limits (and the 2,000 users of the vote test) are unchanged.
-ARTICLES_RATE_LIMITS = {**ARTICLES_RATE_LIMITS, "api": (10**9, 60)}  # noqa: F405
-
 DATABASES = {
     **DATABASES,  # noqa: F405
     "orm_sqlite": {
@@ -78,8 +72,3 @@ DATABASES = {
         "CONN_MAX_AGE": None,
     },
 }
-
-# The HTTP part runs a second votesite with the anonymous page cache off (0): every page
-# rendered, as the goals ask (bench/http.py).
-if os.environ.get("BENCH_ANONYMOUS_PAGE_SECONDS"):
-    ARTICLES_ANONYMOUS_PAGE_SECONDS = float(os.environ["BENCH_ANONYMOUS_PAGE_SECONDS"])

@@ -69,7 +69,7 @@ def pairs() -> dict[str, tuple[Callable[[], Any], Callable[[], Any], Callable[[]
 
     def line_now() -> None:
         formatter.processors[-1] = ours
-        logs._write_request_line(logging.INFO, dict(FIELDS))
+        logs.write_request_line(logging.INFO, dict(FIELDS))
 
     def control() -> Any:
         return view(request())

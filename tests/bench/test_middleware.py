@@ -3,19 +3,28 @@ headers, the same metric series), and the benchmark times each middleware of the
 
 from __future__ import annotations
 
+import io
 import json
+import logging
+import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
 from csp.middleware import CSPMiddleware
 from django.conf import settings
+from django.conf.urls.i18n import i18n_patterns
 from django.http import HttpResponse
 from django.test import RequestFactory, override_settings
+from django.urls import path as url_path
+from django.utils import translation
 from prometheus_client import REGISTRY
 
+from votesite import logs
 from votesite.logs import ConsoleRenderer
 from votesite.security import ContentSecurityPolicyMiddleware
 
@@ -43,12 +52,29 @@ LINES = [
     {"event": "e", "positional_args": ("a",), "logger": "py.warnings", "level": "exception"},
     {"event": "x", "u": "ünïcode", "q": 'say "hi"', "e": "a=b", "s": "it's", "n": "new\nline"},
     {"level": "info"},
+    {},
+    {"timestamp": "", "a": "x y"},
 ]
 
 
 @pytest.mark.parametrize("line", LINES)
 def test_the_console_renderer_writes_structlogs_own_line(line: dict) -> None:
     ours = ConsoleRenderer()(None, "info", dict(line))
+    assert ours == structlog.dev.ConsoleRenderer(colors=False)(None, "info", dict(line))
+
+
+REQUEST_LINES = [
+    LINES[0],
+    {**LINES[0], "user_id": 7, "query": "", "user_agent": 'say "hi" = x', "client": "unknown"},
+    {**LINES[0], "level": "error", "status": 503, "duration_ms": 1234.5, "path": "/a b/"},
+    {**LINES[0], "user_agent": "", "method": "<invalid method>", "request_id": "a" * 32},
+]
+
+
+@pytest.mark.parametrize("line", REQUEST_LINES)
+def test_the_request_line_made_with_its_keys_known_is_structlogs_line(line: dict) -> None:
+    assert line.keys() == logs._REQUEST_LINE
+    ours = ConsoleRenderer().request_line(dict(line))
     assert ours == structlog.dev.ConsoleRenderer(colors=False)(None, "info", dict(line))
 
 
@@ -141,7 +167,7 @@ def test_the_middleware_part_times_every_middleware_of_the_stack() -> None:
     table = "\n".join(found["lines"])
     for path in settings.MIDDLEWARE:
         assert f"| {path}" in table, path
-    assert "django.middleware.locale.LocaleMiddleware" in table
+    assert "LocaleMiddleware" in table
     assert "plain Django, default MIDDLEWARE" in table and "plain Django, no middleware" in table
     assert isinstance(found["added"], float)
 
@@ -183,9 +209,13 @@ def test_the_request_metrics_record_what_django_prometheus_records() -> None:
     from votesite.metrics import RequestMetricsMiddleware
 
     def responses() -> list[HttpResponse]:
+        written = HttpResponse(b"x" * 3000)
+        written.write(b"y" * 2000)  # a body in two parts, its size measured without a copy
         return [
             HttpResponse("ok"),
             HttpResponse(b"x" * 5000, content_type="text/html; charset=latin-1"),
+            HttpResponse(b"x" * 4096),  # on a bucket's bound
+            written,
             HttpResponseNotFound("gone"),
             StreamingHttpResponse(iter([b"a", b"b"])),
         ]
@@ -203,3 +233,211 @@ def test_the_request_metrics_record_what_django_prometheus_records() -> None:
     theirs = through(PrometheusAfterMiddleware)
     assert theirs  # it counted something
     assert through(RequestMetricsMiddleware) == theirs
+
+
+def _before_samples() -> dict[str, float]:
+    names = (
+        "django_http_requests_before_middlewares_total",
+        "django_http_responses_before_middlewares_total",
+        "django_http_requests_latency_including_middlewares_seconds_count",
+        "django_http_requests_unknown_latency_including_middlewares_total",
+    )
+    return {name: _sample(name) for name in names}
+
+
+def test_the_outer_layer_counts_what_prometheus_before_middleware_counts() -> None:
+    from django_prometheus.middleware import PrometheusBeforeMiddleware
+
+    from votesite.observability import ObservabilityMiddleware
+
+    def through(middleware: type) -> dict[str, float]:
+        before = _before_samples()
+        m = middleware(lambda r: HttpResponse("ok"))
+        for _ in range(3):
+            m(RequestFactory().get("/new/"))
+        return {k: v - before[k] for k, v in _before_samples().items()}
+
+    theirs = through(PrometheusBeforeMiddleware)
+    assert theirs["django_http_requests_before_middlewares_total"] == 3
+    assert through(ObservabilityMiddleware) == theirs
+
+
+@pytest.fixture
+def only_handler(settings) -> Iterator[Callable[[str], io.StringIO]]:  # type: ignore[no-untyped-def]
+    """`use(fmt)`: the root logger's one handler writes to a StringIO with the settings'
+    formatter for `fmt`, as under gunicorn or runserver (no test capture)."""
+    root = logging.getLogger()
+    saved = root.handlers[:]
+
+    def use(fmt: str) -> io.StringIO:
+        config = logs.logging_config(fmt=fmt, level="INFO")["formatters"]["structured"]
+        formatter = config.pop("()")(**config)
+        stream = io.StringIO()
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(formatter)
+        root.handlers[:] = [handler]
+        return stream
+
+    yield use
+    root.handlers[:] = saved
+    logs.logging_config(fmt="console", level="INFO")  # structlog as the settings left it
+
+
+@pytest.mark.parametrize("fmt", ["console", "json"])
+def test_the_request_line_written_straight_is_the_line_logging_writes(only_handler, fmt) -> None:
+    """The line the handler's stream gets without a record is the one the logging
+    module's dispatch writes (when another handler, such as a test's capture, listens)."""
+    fields = {"method": "GET", "status": 200, "duration_ms": 0.5, "user_id": None}
+    fields |= {"client": "127.0.0.1", "user_agent": 'probe "1" é', "query": "a=1&b"}
+    structlog.contextvars.bind_contextvars(request_id="lb-42.abc", path="/new/")
+    try:
+        straight = only_handler(fmt)
+        assert logs._sole_handler(logging.INFO) is not None
+        logs.write_request_line(logging.INFO, dict(fields))
+        root = logging.getLogger()
+        dispatched = only_handler(fmt)
+        root.addHandler(logging.NullHandler())  # a second listener: the logging module's way
+        assert logs._sole_handler(logging.INFO) is None
+        logs.write_request_line(logging.INFO, dict(fields))
+    finally:
+        structlog.contextvars.clear_contextvars()
+    ours, theirs = straight.getvalue(), dispatched.getvalue()
+    assert ours.count("\n") == 1 and theirs.count("\n") == 1
+    stamp = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+Z")
+    assert stamp.sub("T", ours) == stamp.sub("T", theirs)
+    if fmt == "json":
+        line = json.loads(ours)
+        assert line == {
+            **fields,
+            "event": "request",
+            "request_id": "lb-42.abc",
+            "path": "/new/",
+        } | {
+            "level": "info",
+            "logger": "votesite.requests",
+            "timestamp": line["timestamp"],
+        }
+        rendered = structlog.processors.JSONRenderer()(None, "info", dict(line))
+        assert json.loads(rendered) == line  # what structlog's own renderer says
+    else:
+        assert "request_id=lb-42.abc" in ours and "user_agent='probe \"1\" é'" in ours
+
+
+def test_a_json_line_orjson_refuses_is_written_by_the_standard_library() -> None:
+    line = {"event": "big", "n": 2**70, "level": "info"}
+    assert json.loads(logs._json(line, default=repr)) == line
+
+
+# A URLconf with language prefixes (votesite's has none): Django's own steps there.
+urlpatterns = i18n_patterns(url_path("page/", lambda request: HttpResponse("ok")))
+
+
+def _languages(middleware: type, request_path: str, urlconf: str | None, **extra: Any) -> tuple:
+    request = RequestFactory().get(request_path, **extra)
+    if urlconf:
+        request.urlconf = urlconf
+    status = 404 if request_path.endswith("missing/") else 200
+    m = middleware(lambda r: HttpResponse("ok", status=status))
+    try:
+        response = m(request)
+        return (request.LANGUAGE_CODE, response.status_code, sorted(response.items()))
+    finally:
+        translation.deactivate()
+
+
+@pytest.mark.parametrize(
+    ("request_path", "extra"),
+    [
+        ("/new/", {}),
+        ("/new/", {"HTTP_ACCEPT_LANGUAGE": "de-DE,de;q=0.9"}),
+        ("/new/", {"HTTP_ACCEPT_LANGUAGE": "fr, en;q=0.5"}),
+        ("/de/new/", {}),
+        ("/new/", {"HTTP_COOKIE": f"{settings.LANGUAGE_COOKIE_NAME}=de"}),
+        ("/missing/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
+        ("/page/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
+        ("/de/page/", {}),
+    ],
+)
+@pytest.mark.parametrize("urlconf", [None, __name__])
+def test_the_locale_middleware_picks_and_says_what_djangos_does(request_path, extra, urlconf):
+    from django.middleware.locale import LocaleMiddleware as Django
+
+    from votesite.language import LocaleMiddleware
+
+    ours = _languages(LocaleMiddleware, request_path, urlconf, **extra)
+    assert ours == _languages(Django, request_path, urlconf, **extra)
+
+
+def test_the_kept_language_choice_follows_the_settings() -> None:
+    from votesite.language import LocaleMiddleware
+
+    def chosen(**extra: str) -> str:
+        return str(_languages(LocaleMiddleware, "/new/", None, **extra)[0])
+
+    asked = {"HTTP_ACCEPT_LANGUAGE": "de-DE,de;q=0.9"}
+    assert chosen(**asked) == chosen(**asked) == "de"
+    with override_settings(LANGUAGES=[("en", "English")]):
+        assert chosen(**asked) == "en"
+    assert chosen(**asked) == "de"
+    cookie = {"HTTP_COOKIE": f"{settings.LANGUAGE_COOKIE_NAME}=en", **asked}
+    assert chosen(**cookie) == chosen(**cookie) == "en"
+
+
+def test_the_request_lines_time_is_structlogs_timestamp() -> None:
+    import datetime
+    import time
+
+    stamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    for nanoseconds in (time.time_ns(), 1_764_000_000_000_000_000, 1_764_000_000_000_001_000):
+        ours = logs.iso_time(nanoseconds)
+        at = datetime.datetime.fromtimestamp(nanoseconds // 1000 / 1e6, datetime.UTC)
+        assert ours == at.isoformat().replace("+00:00", "Z")
+    now = stamper(None, "info", {})["timestamp"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", now)
+
+
+@pytest.mark.django_db
+def test_a_key_bound_during_one_request_is_not_on_the_next_ones_line(client, caplog) -> None:
+    """The outer layer leaves each request only its id and path in the log's context, as
+    clear_contextvars did, also once another key was bound somewhere."""
+    caplog.set_level("INFO", logger="votesite.requests")
+    structlog.contextvars.bind_contextvars(left_over="from before")
+    try:
+        assert client.get("/top/").status_code == 200
+    finally:
+        structlog.contextvars.clear_contextvars()
+    line = next(r.msg for r in caplog.records if r.name == "votesite.requests")
+    assert "left_over" not in line and line["path"] == "/top/" and len(line["request_id"]) == 32
+
+
+def test_the_nonce_after_the_response_refuses_to_be_read_as_django_csps_does() -> None:
+    from csp.exceptions import CSPNonceError
+
+    for middleware in (CSPMiddleware, ContentSecurityPolicyMiddleware):
+        request = RequestFactory().get("/")
+        m = middleware(lambda r: HttpResponse("ok"))
+        m(request)
+        assert not request.csp_nonce
+        with pytest.raises(CSPNonceError):
+            str(request.csp_nonce)
+
+
+@override_settings(ROOT_URLCONF="bench.urls")
+def test_the_stack_answers_the_same_headers_under_asgi_as_under_wsgi() -> None:
+    """The layers called without MiddlewareMixin's dispatch are synchronous: under ASGI
+    (the live endpoint's server, `make run`) Django runs them in its thread, headers and
+    all."""
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient, Client
+
+    def named(response: HttpResponse) -> dict[str, str]:
+        varying = ("X-Request-ID", "Content-Security-Policy")  # an id; a nonce once used
+        return {k: "" if k in varying else v for k, v in response.items()}
+
+    asked = {"Accept-Language": "de"}
+    wsgi = Client().get("/bench/fixed/", headers=asked)
+    asgi = async_to_sync(AsyncClient().get)("/bench/fixed/", headers=asked)
+    assert wsgi.status_code == asgi.status_code == 200
+    assert named(asgi) == named(wsgi)
+    assert asgi["Content-Language"] == "de" and asgi["Permissions-Policy"]
+    assert "Content-Security-Policy" in asgi and len(asgi["X-Request-ID"]) == 32

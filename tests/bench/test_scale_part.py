@@ -90,3 +90,28 @@ def test_the_bulk_loads_index_is_whole_so_a_search_reads_its_cache() -> None:
     conn = get_connection()
     data.load_redis(conn, data.Spec(articles=300, group_size=30, now=time.time()))
     assert conn.get(keys.SEARCH_STEMMER) == conf.search_language().encode()
+
+
+def test_a_scripts_own_commands_are_not_calls_of_their_own() -> None:
+    """SLOWLOG logs each command a script runs as well as the script, whose
+    duration already holds them: the part counts the script once, so a run's sum and its
+    calls over 5 ms name no command twice. A MULTI/EXEC's commands stay calls."""
+    conn = get_connection()
+    saved = conn.config_get("slowlog-*")
+    try:
+        log = scale.Slowlog(conn)
+        conn.zadd("scale:a", {"x": 1})
+        conn.zadd("scale:b", {"x": 2})
+        log.take()
+        conn.eval(
+            "redis.call('ZINTERSTORE', 'scale:t', 2, KEYS[1], KEYS[2]); "
+            "return redis.call('HGETALL', KEYS[1] .. ':h')",
+            2, "scale:a", "scale:b",
+        )  # fmt: skip
+        with conn.pipeline(transaction=True) as pipe:
+            pipe.get("scale:k").set("scale:k", 1).execute()
+        calls = log.take()
+    finally:
+        for name, value in saved.items():
+            conn.config_set(name, value)
+    assert [name for _, name in reversed(calls)] == ["EVAL", "MULTI", "GET", "SET"]

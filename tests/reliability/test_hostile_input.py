@@ -24,6 +24,7 @@ KEY = re.compile(
     r"|links:|modlog:|stats:posts|stats:votes|group:[a-z0-9-]{1,64}|(score|time):[a-z0-9-]{1,64}"
     r"|top:(day|week|month|year)|votes:(day|week|month|year)|votes:periods"
     r"|idempotency:\d+:[A-Za-z0-9_.:-]{1,128}|credential_epoch:\d+|live:"
+    r"|article_karma:\d+|groups:ranked"
 )
 
 HOSTILE_NAMES = [

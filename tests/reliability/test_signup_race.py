@@ -39,3 +39,24 @@ def test_eight_simultaneous_sign_ups_of_one_name_make_one_user_and_seven_form_er
     # lock, which is the clear 503 database_unavailable, never a 500.
     assert set(statuses) <= {302, 400, 503}, statuses
     assert get_user_model().objects.filter(username="racer").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_sign_up_committed_between_the_forms_two_name_checks_is_named_as_taken(monkeypatch):
+    """Ensure the refusal names the true cause when the very name is signed up between the
+    form's exact-name query and its look-alike query: "already exists", not "looks like"."""
+    from articles.store import people
+
+    looked = people.name_taken
+
+    def name_taken_after_a_racer(name: str) -> bool:
+        if not get_user_model().objects.filter(username="racer").exists():
+            get_user_model().objects.create_user("racer", password="pw-Secret-123")
+        return looked(name)
+
+    monkeypatch.setattr(people, "name_taken", name_taken_after_a_racer)
+    data = {"username": "racer", "password1": "pw-Secret-123", "password2": "pw-Secret-123"}
+    response = Client().post("/signup/", data)
+    assert response.status_code == 400
+    assert "A user with that username already exists." in response.content.decode()
+    assert get_user_model().objects.filter(username="racer").count() == 1

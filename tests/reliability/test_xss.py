@@ -78,6 +78,7 @@ def site(make_user, conn, settings):  # type: ignore[no-untyped-def]
     audit.search_index_repair(audit.invariant_audit())
     audit.top_repair()  # their votes: entries, into the kept top of each period
     audit.domain_entries_repair(audit.invariant_audit())  # and their sites' indexes
+    audit.article_karma_repair()  # and their posters' karma, now that submitted: holds them
     for article_id in ids[:3]:  # good articles: the home page, the day page, the good feed
         for voter in range(1000, 1200):
             services.article_vote(article_id=article_id, user_id=voter, direction=Vote.UP)

@@ -341,6 +341,7 @@ def test_delete_removes_the_article_from_every_index_group_and_voter_set(conn, n
     assert left <= {
         "article:",
         "groups:",
+        "groups:ranked",  # the groups whose rankings are kept (a registry)
         "live:",  # the post's and the vote's live events (capped, never cleaned up)
         "modlog:",
         "removed:",  # when and why, for an old link's 410

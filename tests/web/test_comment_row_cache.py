@@ -4,13 +4,14 @@ one viewer's state never reaches another's page, and a row changes with its comm
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from django.test import Client
 
-from articles.store import services
+from articles.store import selectors, services
 from articles.types import Vote
-from articles.web import rows
+from articles.web import rendering, rows
 from tests.actors import staff_actor
 from tests.factories import article, comment
 from tests.web.forms import login, text_of
@@ -57,7 +58,9 @@ def test_two_viewers_each_see_only_their_own_state(make_user):
     assert "/remove/" not in text_of(login(Client(), bob).get(f"/a/{a.id}/"))
 
 
-def test_every_row_carries_this_requests_token_and_path(make_user):
+def test_every_rows_buttons_post_this_requests_token_and_path(make_user):
+    """A row holds no token or hidden field: its vote and save buttons belong to the
+    page's one form (id "cf"), which carries this request's CSRF token and path."""
     ann = make_user("ann")
     a = article(ann)
     made = [comment(ann, a.id, f"Comment {n}") for n in range(3)]
@@ -66,12 +69,37 @@ def test_every_row_carries_this_requests_token_and_path(make_user):
         for path in (f"/a/{a.id}/", f"/a/{a.id}/?sort=new"):
             page = text_of(client.get(path))
             tokens = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', page))
-            assert len(tokens) == 1  # the page's own, in every row and form alike
+            assert len(tokens) == 1  # the page's own, in every form alike
+            (shared,) = re.findall(r'<form id="cf" method="post" hidden>(.*?)</form>', page)
+            assert f'name="csrfmiddlewaretoken" value="{tokens.pop()}"' in shared
+            assert f'name="next" value="{path.replace("&", "&amp;")}"' in shared
             for c in made:
                 row = row_of(page, c.id)
-                assert row.count("csrfmiddlewaretoken") == 2  # the vote and save forms
-                assert f'name="next" value="{path.replace("&", "&amp;")}"' in row
+                assert "csrfmiddlewaretoken" not in row and 'name="next"' not in row
+                assert row.count('form="cf"') == 3  # the two arrows and save
+                assert row.count(f'formaction="/c/{c.id}/vote/"') == 2
+                assert f'formaction="/c/{c.id}/save/"' in row
                 assert f"?next={path.replace('?', '%3F').replace('=', '%3D')}#reply" in row
+
+
+def test_a_rows_buttons_post_with_the_shared_forms_fields(csrf_client, make_user):
+    """What a browser without JavaScript sends for an arrow or save (the shared form's
+    token and `next`, the button's name and value, to its formaction) is accepted."""
+    ann = make_user("ann")
+    a = article(ann)
+    c = comment(ann, a.id, "Worth a vote")
+    page = text_of(login(csrf_client, make_user("bob")).get(f"/a/{a.id}/?sort=new"))
+    (shared,) = re.findall(r'<form id="cf" method="post" hidden>(.*?)</form>', page)
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', shared))
+    fields["next"] = fields["next"].replace("&amp;", "&")
+    arrow = rf'formaction="(/c/{c.id}/vote/)" class="arrow up" name="(\w+)" value="(\w+)"'
+    up = re.search(arrow, page)
+    assert up is not None
+    voted = csrf_client.post(up[1], {**fields, up[2]: up[3]})
+    assert voted.status_code == 302 and voted["Location"] == f"/a/{a.id}/?sort=new#c{c.id}"
+    assert selectors.comment_get(comment_id=c.id).votes == 1
+    saved = csrf_client.post(f"/c/{c.id}/save/", fields)
+    assert saved.status_code == 302 and saved["Location"].startswith(f"/a/{a.id}/?sort=new")
 
 
 def test_each_row_says_its_own_age(make_user, now):
@@ -164,3 +192,29 @@ def test_the_threads_bytes_are_put_into_the_page_whole_and_in_place(make_user):
         assert page.count(f'id="c{top.id}"') == 1 and page.rstrip().endswith("</html>")
         # The thread sits inside its section, before the pager and the end of the page.
         assert page.index('id="comments"') < page.index(f'id="c{reply.id}"')
+
+
+def test_a_row_is_found_by_the_comment_object_and_by_its_fields(make_user, monkeypatch):
+    """The thread's read hands out one object for the same values: its row is found by
+    identity. An equal comment made afresh (an archived thread's) finds the same row by
+    its fields, and a changed one gets its own."""
+    ann = make_user("ann")
+    a = article(ann)
+    c = comment(ann, a.id, "Kept once")
+    (read,) = selectors.comment_thread(article_id=a.id, user_id=ann.pk).items
+    rendered: list[str] = []
+    real = rows._render_parts
+    monkeypatch.setattr(
+        rows, "_render_parts", lambda *a, **k: rendered.append("x") or real(*a, **k)
+    )
+    env, viewer = rendering.environment(), rows._CommentViewer(ann)
+    made = ("/", "en")
+    first = rows._comment_template(env, read, True, True, viewer, made)
+    assert rows._comment_template(env, read, True, True, viewer, made) is first
+    twin = replace(read)
+    assert twin is not read and twin == read
+    assert rows._comment_template(env, twin, True, True, viewer, made) is first
+    assert len(rendered) == 1
+    changed = rows._comment_template(env, replace(read, votes=1), True, True, viewer, made)
+    assert changed is not first and len(rendered) == 2
+    assert f'id="c{c.id}"' in b"".join(first.parts).decode()

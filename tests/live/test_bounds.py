@@ -51,24 +51,18 @@ def test_a_client_that_never_reads_is_dropped_and_nothing_piles_up(asgi_site, co
     # 50,000 more events for a client that reads nothing: were they queued for it, they
     # would take ~10 MB (encoded events and their objects).
     assert grown < 4_000_000, grown
-    # The server ended its side: what it had sent is there to read, then the end: at once
-    # when the drop cut a send short, else once the completed response's idle keep-alive
-    # runs out (uvicorn's 5 s), which the read outwaits. The wait is bounded as a whole
-    # (a read timeout alone would wait for ever on a connection that trickles).
-    slow.settimeout(1)
-    received, tail, ended = 0, b"", False
-    deadline = time.monotonic() + 20
-    while not ended and time.monotonic() < deadline:
-        try:
-            chunk = slow.recv(65536)
-        except TimeoutError:
-            continue
-        ended = not chunk
-        received += len(chunk)
-        tail = (tail + chunk)[-300:]
+    # The server ended its side: the dropped connection's transport is closing (at once
+    # when the drop cut a send short, else once the completed response's idle keep-alive,
+    # uvicorn's 5 s, runs out). Asked of the server, not read off the slow socket: with a
+    # 1 KB receive window the kernel may pass the sent rest on only at its zero-window
+    # probes' backed-off pace, so reading it to its end takes an unbounded while.
+    deadline = time.monotonic() + 10
+    while open_connections := [
+        c for c in list(asgi_site.server.server_state.connections) if not c.transport.is_closing()
+    ]:
+        assert time.monotonic() < deadline, f"{len(open_connections)} connection(s) still open"
+        time.sleep(0.05)
     slow.close()
-    assert ended, f"still open after 20 s, {received} bytes read, ending {tail!r}"
-    assert received < 2_000_000
 
 
 def test_one_redis_connection_reads_for_every_client(asgi_site, conn, settings):  # type: ignore[no-untyped-def]

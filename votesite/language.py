@@ -57,7 +57,8 @@ class LocaleMiddleware(DjangoLocaleMiddleware):
     """The same language (cookie, Accept-Language, LANGUAGE_CODE), the same Vary and
     Content-Language headers; under a URLconf with i18n_patterns, Django's own steps.
     Called directly, without MiddlewareMixin's dispatch (synchronous only: Django
-    adapts it under ASGI)."""
+    adapts it under ASGI): __call__ is its one path, and process_request and
+    process_response stay Django's, which answer the same."""
 
     async_capable = False
 
@@ -67,17 +68,6 @@ class LocaleMiddleware(DjangoLocaleMiddleware):
             return super().process_response(request, response)  # type: ignore[no-any-return]
         _activate(request)
         response = self.get_response(request)
-        return self._say(response)
-
-    def process_request(self, request: HttpRequest) -> None:
-        if _prefixed(request):
-            return super().process_request(request)  # type: ignore[no-any-return]
-        _activate(request)
-        return None
-
-    def process_response(self, request: HttpRequest, response: Any) -> Any:
-        if _prefixed(request):
-            return super().process_response(request, response)
         return self._say(response)
 
     @staticmethod

@@ -4,27 +4,16 @@ them), and the Content-Security-Policy through django-csp with the header built 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
 PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
-
-
-class PermissionsPolicyMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
-        return response
 
 
 # What a view sets on its response to change its policy (django-csp's decorators, or the
@@ -101,9 +90,8 @@ class ContentSecurityPolicyMiddleware(CSPMiddleware):
 
 class SecurityHeadersMiddleware(ContentSecurityPolicyMiddleware):
     """The Permissions-Policy and the Content-Security-Policy in one layer of the stack
-    (each layer costs a call and Django's exception wrapper): what
-    PermissionsPolicyMiddleware inside ContentSecurityPolicyMiddleware send, in the same
-    order."""
+    (each layer costs a call and Django's exception wrapper): the Permissions-Policy
+    (unless the view set one), then the CSP as ContentSecurityPolicyMiddleware adds it."""
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         self.process_request(request)

@@ -6,9 +6,10 @@ their text) with the values their serializer checked them to."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import redis
 from django.http import QueryDict
@@ -210,9 +211,6 @@ class ApiMixin(_View):
     # actions whose handler counts the limits (deferred: ratelimits.defer) and reads a kept
     # token's credential epoch (api.tokens.check_in_handler) in its own script: http.guarded
     guarded_actions: frozenset[str] = frozenset()
-    # listing actions whose handler reads inside ratelimits.riding(): the store counts the
-    # limits in the read of the page's rows, a round trip the listing makes anyway
-    riding_actions: frozenset[str] = frozenset()
     # drf-spectacular's AutoSchema, whatever the host's DEFAULT_SCHEMA_CLASS
     schema: ViewInspector | None = AutoSchema()
 
@@ -252,7 +250,7 @@ class ApiMixin(_View):
         folded = self.folded_limits.get(action, ())
         if not request.user.is_authenticated:
             folded = ()
-        if (guarded and request.user.is_authenticated) or action in self.riding_actions:
+        if (guarded and request.user.is_authenticated) or _rides(self, action):
             ratelimits.defer(request, *_api_actions(request), *folded)
         else:
             ratelimits.check(request, *_api_actions(request), *folded)
@@ -271,6 +269,29 @@ class ApiMixin(_View):
         for name, value in ratelimits.headers(request).items():
             response[name] = value
         return response
+
+
+_Handler = TypeVar("_Handler", bound=Callable[..., Any])
+_RIDES = "rides_on_rows"
+
+
+def rides_on_rows(handler: _Handler) -> _Handler:
+    """A listing handler whose rate limits ride on the store's read of its page's rows, a
+    round trip it makes anyway: ApiMixin defers them for it, and its body runs inside
+    ratelimits.riding(). One mark does both, so no listing defers a count nobody takes."""
+
+    @functools.wraps(handler)
+    def riding(view: Any, request: Request, *args: Any, **kwargs: Any) -> Any:
+        with ratelimits.riding(request):
+            return handler(view, request, *args, **kwargs)
+
+    setattr(riding, _RIDES, True)
+    return cast(_Handler, riding)
+
+
+def _rides(view: Any, action: str) -> bool:
+    """Whether the view's handler for `action` is marked @rides_on_rows."""
+    return getattr(getattr(view, action, None), _RIDES, False) is True
 
 
 class ApiViewSet(ApiMixin, viewsets.ViewSet):

@@ -24,9 +24,7 @@ from articles.api.base import JSON_MEDIA_TYPE, PLAIN_ACCEPT, _api_actions
 from articles.api.renderers import FastJSONRenderer
 from articles.api.serializers import article_data, plain_vote
 from articles.http import guarded
-from articles.kept import Unchecked
 from articles.store import ratelimits
-from articles.store.tokens import token_digest
 from articles.types import Vote
 
 if TYPE_CHECKING:
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
 else:
     _View = object
 
-_KEYWORD = b"token"
 # A vote's body is {"value": "none"} give or take spaces: anything longer is DRF's to read.
 _BODY_MAX = 256
 
@@ -67,8 +64,9 @@ def _plain_vote(view: Any, request: HttpRequest) -> tuple[Any, ...] | None:
     renderer = view.get_renderers()[0]
     if type(renderer) is not FastJSONRenderer:
         return None
-    found = _kept_token(meta.get("HTTP_AUTHORIZATION"))
-    if found is None:
+    key = tokens.token_key(meta.get("HTTP_AUTHORIZATION"))
+    found = tokens.kept_unchecked(key) if key else None
+    if found is None:  # not kept: DRF's way reads it from the database, and keeps it
         return None
     vote = _vote_in(request, meta.get("CONTENT_LENGTH"))
     return None if vote is None else (renderer, *found, vote)
@@ -85,25 +83,6 @@ def _drf_steps_idle(view: Any) -> bool:
         and view.authentication_classes[0] is tokens.CachedTokenAuthentication
         and "vote" in view.guarded_actions
     )
-
-
-def _kept_token(header: Any) -> tuple[Any, Any, Unchecked] | None:
-    """The kept user and token of an `Authorization: Token <key>` header, as
-    CachedTokenAuthentication finds them for a guarded action (its epoch unread)."""
-    if not isinstance(header, str):
-        return None
-    try:
-        parts = header.encode("iso-8859-1").split()  # as DRF's get_authorization_header
-        if len(parts) != 2 or parts[0].lower() != _KEYWORD:
-            return None
-        digest = token_digest(parts[1].decode())
-    except UnicodeError:
-        return None
-    found = tokens._cache.unchecked(digest)
-    if found is None:
-        return None  # not kept: DRF's way reads it from the database, and keeps it
-    user, token, revoked_since = found
-    return user, token, Unchecked(digest, revoked_since)
 
 
 def _vote_in(request: HttpRequest, length: Any) -> Vote | None:
@@ -134,7 +113,7 @@ def _vote(view: Any, request: Any, args: Any, kwargs: Any, plain: tuple[Any, ...
     view.headers = view.default_response_headers
     request.accepted_renderer, request.accepted_media_type = renderer, JSON_MEDIA_TYPE
     request.user, request.auth = user, token  # as DRF's Request sets them
-    setattr(request, tokens._UNCHECKED, kept)
+    tokens.mark_unchecked(request, kept)
     try:
         ratelimits.defer(request, *_api_actions(request), *view.folded_limits["vote"])
         article = guarded.vote(request, tokens, article_id=int(kwargs["id"]), direction=vote)

@@ -35,6 +35,7 @@ from articles.api.base import (
     _page,
     _valid,
     _viewer,
+    rides_on_rows,
 )
 from articles.api.domains import UserProfileMixin
 from articles.api.personal import HIDDEN_LEFT_OUT
@@ -57,7 +58,7 @@ from articles.api.serializers import (
     TokenSerializer,
     paged,
 )
-from articles.store import logins, people, ratelimits, selectors, services, tokens
+from articles.store import logins, people, selectors, services, tokens
 
 # --- groups --------------------------------------------------------------------------------
 
@@ -71,7 +72,6 @@ class GroupViewSet(ApiViewSet):
         "partial_update": [IsAuthenticated],
         "destroy": [IsAuthenticated],
     }
-    riding_actions = frozenset({"articles"})  # its limits counted in the page's read
 
     @documented(
         summary="Every group, by name",
@@ -169,12 +169,12 @@ class GroupViewSet(ApiViewSet):
         responses={200: ArticlePageSerializer, **_errors(400, 404)},
     )
     @action(detail=True, methods=["get"])
+    @rides_on_rows
     def articles(self, request: Request, name: str) -> Response:
         query = _valid(ListQuerySerializer, request.query_params)
-        with ratelimits.riding(request):
-            page = selectors.group_article_list(
-                name=name, order=query["order"], page=query["page"], user_id=_viewer(request)
-            )
+        page = selectors.group_article_list(
+            name=name, order=query["order"], page=query["page"], user_id=_viewer(request)
+        )
         return _page(page, request)
 
 

@@ -38,38 +38,73 @@ _kept = _cache.entries
 _UNCHECKED = "articles_token_unchecked"
 
 
+# The Authorization scheme (DRF's default), matched as DRF matches it: in any case.
+KEYWORD = "Token"
+_SCHEME = KEYWORD.lower().encode()
+
+
+def token_key(header: str | bytes | None) -> str | None:
+    """The key of an `Authorization: Token <key>` header, split and decoded as DRF's
+    TokenAuthentication does; "" for a Token header DRF refuses (no key, spaces in it,
+    not UTF-8, or a header that is not ISO-8859-1), so that DRF's words refuse it; None
+    for no header or another scheme. The one reading of the header, DRF's or lean's."""
+    if not header:
+        return None
+    try:
+        raw = header.encode(HTTP_HEADER_ENCODING) if isinstance(header, str) else header
+    except UnicodeError:
+        return ""
+    parts = raw.split()
+    if not parts or parts[0].lower() != _SCHEME:
+        return None
+    try:
+        return parts[1].decode() if len(parts) == 2 else ""
+    except UnicodeError:
+        return ""
+
+
 class CachedTokenAuthentication(TokenAuthentication):
     model = ApiToken
+    keyword = KEYWORD
     http: Any = None  # the request being authenticated (an instance serves one request)
 
     def authenticate(self, request: Any) -> tuple[Any, Any] | None:
         """DRF's, reading the header from META: DRF's request.headers copies every header
         of the request to find this one. A malformed header is DRF's to refuse."""
         self.http = _http(request)
-        header = self.http.META.get("HTTP_AUTHORIZATION", b"")
-        auth = (header.encode(HTTP_HEADER_ENCODING) if isinstance(header, str) else header).split()
-        if not auth or auth[0].lower() != self.keyword.lower().encode():
-            return None
-        try:
-            key = auth[1].decode() if len(auth) == 2 else None
-        except UnicodeError:
-            key = None
+        key = token_key(self.http.META.get("HTTP_AUTHORIZATION"))
         if key is None:
+            return None
+        if not key:
             return super().authenticate(request)  # its AuthenticationFailed, in its words
         return self.authenticate_credentials(key)
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         digest = token_digest(key)
         if self.http is not None and hasattr(self.http, _UNCHECKED):
-            found = _cache.unchecked(digest)
+            found = _unchecked(digest)
             if found is not None:
-                user, token, revoked_since = found
-                setattr(self.http, _UNCHECKED, Unchecked(digest, revoked_since))
+                user, token, unread = found
+                mark_unchecked(self.http, unread)
                 return user, token
         kept = _cache.get(digest)
         if kept is not None:
             return kept
         return _read(digest)
+
+
+def kept_unchecked(key: str) -> tuple[Any, Any, Unchecked] | None:
+    """The kept user and token of `key` and what its handler must check (its epoch unread),
+    as CachedTokenAuthentication finds them for a guarded action; None when not kept."""
+    return _unchecked(token_digest(key))
+
+
+def _unchecked(digest: str) -> tuple[Any, Any, Unchecked] | None:
+    found = _cache.unchecked(digest)
+    if found is None:
+        return None
+    user, token, revoked_since = found
+    return user, token, Unchecked(digest, revoked_since)
 
 
 def _read(digest: str) -> tuple[Any, Any]:
@@ -91,6 +126,11 @@ def check_in_handler(request: Any) -> None:
     """`request`'s handler reads the credential epoch in a round trip of its own: a kept
     token authenticates it with no GET, and unchecked() says what to check."""
     setattr(_http(request), _UNCHECKED, None)
+
+
+def mark_unchecked(request: Any, found: Unchecked) -> None:
+    """`request` is authenticated by a kept token whose epoch its handler reads: `found`."""
+    setattr(_http(request), _UNCHECKED, found)
 
 
 def unchecked(request: Any) -> Unchecked | None:

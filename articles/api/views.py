@@ -31,6 +31,7 @@ from articles.api.base import (
     _page,
     _valid,
     _viewer,
+    rides_on_rows,
 )
 from articles.api.fields import GROUP_NAME_SCHEMA_PATTERN
 from articles.api.lean import LeanVoteMixin
@@ -80,7 +81,6 @@ class ArticleViewSet(LeanVoteMixin, ArticleListsMixin, ApiViewSet):
     lookup_value_regex = r"[0-9]{1,18}"
     folded_limits = {"vote": ("vote",), **personal.ARTICLE_LIMITS}
     guarded_actions = frozenset({"vote"})  # its limits and token check in the vote's script
-    riding_actions = frozenset({"list", "top", "good"})
     action_permissions = {
         "create": [IsAuthenticated],
         "destroy": [IsAuthenticated],
@@ -106,12 +106,12 @@ class ArticleViewSet(LeanVoteMixin, ArticleListsMixin, ApiViewSet):
         parameters=[ORDER, PAGE],
         responses={200: ArticlePageSerializer, **_errors(400)},
     )
+    @rides_on_rows
     def list(self, request: Request) -> Response:
         query = _valid(ListQuerySerializer, request.query_params)
-        with ratelimits.riding(request):
-            page = selectors.article_list(
-                order=query["order"], page=query["page"], user_id=_viewer(request)
-            )
+        page = selectors.article_list(
+            order=query["order"], page=query["page"], user_id=_viewer(request)
+        )
         return _page(page, request)
 
     @documented(
@@ -295,17 +295,17 @@ class ArticleViewSet(LeanVoteMixin, ArticleListsMixin, ApiViewSet):
         responses={200: ArticlePageSerializer, **_errors(400)},
     )
     @action(detail=False, methods=["get"])
+    @rides_on_rows
     def good(self, request: Request) -> Response:
         query = _valid(GoodQuerySerializer, request.query_params)
-        with ratelimits.riding(request):
-            if "date" in query:
-                page = selectors.good_article_day(
-                    day=query["date"], page=query["page"], user_id=_viewer(request)
-                )
-            else:  # the newest good articles are one page; a later one is empty, past the end
-                page = selectors.good_article_page(
-                    page=query["page"], per_page=conf.home_good(), user_id=_viewer(request)
-                )
+        if "date" in query:
+            page = selectors.good_article_day(
+                day=query["date"], page=query["page"], user_id=_viewer(request)
+            )
+        else:  # the newest good articles are one page; a later one is empty, past the end
+            page = selectors.good_article_page(
+                page=query["page"], per_page=conf.home_good(), user_id=_viewer(request)
+            )
         return _page(page, request)
 
     @documented(
@@ -376,10 +376,10 @@ class ArticleViewSet(LeanVoteMixin, ArticleListsMixin, ApiViewSet):
         responses={200: ArticlePageSerializer, **_errors(400)},
     )
     @action(detail=False, methods=["get"])
+    @rides_on_rows
     def top(self, request: Request) -> Response:
         query = _valid(TopQuerySerializer, request.query_params)
-        with ratelimits.riding(request):
-            page = selectors.top_article_list(
-                period=query["period"], page=query["page"], user_id=_viewer(request)
-            )
+        page = selectors.top_article_list(
+            period=query["period"], page=query["page"], user_id=_viewer(request)
+        )
         return _page(page, request)

@@ -240,8 +240,9 @@ class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
     def __init__(self, *args: Any, groups: Sequence[Group] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _choices(self, "groups", _group_choices(list(groups)))
-        if not self.is_bound:
-            self.initial.setdefault("idempotency_key", uuid.uuid4().hex)
+        if not self.is_bound and "idempotency_key" not in self.initial:
+            # A copy: forms built from one dict (Django keeps the caller's) each get a key.
+            self.initial = {**self.initial, "idempotency_key": uuid.uuid4().hex}
 
     def clean_title(self) -> str:
         return _clean_with(validation.clean_title, self.cleaned_data["title"])
@@ -425,8 +426,9 @@ class CommentForm(StoreErrorsMixin, forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["maxlength"] = str(conf.comment_max_length())
-        if not self.is_bound:
-            self.initial.setdefault("idempotency_key", uuid.uuid4().hex)
+        if not self.is_bound and "idempotency_key" not in self.initial:
+            # A copy: forms built from one dict (Django keeps the caller's) each get a key.
+            self.initial = {**self.initial, "idempotency_key": uuid.uuid4().hex}
 
     def clean_text(self) -> str:
         return _comment_text(self.cleaned_data["text"])

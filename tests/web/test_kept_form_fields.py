@@ -31,13 +31,20 @@ def test_kept_fields_are_the_rendered_ones_with_each_forms_own_key(language, mon
     monkeypatch.setattr(rendering.environment(), "auto_reload", False)
     with translation.override(language):
         for initial in (None, {"parent": 7}):
-            # Each its own dict: CommentForm sets its key into the one it is given.
-            first = CommentForm(initial=dict(initial) if initial else None)
-            second = CommentForm(initial=dict(initial) if initial else None)
+            first, second = CommentForm(initial=initial), CommentForm(initial=initial)
             kept = [parts.form_fields(_Context(), f) for f in (first, second)]
             assert kept[0] == _rendered(first) and kept[1] == _rendered(second)
             assert first.initial["idempotency_key"] in kept[0]
             assert second.initial["idempotency_key"] not in kept[0]
+
+
+def test_forms_built_from_one_initial_dict_each_get_their_own_key():
+    initial = {"parent": 7}
+    first, second = CommentForm(initial=initial), CommentForm(initial=initial)
+    assert first.initial["idempotency_key"] != second.initial["idempotency_key"]
+    assert initial == {"parent": 7}  # the caller's dict left as it was
+    given = CommentForm(initial={"idempotency_key": "k1"})
+    assert given.initial["idempotency_key"] == "k1"
 
 
 def test_only_the_article_pages_form_is_kept():

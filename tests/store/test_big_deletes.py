@@ -91,9 +91,7 @@ def big(conn) -> Iterator[tuple[int, list[int], set[str]]]:
 
 
 def slow_calls(conn: redis.Redis, over_us: int = 50_000) -> list[str]:
-    """The calls SLOWLOG saw run longer than `over_us`. A busy machine may pause the server
-    once in the middle of a call (measured once at 53 ms, a CI run of Redis 7.0); work that
-    grows with the data shows in every call, so a delete may have one such call, not two.
+    """The calls SLOWLOG saw run longer than `over_us`.
 
     Only a client's own calls count: Redis 7 and 8 also log each command a script runs (its
     client address `?:0`), so one pause inside a script's HGET would show twice, as the HGET
@@ -104,6 +102,15 @@ def slow_calls(conn: redis.Redis, over_us: int = 50_000) -> list[str]:
         for e in entries
         if e["duration"] > over_us and e.get("client_address") != b"?:0"
     ]
+
+
+def assert_short_steps(conn: redis.Redis, steps: int) -> None:
+    """Work that grows with the data shows in every step; a busy machine pausing the server
+    in the middle of a step shows in a few (CI runs of Redis 7.0 beside a loaded machine:
+    one step of 53 ms once, two of 52 and 71 ms of 800 another time). So at most one step
+    in a hundred may pass 50 ms."""
+    slow = slow_calls(conn)
+    assert len(slow) <= max(1, steps // 100), slow
 
 
 def script_calls(conn: redis.Redis) -> int:
@@ -126,15 +133,16 @@ def slowlog(conn) -> Iterator[None]:
 
 def test_an_article_with_20000_comments_is_deleted_in_short_steps(conn, big, slowlog):
     """Ensure no key of the article or its comments is left, the audit is clean, and the
-    delete ran in steps of COMMENT_PURGE_BATCH comments, none 50 ms but for one pause of a busy
+    delete ran in steps of COMMENT_PURGE_BATCH comments, none 50 ms but for pauses of a busy
     machine (one script over all of them: ~240 ms on a quiet machine, past the 1 s timeout
     on a busy one). Each batch takes ~2 ms."""
     article_id, _, before = big
     conn.slowlog_reset()
     calls = script_calls(conn)
     services.article_delete(article_id=article_id, actor=member_actor(1, ""))
-    assert script_calls(conn) - calls >= COMMENTS // services.COMMENT_PURGE_BATCH  # bounded
-    assert len(slow_calls(conn)) <= 1, slow_calls(conn)
+    steps = script_calls(conn) - calls
+    assert steps >= COMMENTS // services.COMMENT_PURGE_BATCH  # bounded
+    assert_short_steps(conn, steps)
     with pytest.raises(ArticleNotFound):
         selectors.article_get(article_id=article_id)
     assert every_key(conn) <= before - {keys.article(article_id), keys.voted(article_id)}
@@ -192,7 +200,7 @@ def test_a_purge_leaves_a_comment_of_another_article_and_a_live_article_alone(co
 
 def test_a_group_of_20000_articles_is_deleted_in_short_steps(conn, slowlog):
     """Ensure the group goes, its name leaves every member's `groups` field, in steps of
-    CLEANUP_BATCH members, none running 50 ms but for one pause of a busy machine (before:
+    CLEANUP_BATCH members, none running 50 ms but for pauses of a busy machine (before:
     one script over every member, 380 ms here)."""
     n = 20_000
     services.group_create(name="big", actor=staff_actor())
@@ -205,8 +213,9 @@ def test_a_group_of_20000_articles_is_deleted_in_short_steps(conn, slowlog):
     conn.slowlog_reset()
     calls = script_calls(conn)
     services.group_delete(name="big", reason="spam", actor=staff_actor("mod"))
-    assert script_calls(conn) - calls >= n // services.CLEANUP_BATCH  # bounded steps
-    assert len(slow_calls(conn)) <= 1, slow_calls(conn)
+    steps = script_calls(conn) - calls
+    assert steps >= n // services.CLEANUP_BATCH  # bounded steps
+    assert_short_steps(conn, steps)
     assert not conn.exists(keys.group("big"), keys.group_purge("big"), keys.PURGE)
     assert selectors.article_get(article_id=ids[0]).groups == ("other",)
     pipe = conn.pipeline(transaction=False)

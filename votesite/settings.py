@@ -139,7 +139,7 @@ MIDDLEWARE = [
     "votesite.notfound.SiteNotFoundMiddleware",  # DEBUG only: the site's 404, not Django's
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "votesite.messages.MessageMiddleware",  # Django's, its storage made when first used
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "articles.http.middleware.ReplicaReadsMiddleware",  # only with REDIS_READ_URLS
     "articles.http.middleware.RedisUnavailableMiddleware",

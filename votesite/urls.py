@@ -15,6 +15,9 @@ admin.site.login_form = AdminLoginForm
 handler400 = "articles.http.responses.bad_request"
 
 urlpatterns = [
+    # First: the API's requests are the busiest (a vote), each pattern tried before costs
+    # about a microsecond, and none of the others matches a path under api/.
+    path("api/", include("articles.api.urls")),
     # /healthz (and /healthz/ready): Redis and the database; /healthz/live: the process.
     path("", include("articles.health_urls")),
     # Prometheus: django-prometheus' request, database and cache figures and the app's own
@@ -27,6 +30,5 @@ urlpatterns = [
         RedirectView.as_view(pattern_name="articles:password-change", permanent=False),
     ),
     path("admin/", admin.site.urls),
-    path("api/", include("articles.api.urls")),
     path("", include("articles.urls")),
 ]

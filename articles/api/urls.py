@@ -67,11 +67,14 @@ docs = [
 if not (apps.is_installed("drf_spectacular") and apps.is_installed("drf_spectacular_sidecar")):
     docs = []
 
+# The router's routes first: Django tries the patterns in order, a miss costing about a
+# microsecond, and they are the busy ones (a vote). No router route matches the paths of
+# the four views below them, so every path resolves as it would in any order.
 urlpatterns = [
+    *router.urls,
     path("auth/token/", site.TokenView.as_view(), name="auth-token"),
     path("schema/", schema.SchemaView.as_view(), name="schema"),
     *docs,
-    *router.urls,
     # [\s\S], not ".": a path may hold an encoded newline (%0A), which "." would not match.
     re_path(r"^[\s\S]*$", site.NotFoundView.as_view(), name="not-found"),
 ]

@@ -37,10 +37,13 @@ FULL = "votesite, whole MIDDLEWARE"
 NONE = "votesite, no middleware"
 
 
-def environ(path: str = PATH) -> dict[str, Any]:
-    """A GET as wrk sends it (Host, no cookie, no body)."""
+def environ(
+    path: str = PATH, method: str = "GET", body: bytes = b"", **extra: str
+) -> dict[str, Any]:
+    """A request as wrk sends it (Host, no cookie; by default a GET with no body), with
+    `extra` environ keys (headers as HTTP_*)."""
     return {
-        "REQUEST_METHOD": "GET",
+        "REQUEST_METHOD": method,
         "PATH_INFO": path,
         "QUERY_STRING": "",
         "SCRIPT_NAME": "",
@@ -51,12 +54,13 @@ def environ(path: str = PATH) -> dict[str, Any]:
         "REMOTE_PORT": "40000",
         "HTTP_HOST": "127.0.0.1:8000",
         "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(b""),
+        "wsgi.input": io.BytesIO(body),
         "wsgi.errors": sys.stderr,
         "wsgi.multithread": True,
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
         "wsgi.version": (1, 0),
+        **extra,
     }
 
 

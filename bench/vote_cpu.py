@@ -17,45 +17,22 @@ alike, so compare trees by alternating their runs.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.middleware import environ
+
 # One user votes many times a second here: the limits are raised (each request still
 # counts itself), or the vote would be timed answering 429.
 LIFTED = dict.fromkeys(("vote", "api", "api_user", "api_write"), (10**9, 60))
-
-
-def environ(method: str, path: str, body: bytes = b"", **extra: str) -> dict[str, Any]:
-    return {
-        "REQUEST_METHOD": method,
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SCRIPT_NAME": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "REMOTE_PORT": "40000",
-        "HTTP_HOST": "127.0.0.1:8000",
-        "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.errors": sys.stderr,
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": True,
-        "wsgi.run_once": False,
-        "wsgi.version": (1, 0),
-        **extra,
-    }
 
 
 def callers(articles: int) -> dict[str, Callable[[], int]]:
@@ -94,8 +71,8 @@ def callers(articles: int) -> dict[str, Callable[[], int]]:
     def vote() -> int:
         return call(
             environ(
-                "PUT",
                 f"/api/articles/{rng.randint(1, articles)}/vote/",
+                "PUT",
                 body,
                 CONTENT_TYPE="application/json",
                 CONTENT_LENGTH=str(len(body)),
@@ -105,7 +82,7 @@ def callers(articles: int) -> dict[str, Callable[[], int]]:
         )
 
     def fixed() -> int:
-        return call(environ("GET", "/bench/fixed/"))
+        return call(environ("/bench/fixed/"))
 
     calls = {"vote": vote, "fixed": fixed}
     for name, one in calls.items():

@@ -46,18 +46,18 @@ def url_for(name: str, *values: object, under: tuple[Any, str] | None = None) ->
     return "".join(pieces)
 
 
-def url_of_one(name: str) -> Callable[[object], str]:
+def url_of_one(name: str, *, under: tuple[Any, str] | None = None) -> Callable[[object], str]:
     """url_for(name, value) for many values of one argument (a page's articles): the
-    pattern looked up once, not once a value."""
-    parts = _pattern(name, 1)
+    pattern looked up once, not once a value. `under`: as url_for's."""
+    parts = _pattern(name, 1, under)
     if parts is None or len(parts) != 2:
-        return lambda value: url_for(name, value)
+        return lambda value: url_for(name, value, under=under)
     head, tail = parts
 
     def url(value: object) -> str:
         text = str(value)
         if value is None or not _SLUG.fullmatch(text):
-            return url_for(name, value)
+            return url_for(name, value, under=under)
         return head + text + tail
 
     return url

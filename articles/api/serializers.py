@@ -3,7 +3,9 @@ and the store, so a serializer only checks types and names the field at fault.
 
 Caches (articles.caches): "api_times", content-addressed, 4,096 times as ISO 8601 text;
 "api_articles", content-addressed, 4,096 articles' JSON fields (by the very Article the
-store keeps decoded, which is frozen, and the origin and URLconf of their addresses)."""
+store keeps decoded, which is frozen, and the origin and URLconf of their addresses);
+"api_origins", content-addressed, 256 origins by the scheme and the request headers a
+host is read from (any settings change empties it)."""
 
 from __future__ import annotations
 
@@ -48,11 +50,33 @@ def article_html_url(article_id: int, request: HttpRequest | None = None) -> str
     return _origin(request) + url_for("articles:article-detail", article_id)
 
 
+# The environ values get_host() reads the host and port from (the settings that pick among
+# them, like ALLOWED_HOSTS, empty the cache when changed: articles.caches).
+_HOST_FROM = (
+    "HTTP_X_FORWARDED_HOST",
+    "HTTP_HOST",
+    "SERVER_NAME",
+    "HTTP_X_FORWARDED_PORT",
+    "SERVER_PORT",
+)
+_origins: Cache[tuple[Any, ...], str] = Cache("api_origins", Kind.CONTENT, entries=256)
+
+
 def _origin(request: HttpRequest | None) -> str:
     """What build_absolute_uri() puts before a path ("" with no request): worked out once
     a page, where build_absolute_uri() per article was a tenth of a 50-article page. The
-    article paths are ASCII, so they need none of its quoting."""
-    return request.build_absolute_uri("/")[:-1] if request is not None else ""
+    article paths are ASCII, so they need none of its quoting. Kept by what it is made
+    of: get_host()'s checks were most of a vote's article_data, and CommonMiddleware has
+    already made them. Only an allowed host is kept (get_host() raises for any other)."""
+    if request is None:
+        return ""
+    meta = request.META
+    key = (request.scheme, *[meta.get(name) for name in _HOST_FROM])
+    origin = _origins.get(key)
+    if origin is None:
+        origin = request.build_absolute_uri("/")[:-1]
+        _origins.put(key, origin)
+    return origin
 
 
 def _cleaned(clean: Callable[..., Any], *args: Any) -> Any:
@@ -198,8 +222,13 @@ def article_data(
 
 
 def _article_urls() -> tuple[Callable[[object], str], Callable[[object], str]]:
-    """An article's two addresses (the API's, the page's) from its id."""
-    return url_of_one("api:article-detail"), url_of_one("articles:article-detail")
+    """An article's two addresses (the API's, the page's) from its id; the URLconf and
+    script prefix looked up once for both (each look-up is a thread-local's, ~1-2 µs)."""
+    under = (get_urlconf(), get_script_prefix())
+    return (
+        url_of_one("api:article-detail", under=under),
+        url_of_one("articles:article-detail", under=under),
+    )
 
 
 # Content-addressed (a time's text never changes), 4,096 times: a page shows the same

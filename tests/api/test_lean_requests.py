@@ -154,3 +154,21 @@ def test_a_page_of_kept_article_fields_is_what_article_data_gives(anon, rf, sett
     assert page_data(page, elsewhere)["results"][0]["url"].startswith("http://other.test/")
     page_data(page, request)["results"][0]["groups"].append("x")
     assert page_data(page, request)["results"] == fresh
+
+
+def test_a_kept_origin_still_refuses_a_host_not_allowed(rf, settings):
+    from django.core.exceptions import DisallowedHost
+
+    from articles.api.serializers import article_url
+
+    settings.ALLOWED_HOSTS = ["testserver", "other.test"]
+    allowed = rf.get("/", HTTP_HOST="other.test")
+    assert article_url(3, allowed) == "http://other.test/api/articles/3/"
+    assert article_url(3, rf.get("/", HTTP_HOST="other.test")).startswith("http://other.test/")
+    with pytest.raises(DisallowedHost):
+        article_url(3, rf.get("/", HTTP_HOST="evil.test"))
+    secure = rf.get("/", HTTP_HOST="other.test", secure=True)
+    assert article_url(3, secure).startswith("https://other.test/")
+    settings.ALLOWED_HOSTS = ["testserver"]
+    with pytest.raises(DisallowedHost):
+        article_url(3, rf.get("/", HTTP_HOST="other.test"))

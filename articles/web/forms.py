@@ -240,9 +240,7 @@ class ArticleSubmitForm(StoreErrorsMixin, forms.Form):
     def __init__(self, *args: Any, groups: Sequence[Group] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _choices(self, "groups", _group_choices(list(groups)))
-        if not self.is_bound and "idempotency_key" not in self.initial:
-            # A copy: forms built from one dict (Django keeps the caller's) each get a key.
-            self.initial = {**self.initial, "idempotency_key": uuid.uuid4().hex}
+        _keyed(self)
 
     def clean_title(self) -> str:
         return _clean_with(validation.clean_title, self.cleaned_data["title"])
@@ -404,6 +402,13 @@ class ArticleGroupsForm(StoreErrorsMixin, forms.Form):
         return data
 
 
+def _keyed(form: forms.Form) -> None:
+    """An unbound form's idempotency key, new unless the caller gave one; set on a copy of
+    `initial` (Django keeps the caller's dict), so forms built from one dict each get theirs."""
+    if not form.is_bound and "idempotency_key" not in form.initial:
+        form.initial = {**form.initial, "idempotency_key": uuid.uuid4().hex}
+
+
 def _choices(form: forms.Form, name: str, choices: list[tuple[str, str]]) -> None:
     field = form.fields[name]
     assert isinstance(field, forms.ChoiceField)
@@ -426,9 +431,7 @@ class CommentForm(StoreErrorsMixin, forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["text"].widget.attrs["maxlength"] = str(conf.comment_max_length())
-        if not self.is_bound and "idempotency_key" not in self.initial:
-            # A copy: forms built from one dict (Django keeps the caller's) each get a key.
-            self.initial = {**self.initial, "idempotency_key": uuid.uuid4().hex}
+        _keyed(self)
 
     def clean_text(self) -> str:
         return _comment_text(self.cleaned_data["text"])

@@ -3,7 +3,10 @@ uses: PostgreSQL refuses what SQLite takes (a NUL in any text value, for one).""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,3 +35,23 @@ def postgres() -> Iterator[str]:
     finally:
         cluster.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def assert_pass_on(database_url: str, *modules: str) -> None:
+    """`modules` pass in a pytest of their own on `database_url` (pytest-django sets up one
+    database for a whole run, so a second database is a second run)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rfE", *modules],
+        cwd=ROOT,
+        env=dict(os.environ, DATABASE_URL=database_url),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert "database: postgresql" in output, output[-3000:]  # the run was on PostgreSQL
+    assert result.returncode == 0, output[-8000:]

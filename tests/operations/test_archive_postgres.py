@@ -5,16 +5,12 @@ in a pytest of its own on a throwaway cluster."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+
+from tests.postgres import assert_pass_on
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "tests/store/test_archive.py",
     "tests/operations/test_archive_job.py",
@@ -23,15 +19,4 @@ MODULES = [
 
 
 def test_archiving_works_on_postgresql_too(postgres: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rfE", *MODULES],
-        cwd=ROOT,
-        env=dict(os.environ, DATABASE_URL=postgres),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    output = result.stdout + result.stderr
-    assert "database: postgresql" in output, output[-3000:]  # the run was on PostgreSQL
-    assert result.returncode == 0, output[-8000:]
+    assert_pass_on(postgres, *MODULES)

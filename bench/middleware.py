@@ -98,6 +98,14 @@ def time_rounds(calls: dict[str, Callable[[], int]], reps: int, per_round: int) 
         for _ in range(50):
             if call() != 200:
                 raise SystemExit(f"{name}: the fixed view does not answer 200")
+    return cpu_rounds(calls, reps, per_round)
+
+
+def cpu_rounds(
+    calls: dict[str, Callable[[], int]], reps: int, per_round: int
+) -> dict[str, list[float]]:
+    """{name: [µs of process CPU per call, one a round]}: every call `per_round` times once
+    a round, in a shuffled order, so a busy machine weighs on them alike."""
     spent: dict[str, list[float]] = {name: [] for name in calls}
     order = list(calls)
     shuffle = random.Random(3)

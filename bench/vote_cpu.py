@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.middleware import environ
+from bench.middleware import cpu_rounds, environ
 
 # One user votes many times a second here: the limits are raised (each request still
 # counts itself), or the vote would be timed answering 429.
@@ -93,16 +93,7 @@ def callers(articles: int) -> dict[str, Callable[[], int]]:
 
 
 def time_rounds(calls: dict[str, Callable[[], int]], reps: int, per_round: int) -> dict[str, float]:
-    spent: dict[str, list[float]] = {name: [] for name in calls}
-    order, shuffle = list(calls), random.Random(3)
-    for _ in range(reps):
-        shuffle.shuffle(order)
-        for name in order:
-            one = calls[name]
-            start = time.process_time()
-            for _ in range(per_round):
-                one()
-            spent[name].append((time.process_time() - start) / per_round * 1e6)
+    spent = cpu_rounds(calls, reps, per_round)
     return {name: round(statistics.median(v), 1) for name, v in spent.items()}
 
 

@@ -54,9 +54,11 @@ def _get(url: str) -> tuple[int, bytes]:
 @pytest.fixture
 def served(own_redis: EmbeddedRedis, tmp_short: Path) -> Iterator[str]:
     """The site under gunicorn as `make serve` starts it (its config file, 2 workers), on
-    the test's own Redis; anonymous pages only, so its SQLite file needs no tables."""
+    the test's own Redis, the API's per-address limit raised (served_settings.py);
+    anonymous pages only, so its SQLite file needs no tables."""
     port = free_port()
     env = production_env(
+        DJANGO_SETTINGS_MODULE="tests.reliability.served_settings",  # the API limit raised
         DATABASE_URL=f"sqlite:///{tmp_short / 'db.sqlite3'}",
         REDIS_URL=f"{own_redis.url}?db=0",
         VOTESITE_VAR_DIR=str(tmp_short),

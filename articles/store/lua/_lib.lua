@@ -534,6 +534,13 @@ local function comment_unindex(member)
   return removed
 end
 
+-- A comment's hash and the keys named by its id (its voter sets and reply orderings),
+-- freed off the main thread: what every batched removal of comments takes away.
+local function comment_unlink(member, cid)
+  redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
+    'replies:' .. cid, 'replies_new:' .. cid)
+end
+
 -- Index `member` under `words` ("" for none: comment search off, or a tombstone),
 -- dropping the words it had. Check comment_index_bad(member, words) first.
 local function comment_index(member, words)

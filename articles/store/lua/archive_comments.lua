@@ -20,8 +20,7 @@ for _, member in ipairs(batch) do
   if cid and redis.call('TYPE', member)['ok'] == 'hash'
     and redis.call('HGET', member, 'article') == ARGV[1] then
     comment_unindex(member)
-    redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
-      'replies:' .. cid, 'replies_new:' .. cid)
+    comment_unlink(member, cid)
   end
 end
 if #batch > 0 then redis.call('ZREM', KEYS[1], unpack(batch)) end

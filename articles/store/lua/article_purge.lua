@@ -30,8 +30,7 @@ for _, member in ipairs(batch) do
     comment_unindex(member) -- search: its cidx:<word> entries (_lib.lua)
     -- Its replies leave its author's inbox, while this hash still names the author.
     inbox_drop(author, 'replies_new:' .. cid)
-    redis.call('UNLINK', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
-      'replies:' .. cid, 'replies_new:' .. cid)
+    comment_unlink(member, cid)
     if site then redis.call('ZREM', KEYS[2], member) end
     local pk = string.match(author, '^user:([1-9]%d*)$')
     if pk and redis.call('TYPE', 'user_comments:' .. pk)['ok'] == 'zset' then

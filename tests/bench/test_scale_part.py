@@ -27,7 +27,7 @@ def test_every_operation_is_measured_by_its_slowest_named_call() -> None:
     assert conn.config_get("slowlog-log-slower-than") == before  # put back
     measured = {m.name: m for m in found["measured"]}
     kinds = {m.kind for m in measured.values()}
-    assert kinds == {"listing", "search", "thread", "write", "job"}
+    assert kinds == {"listing", "read", "search", "thread", "write", "job"}
     for name in ("home, page 1", "top day, page 1", "top year, deep", "group by score",
                  "site", "search rare word", "vote up", "post", "comment post",
                  "audit (check_votes)", "delete the article of 30 comments (+ purge)"):  # fmt: skip

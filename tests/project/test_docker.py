@@ -72,6 +72,26 @@ def test_compose_runs_redis_8_with_aof_and_noeviction_and_a_sentinel_profile():
     assert services["votesite"]["environment"]["WEB_CONCURRENCY"] == "2"
 
 
+def test_every_redis_node_runs_the_embedded_servers_compact_encodings():
+    """One rule for how compact small keys are (a voter set a listpack to 512 members, an
+    article hash with a long title a listpack): compose's nodes read docker/redis.conf,
+    which must say what the embedded configuration says."""
+    from articles.operations.embedded import BASE_CONFIG, LISTPACK_SETS
+
+    def encodings(text: str) -> set[str]:
+        lines = (line.split("#")[0].strip() for line in text.splitlines())
+        return {line for line in lines if line.startswith(("hash-", "zset-", "set-"))}
+
+    conf = (BASE / "docker" / "redis.conf").read_text()
+    assert encodings(conf) == encodings(BASE_CONFIG + LISTPACK_SETS)
+    nodes = {n: s for n, s in _services().items() if s.get("image", "").startswith("redis:")}
+    servers = {n: s for n, s in nodes.items() if s["command"][0] == "redis-server"}
+    assert {"redis", "redis-primary", "redis-replica-1", "redis-replica-2"} <= set(servers)
+    for name, service in servers.items():
+        assert service["command"][1] == "/usr/local/etc/redis/votesite.conf", name
+        assert "./docker/redis.conf:/usr/local/etc/redis/votesite.conf:ro" in service["volumes"]
+
+
 def test_the_sentinel_profile_has_a_primary_two_replicas_and_three_sentinels():
     """One replica would leave the promoted primary with none, so min-replicas-to-write 1
     would refuse every write until the old primary came back."""

@@ -14,7 +14,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from articles.operations.checks import redis_status_messages
-from articles.operations.embedded import EmbeddedRedis, redis_server_binary
+from articles.operations.embedded import EmbeddedRedis, redis_server_binary, server_version
+
+DEBIAN_REDIS = Path("/usr/bin/redis-server")  # make test-redis7's second version
 
 
 @pytest.fixture
@@ -103,6 +105,33 @@ def test_the_embedded_server_is_a_current_redis_whose_small_voter_sets_are_compa
         assert b"graph" not in {module[b"name"] for module in client.module_list()}
         client.sadd("voted:1", *[f"user:{n}" for n in range(1, 101)])
         assert client.object("encoding", "voted:1") == b"listpack"
+    finally:
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    "binary", [pytest.param(None, id="embedded"), pytest.param(DEBIAN_REDIS, id="redis-7.0")]
+)
+def test_voter_sets_stay_compact_to_512_members_where_the_server_has_listpack_sets(binary):
+    """An article's voters past the default 128 stay a listpack (~15 B a vote against ~52
+    in a hash table); Redis before 7.2 has no such setting and must still start."""
+    if binary is not None and not binary.exists():
+        pytest.skip(f"{binary} is not installed")
+    directory = Path(tempfile.mkdtemp(prefix="vs-emb-", dir="/tmp"))
+    server = EmbeddedRedis(directory, daemonize=False, binary=binary)
+    try:
+        server.start()
+        client = server.client()
+        client.sadd("voted:1", *[f"user:{n}" for n in range(1, 513)])
+        if server_version(server.binary) < (7, 2):
+            assert "set-max-listpack-entries" not in server.config_text()
+            assert client.object("encoding", "voted:1") == b"hashtable"
+            return
+        assert client.config_get("set-max-listpack-entries") == {"set-max-listpack-entries": "512"}
+        assert client.object("encoding", "voted:1") == b"listpack"
+        client.sadd("voted:1", "user:513")
+        assert client.object("encoding", "voted:1") == b"hashtable"
     finally:
         server.stop()
         shutil.rmtree(directory, ignore_errors=True)

@@ -15,7 +15,7 @@
 -- ARGV[3] start  ARGV[4] stop  ARGV[5] "score" | "time" | "votes"
 -- ARGV[6] how many of the t words are included  ARGV[7] earliest post time or ""
 -- ARGV[8] the stemmer's language (conf.search_language)  ARGV[9] BUILD_MAX  ARGV[10] STEP
--- ARGV[11] the period's name ("" for all time)
+-- ARGV[11] the period's name ("" for all time)  ARGV[12] SMALL_SET
 -- Returns {S.OK, count, exact (1 | 0), more (1 | 0), member, ...}: `exact` 0 when count
 -- is an estimate; `more` 1 when the page may lack results not reached yet (call again:
 -- the next call goes on from where this one stopped).
@@ -56,6 +56,25 @@ if bad then return bad end
 
 local BUILD_MAX = tonumber(ARGV[9]) -- member operations a build may cost (BUILD_COST)
 local STEP = tonumber(ARGV[10]) -- ranking members a call of the walk reads at most
+-- A set of at most SMALL_SET strings is a listpack (Redis 7.2+), which SMISMEMBER scans
+-- once per member asked (2,000 against 512 members: 3.1 ms); such a set is read into a
+-- table once a call instead (~0.2 ms). `holds` answers as SMISMEMBER does.
+local SMALL_SET = tonumber(ARGV[12])
+local small_sets = {}
+local function holds(key, members)
+  if redis.call('SCARD', key) > SMALL_SET then
+    return redis.call('SMISMEMBER', key, unpack(members))
+  end
+  local set = small_sets[key]
+  if not set then
+    set = {}
+    for _, m in ipairs(redis.call('SMEMBERS', key)) do set[m] = true end
+    small_sets[key] = set
+  end
+  local out = {}
+  for j = 1, #members do out[j] = set[members[j]] and 1 or 0 end
+  return out
+end
 local WALK_MARGIN = 2
 
 local order = ARGV[5]
@@ -145,7 +164,7 @@ local function build()
       local members = redis.call('ZRANGE', scratch, 0, -1)
       for i = n + 1, t do
         if #members == 0 then break end
-        local out, kept = redis.call('SMISMEMBER', words[i], unpack(members)), {}
+        local out, kept = holds(words[i], members), {}
         local gone = {}
         for j = 1, #members do
           if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
@@ -157,9 +176,18 @@ local function build()
     sets = {scratch}
   else
     if t > n then
-      -- SDIFF walks its first set: the (small) intersection, not the excluded words' sets.
+      -- The (small) intersection less what an excluded word's set holds, asked of that set.
       redis.call('SINTERSTORE', scratch, unpack(sets))
-      redis.call('SDIFFSTORE', scratch, scratch, unpack(words, n + 1, t))
+      local members, gone = redis.call('SMEMBERS', scratch), {}
+      for i = n + 1, t do
+        if #members == 0 then break end
+        local out, kept = holds(words[i], members), {}
+        for j = 1, #members do
+          if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
+        end
+        members = kept
+      end
+      if #gone > 0 then redis.call('SREM', scratch, unpack(gone)) end
       sets = {scratch}
     end
     if earliest then
@@ -245,7 +273,7 @@ while found < want and read < total and spent < STEP do
     if #members == 0 then break end
     local hit = {}
     for _, k in ipairs(check[1]) do
-      local replies = redis.call('SMISMEMBER', k, unpack(members))
+      local replies = holds(k, members)
       for j = 1, #members do
         if replies[j] == 1 then hit[j] = true end
       end

@@ -26,7 +26,7 @@ from prometheus_client import REGISTRY
 
 from votesite import logs
 from votesite.logs import ConsoleRenderer
-from votesite.security import ContentSecurityPolicyMiddleware
+from votesite.security import PERMISSIONS_POLICY, ContentSecurityPolicyMiddleware
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -441,3 +441,86 @@ def test_the_stack_answers_the_same_headers_under_asgi_as_under_wsgi() -> None:
     assert named(asgi) == named(wsgi)
     assert asgi["Content-Language"] == "de" and asgi["Permissions-Policy"]
     assert "Content-Security-Policy" in asgi and len(asgi["X-Request-ID"]) == 32
+
+
+def _layered(
+    middleware: type, request_path: str, status: int, response_attrs: dict, use_nonce: bool
+) -> tuple[list[tuple[str, str]], bool]:
+    """A response through `middleware`: its headers in order, and whether reading the nonce
+    afterwards still works."""
+    from csp.exceptions import CSPNonceError
+
+    request = RequestFactory().get(request_path)
+
+    def view(r: Any) -> HttpResponse:
+        if use_nonce:
+            str(r.csp_nonce)
+        response = HttpResponse("ok", status=status)
+        for name, value in response_attrs.items():
+            if name[0].isupper():
+                response[name] = value
+            else:
+                setattr(response, name, value)
+        return response
+
+    response = middleware(view)(request)
+    try:
+        str(request.csp_nonce)
+        readable = True
+    except CSPNonceError:
+        readable = False
+    return list(response.items()), readable
+
+
+class _DjangoCSPWithPermissions(CSPMiddleware):
+    """What votesite.security.SecurityHeadersMiddleware stands for: django-csp's middleware
+    and the Permissions-Policy unless the view set one."""
+
+    def __call__(self, request: Any) -> Any:
+        self.process_request(request)
+        response = self.get_response(request)
+        response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        return self.process_response(request, response)
+
+
+@pytest.mark.parametrize(
+    ("request_path", "status", "response_attrs", "use_nonce"),
+    [
+        ("/", 200, {}, False),
+        ("/", 404, {}, False),
+        ("/", 500, {}, False),
+        ("/", 200, {}, True),
+        ("/", 200, {"_csp_update": {"style-src": ["'unsafe-inline'"]}}, False),
+        ("/", 200, {"_csp_exempt": True}, False),
+        ("/", 200, {"Permissions-Policy": "camera=(self)"}, False),
+        ("/", 200, {"Content-Security-Policy": "default-src 'none'"}, False),
+        ("/skip/this/", 200, {}, False),
+    ],
+)
+@pytest.mark.parametrize("debug", [False, True])
+def test_the_security_headers_layer_writes_what_django_csp_writes(
+    request_path, status, response_attrs, use_nonce, debug
+) -> None:
+    """Built once and written straight into the header store, the headers are the same
+    bytes in the same order as django-csp and a setdefault of the Permissions-Policy give,
+    with the settings' exclusions, a response's own policy or exemption, a used nonce,
+    and Django's debug pages left alone."""
+    from votesite.security import SecurityHeadersMiddleware
+
+    policy = {**settings.CONTENT_SECURITY_POLICY, "EXCLUDE_URL_PREFIXES": ["/skip/"]}
+    report_only = {"DIRECTIVES": {"img-src": ["'self'"]}}
+    with override_settings(
+        DEBUG=debug,
+        CONTENT_SECURITY_POLICY=policy,
+        CONTENT_SECURITY_POLICY_REPORT_ONLY=report_only,
+    ):
+        args = (request_path, status, response_attrs, use_nonce)
+        ours = _layered(SecurityHeadersMiddleware, *args)
+        assert ours == _layered(_DjangoCSPWithPermissions, *args)
+    headers = dict(ours[0])
+    if request_path == "/" and not response_attrs and not (debug and status != 200):
+        assert headers["Permissions-Policy"] == PERMISSIONS_POLICY
+        assert "img-src 'self'" in headers["Content-Security-Policy-Report-Only"]
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+    ours = _layered(SecurityHeadersMiddleware, "/", 200, {}, False)
+    assert "Content-Security-Policy-Report-Only" not in dict(ours[0])  # the settings again

@@ -337,10 +337,21 @@ def _languages(middleware: type, request_path: str, urlconf: str | None, **extra
     if urlconf:
         request.urlconf = urlconf
     status = 404 if request_path.endswith("missing/") else 200
-    m = middleware(lambda r: HttpResponse("ok", status=status))
+
+    def view(r: Any) -> HttpResponse:
+        response = HttpResponse("ok", status=status)
+        if "varied/" in request_path:
+            response["Vary"] = "Cookie"
+        if "said/" in request_path:
+            response["Content-Language"] = "fr"
+        if "switched/" in request_path:
+            translation.activate("de")
+        return response
+
+    m = middleware(view)
     try:
         response = m(request)
-        return (request.LANGUAGE_CODE, response.status_code, sorted(response.items()))
+        return (request.LANGUAGE_CODE, response.status_code, list(response.items()))
     finally:
         translation.deactivate()
 
@@ -356,6 +367,9 @@ def _languages(middleware: type, request_path: str, urlconf: str | None, **extra
         ("/missing/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
         ("/page/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
         ("/de/page/", {}),
+        ("/varied/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
+        ("/said/", {}),
+        ("/switched/", {"HTTP_ACCEPT_LANGUAGE": "en"}),
     ],
 )
 @pytest.mark.parametrize("urlconf", [None, __name__])

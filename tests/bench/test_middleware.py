@@ -538,3 +538,57 @@ def test_the_security_headers_layer_writes_what_django_csp_writes(
         assert "script-src 'self'" in headers["Content-Security-Policy"]
     ours = _layered(SecurityHeadersMiddleware, "/", 200, {}, False)
     assert "Content-Security-Policy-Report-Only" not in dict(ours[0])  # the settings again
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("adds", [False, True])
+def test_the_message_layer_stores_what_djangos_stores(adds: bool) -> None:
+    """A message added is stored (and shown on the next request) as Django's middleware
+    stores it; a request that adds none writes no cookie, as Django's writes none."""
+    from django.contrib import messages
+    from django.contrib.messages.middleware import MessageMiddleware as Django
+    from django.contrib.sessions.middleware import SessionMiddleware
+
+    from votesite.messages import MessageMiddleware
+
+    def through(middleware: type) -> tuple[list[str], list[str]]:
+        def view(request: Any) -> HttpResponse:
+            if adds:
+                messages.success(request, "saved")
+            return HttpResponse("ok")
+
+        response = SessionMiddleware(middleware(view))(RequestFactory().get("/"))
+        shown: list[str] = []
+
+        def next_view(request: Any) -> HttpResponse:
+            shown.extend(str(m) for m in messages.get_messages(request))
+            return HttpResponse("ok")
+
+        later = RequestFactory().get("/")
+        later.COOKIES = {name: morsel.value for name, morsel in response.cookies.items()}
+        SessionMiddleware(middleware(next_view))(later)
+        return sorted(response.cookies), shown
+
+    ours = through(MessageMiddleware)
+    assert ours == through(Django)
+    assert ours == ((["messages"], ["saved"]) if adds else ([], []))
+
+
+def test_a_nonce_read_by_the_view_is_in_the_policy() -> None:
+    from csp.constants import NONCE, SELF
+
+    from votesite.security import SecurityHeadersMiddleware
+
+    request = RequestFactory().get("/")
+    read = []
+
+    def view(r: Any) -> HttpResponse:
+        read.append(str(r.csp_nonce))
+        assert str(r.csp_nonce) == read[0]  # one nonce a request
+        return HttpResponse("ok")
+
+    policy = {"DIRECTIVES": {"script-src": [SELF, NONCE]}}
+    with override_settings(CONTENT_SECURITY_POLICY=policy):
+        response = SecurityHeadersMiddleware(view)(request)
+    assert f"script-src 'self' 'nonce-{read[0]}'" in response["Content-Security-Policy"]
+    assert len(read[0]) == 24 and response["Permissions-Policy"] == PERMISSIONS_POLICY

@@ -202,7 +202,7 @@ def _samples() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_the_request_metrics_record_what_django_prometheus_records() -> None:
-    from django.http import HttpResponseNotFound, StreamingHttpResponse
+    from django.http import HttpResponseNotFound, JsonResponse, StreamingHttpResponse
     from django.urls import resolve
     from django_prometheus.middleware import PrometheusAfterMiddleware
 
@@ -218,6 +218,8 @@ def test_the_request_metrics_record_what_django_prometheus_records() -> None:
             written,
             HttpResponseNotFound("gone"),
             StreamingHttpResponse(iter([b"a", b"b"])),
+            JsonResponse({"a": 1}),  # a Content-Type without a charset: DEFAULT_CHARSET's
+            HttpResponse("ok", charset="utf-16"),
         ]
 
     def through(middleware: type) -> dict:
@@ -233,6 +235,12 @@ def test_the_request_metrics_record_what_django_prometheus_records() -> None:
     theirs = through(PrometheusAfterMiddleware)
     assert theirs  # it counted something
     assert through(RequestMetricsMiddleware) == theirs
+    with override_settings(DEFAULT_CHARSET="latin-1"):  # the charsets found once, again
+        theirs = through(PrometheusAfterMiddleware)
+        ours = through(RequestMetricsMiddleware)
+    assert ours == theirs
+    key = ("django_http_responses_total_by_charset_total", (("charset", "latin-1"),))
+    assert ours[key] > 0
 
 
 def _before_samples() -> dict[str, float]:

@@ -240,8 +240,10 @@ def write_request_line(level: int, fields: dict[str, Any]) -> None:
                 line = render.request_line(event)
             else:
                 line = render(_requests, name, event)
-            handler.stream.write(f"{line}{handler.terminator}")
-            handler.flush()
+            stream = handler.stream
+            stream.write(f"{line}{handler.terminator}")
+            if hasattr(stream, "flush"):  # StreamHandler.flush's step, under the lock held
+                stream.flush()
         except Exception:  # as StreamHandler.emit: a log line never fails a request
             handler.handleError(_record(level, event))
         finally:

@@ -16,10 +16,11 @@ from django.utils.functional import SimpleLazyObject, empty
 
 class _Storage(SimpleLazyObject):
     """A SimpleLazyObject made without LazyObject's __setattr__ (half the cost of making
-    one, on every request): the same two attributes, set straight."""
+    one, on every request): the same two attributes, set straight. Made, like a
+    SimpleLazyObject, of the function that makes the storage (its copy makes another so)."""
 
-    def __init__(self, request: HttpRequest) -> None:
-        object.__setattr__(self, "_setupfunc", partial(default_storage, request))
+    def __init__(self, make: Any) -> None:
+        object.__setattr__(self, "_setupfunc", make)
         object.__setattr__(self, "_wrapped", empty)
 
 
@@ -36,7 +37,7 @@ class MessageMiddleware(DjangoMessageMiddleware):
         return self.process_response(request, self.get_response(request))
 
     def process_request(self, request: Any) -> None:
-        request._messages = _Storage(request)
+        request._messages = _Storage(partial(default_storage, request))
 
     def process_response(self, request: HttpRequest, response: Any) -> Any:
         kept = getattr(request, "_messages", None)

@@ -73,10 +73,17 @@ class ConsoleRenderer(structlog.dev.ConsoleRenderer):
 
     def request_line(self, event: dict[str, Any]) -> str:
         """The line __call__ writes for a request line's event dict (exactly its keys, a
-        time stamp), made with its keys' order known: no pops, no sort."""
-        head = f"{event['timestamp']} [{event['level']:<9}] {event['event']!s:<30}"
-        fields = [f"{key}={_shown(event[key])}" for key in REQUEST_FIELDS]
-        return f"{head} [{event['logger']}] {' '.join(fields)}".rstrip(" ")
+        time stamp), made with its keys' order known: no pops, no sort, and one f-string
+        (REQUEST_FIELDS' order) rather than a part per field joined."""
+        e = event
+        return (
+            f"{e['timestamp']} [{e['level']:<9}] {e['event']!s:<30} [{e['logger']}] "
+            f"client={_shown(e['client'])} duration_ms={_shown(e['duration_ms'])} "
+            f"method={_shown(e['method'])} path={_shown(e['path'])} "
+            f"query={_shown(e['query'])} request_id={_shown(e['request_id'])} "
+            f"status={_shown(e['status'])} user_agent={_shown(e['user_agent'])} "
+            f"user_id={_shown(e['user_id'])}"
+        ).rstrip(" ")
 
 
 class Formatter(structlog.stdlib.ProcessorFormatter):
@@ -233,8 +240,10 @@ def write_request_line(level: int, fields: dict[str, Any]) -> None:
                 line = render.request_line(event)
             else:
                 line = render(_requests, name, event)
-            handler.stream.write(f"{line}{handler.terminator}")
-            handler.flush()
+            stream = handler.stream
+            stream.write(f"{line}{handler.terminator}")
+            if hasattr(stream, "flush"):  # StreamHandler.flush's step, under the lock held
+                stream.flush()
         except Exception:  # as StreamHandler.emit: a log line never fails a request
             handler.handleError(_record(level, event))
         finally:

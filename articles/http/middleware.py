@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import MiddlewareNotUsed, RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.http.multipartparser import MultiPartParserError
 from django.utils.translation import gettext
@@ -129,9 +129,14 @@ class ReplicaReadsMiddleware:
     take a page a second or two old: a GET or HEAD with no Authorization header (an API
     client with a token keeps no cookie to carry its writes) and no cookie of a recent
     write. A response to a request that wrote sets that cookie, so the writer's next pages
-    come from the primary. Without ARTICLES_REDIS_READ_URLS it does nothing."""
+    come from the primary. Without ARTICLES_REDIS_READ_URLS when the stack is made it
+    leaves the stack (MiddlewareNotUsed: Django makes it once a process, a test client
+    on its first request), so requests do not pay a layer that does nothing; the setting
+    is still read on each request, as a test may empty it afterwards."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        if not replicas.in_use():
+            raise MiddlewareNotUsed
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

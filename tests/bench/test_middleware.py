@@ -26,7 +26,7 @@ from prometheus_client import REGISTRY
 
 from votesite import logs
 from votesite.logs import ConsoleRenderer
-from votesite.security import ContentSecurityPolicyMiddleware
+from votesite.security import PERMISSIONS_POLICY, ContentSecurityPolicyMiddleware
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -202,7 +202,7 @@ def _samples() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_the_request_metrics_record_what_django_prometheus_records() -> None:
-    from django.http import HttpResponseNotFound, StreamingHttpResponse
+    from django.http import HttpResponseNotFound, JsonResponse, StreamingHttpResponse
     from django.urls import resolve
     from django_prometheus.middleware import PrometheusAfterMiddleware
 
@@ -218,6 +218,8 @@ def test_the_request_metrics_record_what_django_prometheus_records() -> None:
             written,
             HttpResponseNotFound("gone"),
             StreamingHttpResponse(iter([b"a", b"b"])),
+            JsonResponse({"a": 1}),  # a Content-Type without a charset: DEFAULT_CHARSET's
+            HttpResponse("ok", charset="utf-16"),
         ]
 
     def through(middleware: type) -> dict:
@@ -233,6 +235,12 @@ def test_the_request_metrics_record_what_django_prometheus_records() -> None:
     theirs = through(PrometheusAfterMiddleware)
     assert theirs  # it counted something
     assert through(RequestMetricsMiddleware) == theirs
+    with override_settings(DEFAULT_CHARSET="latin-1"):  # the charsets found once, again
+        theirs = through(PrometheusAfterMiddleware)
+        ours = through(RequestMetricsMiddleware)
+    assert ours == theirs
+    key = ("django_http_responses_total_by_charset_total", (("charset", "latin-1"),))
+    assert ours[key] > 0
 
 
 def _before_samples() -> dict[str, float]:
@@ -337,10 +345,21 @@ def _languages(middleware: type, request_path: str, urlconf: str | None, **extra
     if urlconf:
         request.urlconf = urlconf
     status = 404 if request_path.endswith("missing/") else 200
-    m = middleware(lambda r: HttpResponse("ok", status=status))
+
+    def view(r: Any) -> HttpResponse:
+        response = HttpResponse("ok", status=status)
+        if "varied/" in request_path:
+            response["Vary"] = "Cookie"
+        if "said/" in request_path:
+            response["Content-Language"] = "fr"
+        if "switched/" in request_path:
+            translation.activate("de")
+        return response
+
+    m = middleware(view)
     try:
         response = m(request)
-        return (request.LANGUAGE_CODE, response.status_code, sorted(response.items()))
+        return (request.LANGUAGE_CODE, response.status_code, list(response.items()))
     finally:
         translation.deactivate()
 
@@ -356,6 +375,9 @@ def _languages(middleware: type, request_path: str, urlconf: str | None, **extra
         ("/missing/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
         ("/page/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
         ("/de/page/", {}),
+        ("/varied/", {"HTTP_ACCEPT_LANGUAGE": "de"}),
+        ("/said/", {}),
+        ("/switched/", {"HTTP_ACCEPT_LANGUAGE": "en"}),
     ],
 )
 @pytest.mark.parametrize("urlconf", [None, __name__])
@@ -441,3 +463,140 @@ def test_the_stack_answers_the_same_headers_under_asgi_as_under_wsgi() -> None:
     assert named(asgi) == named(wsgi)
     assert asgi["Content-Language"] == "de" and asgi["Permissions-Policy"]
     assert "Content-Security-Policy" in asgi and len(asgi["X-Request-ID"]) == 32
+
+
+def _layered(
+    middleware: type, request_path: str, status: int, response_attrs: dict, use_nonce: bool
+) -> tuple[list[tuple[str, str]], bool]:
+    """A response through `middleware`: its headers in order, and whether reading the nonce
+    afterwards still works."""
+    from csp.exceptions import CSPNonceError
+
+    request = RequestFactory().get(request_path)
+
+    def view(r: Any) -> HttpResponse:
+        if use_nonce:
+            str(r.csp_nonce)
+        response = HttpResponse("ok", status=status)
+        for name, value in response_attrs.items():
+            if name[0].isupper():
+                response[name] = value
+            else:
+                setattr(response, name, value)
+        return response
+
+    response = middleware(view)(request)
+    try:
+        str(request.csp_nonce)
+        readable = True
+    except CSPNonceError:
+        readable = False
+    return list(response.items()), readable
+
+
+class _DjangoCSPWithPermissions(CSPMiddleware):
+    """What votesite.security.SecurityHeadersMiddleware stands for: django-csp's middleware
+    and the Permissions-Policy unless the view set one."""
+
+    def __call__(self, request: Any) -> Any:
+        self.process_request(request)
+        response = self.get_response(request)
+        response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        return self.process_response(request, response)
+
+
+@pytest.mark.parametrize(
+    ("request_path", "status", "response_attrs", "use_nonce"),
+    [
+        ("/", 200, {}, False),
+        ("/", 404, {}, False),
+        ("/", 500, {}, False),
+        ("/", 200, {}, True),
+        ("/", 200, {"_csp_update": {"style-src": ["'unsafe-inline'"]}}, False),
+        ("/", 200, {"_csp_exempt": True}, False),
+        ("/", 200, {"Permissions-Policy": "camera=(self)"}, False),
+        ("/", 200, {"Content-Security-Policy": "default-src 'none'"}, False),
+        ("/skip/this/", 200, {}, False),
+    ],
+)
+@pytest.mark.parametrize("debug", [False, True])
+def test_the_security_headers_layer_writes_what_django_csp_writes(
+    request_path, status, response_attrs, use_nonce, debug
+) -> None:
+    """Built once and written straight into the header store, the headers are the same
+    bytes in the same order as django-csp and a setdefault of the Permissions-Policy give,
+    with the settings' exclusions, a response's own policy or exemption, a used nonce,
+    and Django's debug pages left alone."""
+    from votesite.security import SecurityHeadersMiddleware
+
+    policy = {**settings.CONTENT_SECURITY_POLICY, "EXCLUDE_URL_PREFIXES": ["/skip/"]}
+    report_only = {"DIRECTIVES": {"img-src": ["'self'"]}}
+    with override_settings(
+        DEBUG=debug,
+        CONTENT_SECURITY_POLICY=policy,
+        CONTENT_SECURITY_POLICY_REPORT_ONLY=report_only,
+    ):
+        args = (request_path, status, response_attrs, use_nonce)
+        ours = _layered(SecurityHeadersMiddleware, *args)
+        assert ours == _layered(_DjangoCSPWithPermissions, *args)
+    headers = dict(ours[0])
+    if request_path == "/" and not response_attrs and not (debug and status != 200):
+        assert headers["Permissions-Policy"] == PERMISSIONS_POLICY
+        assert "img-src 'self'" in headers["Content-Security-Policy-Report-Only"]
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+    ours = _layered(SecurityHeadersMiddleware, "/", 200, {}, False)
+    assert "Content-Security-Policy-Report-Only" not in dict(ours[0])  # the settings again
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("adds", [False, True])
+def test_the_message_layer_stores_what_djangos_stores(adds: bool) -> None:
+    """A message added is stored (and shown on the next request) as Django's middleware
+    stores it; a request that adds none writes no cookie, as Django's writes none."""
+    from django.contrib import messages
+    from django.contrib.messages.middleware import MessageMiddleware as Django
+    from django.contrib.sessions.middleware import SessionMiddleware
+
+    from votesite.messages import MessageMiddleware
+
+    def through(middleware: type) -> tuple[list[str], list[str]]:
+        def view(request: Any) -> HttpResponse:
+            if adds:
+                messages.success(request, "saved")
+            return HttpResponse("ok")
+
+        response = SessionMiddleware(middleware(view))(RequestFactory().get("/"))
+        shown: list[str] = []
+
+        def next_view(request: Any) -> HttpResponse:
+            shown.extend(str(m) for m in messages.get_messages(request))
+            return HttpResponse("ok")
+
+        later = RequestFactory().get("/")
+        later.COOKIES = {name: morsel.value for name, morsel in response.cookies.items()}
+        SessionMiddleware(middleware(next_view))(later)
+        return sorted(response.cookies), shown
+
+    ours = through(MessageMiddleware)
+    assert ours == through(Django)
+    assert ours == ((["messages"], ["saved"]) if adds else ([], []))
+
+
+def test_a_nonce_read_by_the_view_is_in_the_policy() -> None:
+    from csp.constants import NONCE, SELF
+
+    from votesite.security import SecurityHeadersMiddleware
+
+    request = RequestFactory().get("/")
+    read = []
+
+    def view(r: Any) -> HttpResponse:
+        read.append(str(r.csp_nonce))
+        assert str(r.csp_nonce) == read[0]  # one nonce a request
+        return HttpResponse("ok")
+
+    policy = {"DIRECTIVES": {"script-src": [SELF, NONCE]}}
+    with override_settings(CONTENT_SECURITY_POLICY=policy):
+        response = SecurityHeadersMiddleware(view)(request)
+    assert f"script-src 'self' 'nonce-{read[0]}'" in response["Content-Security-Policy"]
+    assert len(read[0]) == 24 and response["Permissions-Policy"] == PERMISSIONS_POLICY

@@ -175,3 +175,18 @@ def test_the_checks_want_the_middleware_and_a_writers_window_longer_than_the_lag
     settings.ARTICLES_READ_YOUR_WRITES_SECONDS = 3
     ids = [m.id for m in check_configuration()]
     assert "articles.W007" in ids and "articles.E006" in ids
+
+
+def test_the_middleware_leaves_the_stack_without_replicas(settings):
+    """Made without ARTICLES_REDIS_READ_URLS (as a process makes its stack once), it is
+    not used: no layer for requests to pass through. With them it is made."""
+    from django.core.exceptions import MiddlewareNotUsed
+    from django.http import HttpResponse
+
+    from articles.http.middleware import ReplicaReadsMiddleware
+
+    settings.ARTICLES_REDIS_READ_URLS = []
+    with pytest.raises(MiddlewareNotUsed):
+        ReplicaReadsMiddleware(lambda request: HttpResponse())
+    settings.ARTICLES_REDIS_READ_URLS = ["redis://127.0.0.1:1/0"]
+    assert ReplicaReadsMiddleware(lambda request: HttpResponse()).get_response

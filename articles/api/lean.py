@@ -50,7 +50,7 @@ class LeanVoteMixin(_View):
 
 
 def _plain_vote(view: Any, request: HttpRequest) -> tuple[Any, ...] | None:
-    """(renderer, user, token, the token unchecked, the vote) of a plain token vote;
+    """(renderer, user, token, the token unchecked or None, the vote) of a plain token vote;
     None for any other request. Each test stands for a step of DRF's that would answer
     the same."""
     meta = request.META
@@ -115,7 +115,8 @@ def _vote(view: Any, request: Any, args: Any, kwargs: Any, plain: tuple[Any, ...
     view.headers = view.default_response_headers
     request.accepted_renderer, request.accepted_media_type = renderer, JSON_MEDIA_TYPE
     request.user, request.auth = user, token  # as DRF's Request sets them
-    tokens.mark_unchecked(request, kept)
+    if kept is not None:  # None: just read from the database, nothing to check
+        tokens.mark_unchecked(request, kept)
     try:
         ratelimits.defer(request, *_api_actions(request), *view.folded_limits["vote"])
         article = guarded.vote(request, tokens, article_id=int(kwargs["id"]), direction=vote)

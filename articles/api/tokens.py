@@ -24,7 +24,7 @@ from rest_framework import HTTP_HEADER_ENCODING, exceptions
 from rest_framework.authentication import TokenAuthentication
 
 from articles import conf
-from articles.kept import CLOCK_SLACK, KeptUsers, Unchecked
+from articles.kept import KeptUsers, Unchecked
 from articles.models import ApiToken
 from articles.store.tokens import token_digest
 
@@ -93,23 +93,21 @@ class CachedTokenAuthentication(TokenAuthentication):
         return _read(digest)
 
 
-def unchecked_credentials(key: str) -> tuple[Any, Any, Unchecked] | None:
-    """The user and token of `key` and what its handler must check, for a guarded action:
-    the kept ones (their epoch unread), or else read from the database and kept, as DRF's
-    way would read them. A token's first use in a process, or its first since its entry
-    expired, is then no dearer than the read itself. None for a key the database refuses:
-    DRF's way answers it, in its words."""
+def unchecked_credentials(key: str) -> tuple[Any, Any, Unchecked | None] | None:
+    """The user and token of `key`, for a guarded action, and what its handler must check:
+    the kept ones with their epoch unread, or else read from the database now (and kept),
+    as DRF's way would read them, with nothing to check (None). A token's first use in a
+    process, or its first since its entry expired, is then no dearer than the read itself.
+    None for a key the database refuses: DRF's way answers it, in its words."""
     digest = token_digest(key)
     found = _unchecked(digest)
     if found is not None:
         return found
-    read_at = time.time()
     try:
         user, token = _read(digest)
     except exceptions.AuthenticationFailed:
         return None
-    # Just read: refused only if revoked in the slack before the read, as a kept entry is.
-    return user, token, Unchecked(digest, read_at - CLOCK_SLACK)
+    return user, token, None
 
 
 def _unchecked(digest: str) -> tuple[Any, Any, Unchecked] | None:

@@ -1,9 +1,11 @@
-"""The warm token vote without DRF's per-request machinery: a PUT of {"value": ...} as
-JSON by a token this process keeps, asking for JSON. DRF's way (a Request wrapping the
-request, its negotiation, authenticators, parsers, permission and throttle classes) is
-most of such a vote's time in Python, and does nothing there that the vote needs: the
-token's user is kept (api.tokens), its epoch and the rate limits are read in the vote's
-script (http.guarded), and the answer is the article as JSON.
+"""The token vote without DRF's per-request machinery: a PUT of {"value": ...} as JSON by
+an API token, asking for JSON. DRF's way (a Request wrapping the request, its negotiation,
+authenticators, parsers, permission and throttle classes) is most of such a vote's time in
+Python, and does nothing there that the vote needs: the token's user is kept (api.tokens;
+a token not kept yet is read and kept here, as DRF's authentication would), its epoch and
+the rate limits are read in the vote's script (http.guarded), and the answer is the
+article as JSON. A token not kept is no rarity: each process keeps its own entries, for
+ARTICLES_TOKEN_CACHE_SECONDS, so a client voting less often than that is read each time.
 
 Any other request, and any vote whose answer is an error, is DRF's: a request that is not
 plainly such a vote goes through DRF unchanged; an error met on the way is answered by
@@ -37,7 +39,7 @@ _BODY_MAX = 256
 
 
 class LeanVoteMixin(_View):
-    """On an API viewset whose `vote` action is guarded (api.base.ApiMixin): its plain warm
+    """On an API viewset whose `vote` action is guarded (api.base.ApiMixin): its plain
     token votes answered without DRF's machinery, every other request through it."""
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
@@ -48,7 +50,7 @@ class LeanVoteMixin(_View):
 
 
 def _plain_vote(view: Any, request: HttpRequest) -> tuple[Any, ...] | None:
-    """(renderer, user, token, the token unchecked, the vote) of a plain warm token vote;
+    """(renderer, user, token, the token unchecked or None, the vote) of a plain token vote;
     None for any other request. Each test stands for a step of DRF's that would answer
     the same."""
     meta = request.META
@@ -65,8 +67,8 @@ def _plain_vote(view: Any, request: HttpRequest) -> tuple[Any, ...] | None:
     if type(renderer) is not FastJSONRenderer:
         return None
     key = tokens.token_key(meta.get("HTTP_AUTHORIZATION"))
-    found = tokens.kept_unchecked(key) if key else None
-    if found is None:  # not kept: DRF's way reads it from the database, and keeps it
+    found = tokens.unchecked_credentials(key) if key else None
+    if found is None:  # no token, or one refused: DRF's way answers it
         return None
     vote = _vote_in(request, meta.get("CONTENT_LENGTH"))
     return None if vote is None else (renderer, *found, vote)
@@ -113,7 +115,8 @@ def _vote(view: Any, request: Any, args: Any, kwargs: Any, plain: tuple[Any, ...
     view.headers = view.default_response_headers
     request.accepted_renderer, request.accepted_media_type = renderer, JSON_MEDIA_TYPE
     request.user, request.auth = user, token  # as DRF's Request sets them
-    tokens.mark_unchecked(request, kept)
+    if kept is not None:  # None: just read from the database, nothing to check
+        tokens.mark_unchecked(request, kept)
     try:
         ratelimits.defer(request, *_api_actions(request), *view.folded_limits["vote"])
         article = guarded.vote(request, tokens, article_id=int(kwargs["id"]), direction=vote)

@@ -93,10 +93,21 @@ class CachedTokenAuthentication(TokenAuthentication):
         return _read(digest)
 
 
-def kept_unchecked(key: str) -> tuple[Any, Any, Unchecked] | None:
-    """The kept user and token of `key` and what its handler must check (its epoch unread),
-    as CachedTokenAuthentication finds them for a guarded action; None when not kept."""
-    return _unchecked(token_digest(key))
+def unchecked_credentials(key: str) -> tuple[Any, Any, Unchecked | None] | None:
+    """The user and token of `key`, for a guarded action, and what its handler must check:
+    the kept ones with their epoch unread, or else read from the database now (and kept),
+    as DRF's way would read them, with nothing to check (None). A token's first use in a
+    process, or its first since its entry expired, is then no dearer than the read itself.
+    None for a key the database refuses: DRF's way answers it, in its words."""
+    digest = token_digest(key)
+    found = _unchecked(digest)
+    if found is not None:
+        return found
+    try:
+        user, token = _read(digest)
+    except exceptions.AuthenticationFailed:
+        return None
+    return user, token, None
 
 
 def _unchecked(digest: str) -> tuple[Any, Any, Unchecked] | None:

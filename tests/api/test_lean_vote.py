@@ -74,6 +74,39 @@ def test_a_warm_vote_goes_the_lean_way_and_answers_as_drf(as_user, drf_requests)
     assert lean["Allow"] == "PUT, OPTIONS" and "Accept" in lean["Vary"]
 
 
+def test_a_token_not_kept_is_read_once_and_its_vote_goes_the_lean_way(
+    as_user, drf_requests, django_assert_num_queries
+):
+    article_id = _article()
+    answers = []
+    for content_type in (LEAN, DRF):
+        api_tokens.clear()  # the process' first use of the token, or its entry expired
+        people.credentials_revoked(as_user.user.pk)  # a logout elsewhere, just before
+        with django_assert_num_queries(1):  # the token with its user, read after it
+            answers.append(_vote(as_user, article_id, content_type=content_type))
+    assert len(drf_requests) == 1  # the DRF way's own
+    lean, drf = answers
+    assert lean.status_code == 200 and lean.json()["my_vote"] == "up"
+    assert _seen(lean)[1].keys() == _seen(drf)[1].keys()
+    assert lean.content == drf.content
+    assert _vote(as_user, article_id, "down").status_code == 200
+    assert len(drf_requests) == 1  # kept by the lean way's read
+
+
+@pytest.mark.parametrize("header", ["Token " + "0" * 40, "Token "])
+def test_a_token_refused_answers_drfs_401(anon, drf_requests, header):
+    article_id = _article()
+    answers = [
+        _vote(anon, article_id, content_type=content_type, HTTP_AUTHORIZATION=header)
+        for content_type in (LEAN, DRF)
+    ]
+    assert len(drf_requests) == 2  # both answered the DRF way
+    lean, drf = answers
+    assert lean.status_code == drf.status_code == 401
+    assert _seen(lean)[1].keys() == _seen(drf)[1].keys()
+    assert lean.content == drf.content
+
+
 @pytest.mark.parametrize(
     "extra",
     [

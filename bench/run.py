@@ -57,7 +57,7 @@ class Options:
     http: bool
     out: Path | None
     http_only: bool = False
-    http_warmup: bool = True  # a second of wrk on each endpoint before the timed rounds
+    http_warmup: bool = True  # wrk on each endpoint before the rounds (the vote: every token)
     only: str | None = None  # run only this part ("search", "live"); its block is rewritten
     comments: int = 500
     thread_comments: int = 300  # the HTTP part's article page with a thread

@@ -21,3 +21,10 @@ ARTICLES_RATE_LIMITS = {**ARTICLES_RATE_LIMITS, "api": (10**9, 60)}  # noqa: F40
 # rendered, as the goals ask (bench/http.py).
 if os.environ.get("BENCH_ANONYMOUS_PAGE_SECONDS"):
     ARTICLES_ANONYMOUS_PAGE_SECONDS = float(os.environ["BENCH_ANONYMOUS_PAGE_SECONDS"])
+
+# The token vote is timed warm, as issue 23's goal asks ("no database query when warm"):
+# bench/http.py uses each of its 2,000 tokens in both workers before the rounds, and a
+# kept token outlives the whole HTTP part (one endpoint's rounds are minutes apart; the
+# default 300 s let some expire between them, and a first use reads the token with one
+# query, ~400 µs more in-process). What a first use costs is reported in performance.md.
+ARTICLES_TOKEN_CACHE_SECONDS = 3600

@@ -12,12 +12,12 @@ from typing import Any
 from django.conf import settings
 from django.conf.urls.i18n import is_language_prefix_patterns_used
 from django.http import HttpRequest, HttpResponse
-from django.http.response import ResponseHeaders
 from django.middleware.locale import LocaleMiddleware as DjangoLocaleMiddleware
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
 
 from articles.caches import Cache, Kind
+from votesite.headers import Entry, checked, store_of
 
 # Content-addressed: the choice is made of the cookie, the header and the settings (a
 # settings change empties every cache). Both values are the client's: longer ones are
@@ -74,12 +74,10 @@ class LocaleMiddleware(DjangoLocaleMiddleware):
     @staticmethod
     def _say(response: Any) -> Any:
         """Vary: Accept-Language and the Content-Language of the language active now (a
-        view may have changed it), as Django's process_response adds them. Written straight
-        into Django's header store (name lowered, then name and value), with each
-        language's header checked once as Django checks a header when it is set: through
-        response[...] both headers are checked and encoded again on every response."""
+        view may have changed it), as Django's process_response adds them, written straight
+        into Django's header store (votesite.headers), each language's header checked once."""
         language = translation.get_language()
-        store: dict[str, tuple[str, str]] | None = getattr(response.headers, "_store", None)
+        store = store_of(response)
         said = _said(language) if store is not None else None
         if store is None or said is None:
             if response.has_header("Vary"):
@@ -91,25 +89,24 @@ class LocaleMiddleware(DjangoLocaleMiddleware):
         if "vary" in store:
             patch_vary_headers(response, ("Accept-Language",))
         else:
-            store["vary"] = _VARY
-        store.setdefault("content-language", said)
+            store.setdefault(*_VARY)
+        store.setdefault(*said)
         return response
 
 
-_VARY = ("Vary", "Accept-Language")
+_VARY = checked("Vary", "Accept-Language")
 
 # Each language's Content-Language header as the header store holds it. A view may activate
 # a language code the client chose: past this many the header is set the checking way.
 _MAX_SAID = 64
-_saying: dict[str, tuple[str, str]] = {}
+_saying: dict[str, Entry] = {}
 
 
-def _said(language: str) -> tuple[str, str] | None:
+def _said(language: str) -> Entry | None:
     said = _saying.get(language)
     if said is None and len(_saying) < _MAX_SAID and type(language) is str:
         try:
-            value = ResponseHeaders({})._convert_to_charset(language, "latin-1", mime_encode=True)
+            said = _saying[language] = checked("Content-Language", language)
         except Exception:  # Django raises it again, the checking way
             return None
-        said = _saying[language] = ("Content-Language", value)
     return said

@@ -19,6 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django_prometheus.middleware import Metrics
 
+from votesite.headers import store_of
+
 _NONE = object()
 _METHODS = frozenset(
     ("GET", "HEAD", "POST", "PUT", "DELETE", "TRACE", "OPTIONS", "CONNECT", "PATCH")
@@ -105,8 +107,8 @@ def _charset(response: Any) -> Any:
     """response.charset, which parses the Content-Type on every read (a third of the
     metrics' work on a response), found once per Content-Type: it is made of the
     response's own charset, its Content-Type and DEFAULT_CHARSET alone."""
-    store = getattr(getattr(response, "headers", None), "_store", None)
-    if getattr(type(response), "charset", None) is not _CHARSET or type(store) is not dict:
+    store = store_of(response)
+    if getattr(type(response), "charset", None) is not _CHARSET or store is None:
         return getattr(response, "charset", _NONE)
     key = (response._charset, store.get("content-type"))
     found = _charsets.get(key, _NONE)

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.functional import empty
 
 from articles.http.addresses import client_address
+from votesite.headers import store_of
 from votesite.logs import bind_request, write_request_line
 from votesite.metrics import Before
 
@@ -51,10 +52,10 @@ class ObservabilityMiddleware:
         response = self.get_response(request)
         taken = time.perf_counter() - started  # the stack's latency and the line's duration
         self.before.answered(taken)
-        store = getattr(response.headers, "_store", None)
-        if type(store) is dict:
-            # Straight into Django's header store (name lowered, then name and value): the
-            # id is the pattern's characters or hex digits, nothing Django's check refuses.
+        store = store_of(response)
+        if store is not None:
+            # Straight into Django's header store (votesite.headers), unchecked: the id is
+            # the pattern's characters or hex digits, nothing Django's check changes.
             store["x-request-id"] = ("X-Request-ID", request_id)
         else:
             response["X-Request-ID"] = request_id

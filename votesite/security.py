@@ -14,8 +14,10 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest
-from django.http.response import HttpResponseBase, ResponseHeaders
+from django.http.response import HttpResponseBase
 from django.utils.functional import empty
+
+from votesite.headers import checked, store_of
 
 PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 
@@ -30,14 +32,13 @@ _PER_RESPONSE = tuple(
 # checking way; a response with none of them (nearly all) takes the built headers as they are.
 _OWN = frozenset((*_PER_RESPONSE, "_csp_exempt", "_csp_exempt_ro"))
 
-_PERMISSIONS = ("permissions-policy", ("Permissions-Policy", PERMISSIONS_POLICY))
+_PERMISSIONS = checked("Permissions-Policy", PERMISSIONS_POLICY)
 
 
 class _Built:
     """The two headers of the policy settings, and their excluded path prefixes; `plain`:
-    those a response of its own has no say in gets (each as Django's header store holds it:
-    name lowered, then name and value; the value checked once here as Django checks a
-    header's value when it is set)."""
+    those a response of its own has no say in gets, as the header store's items
+    (votesite.headers), with their excluded prefixes."""
 
     def __init__(self) -> None:
         policy = getattr(settings, "CONTENT_SECURITY_POLICY", None)
@@ -51,9 +52,8 @@ class _Built:
                 "_csp_exempt_ro",
             ),
         )
-        check = ResponseHeaders({})._convert_to_charset
         self.plain = tuple(
-            (header.lower(), (header, check(value, "latin-1", mime_encode=True)), excluded)
+            (*checked(header, value), excluded)
             for header, value, excluded, _ in self.headers
             if value
         )
@@ -142,14 +142,13 @@ class SecurityHeadersMiddleware(ContentSecurityPolicyMiddleware):
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         self.process_request(request)
         response = self.get_response(request)
-        headers = response.headers
-        store: dict[str, tuple[str, str]] | None = getattr(headers, "_store", None)
+        store = store_of(response)
         if (
             store is None
             or not response.__dict__.keys().isdisjoint(_OWN)
             or getattr(request, "_csp_nonce", None) is not None
         ):
-            headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+            response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
             return self.process_response(request, response)
         store.setdefault(*_PERMISSIONS)
         if not (response.status_code in (500, 404) and settings.DEBUG):

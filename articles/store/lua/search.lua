@@ -149,6 +149,19 @@ local function build()
     for _, w in ipairs(order_weights) do args[#args + 1] = w end
     redis.call(unpack(args))
   end
+  -- Those of `members` (a small built set's) that an excluded word's set holds.
+  local function excluded(members)
+    local gone = {}
+    for i = n + 1, t do
+      if #members == 0 then break end
+      local out, kept = holds(words[i], members), {}
+      for j = 1, #members do
+        if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
+      end
+      members = kept
+    end
+    return gone
+  end
   local period_first = false
   if earliest then
     -- When the period has fewer articles than any set, the intersection starts from them.
@@ -161,32 +174,15 @@ local function build()
     table.insert(sets, 1, scratch)
     into(scratch, {}, {})
     if t > n then
-      local members = redis.call('ZRANGE', scratch, 0, -1)
-      for i = n + 1, t do
-        if #members == 0 then break end
-        local out, kept = holds(words[i], members), {}
-        local gone = {}
-        for j = 1, #members do
-          if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
-        end
-        if #gone > 0 then redis.call('ZREM', scratch, unpack(gone)) end
-        members = kept
-      end
+      local gone = excluded(redis.call('ZRANGE', scratch, 0, -1))
+      if #gone > 0 then redis.call('ZREM', scratch, unpack(gone)) end
     end
     sets = {scratch}
   else
     if t > n then
       -- The (small) intersection less what an excluded word's set holds, asked of that set.
       redis.call('SINTERSTORE', scratch, unpack(sets))
-      local members, gone = redis.call('SMEMBERS', scratch), {}
-      for i = n + 1, t do
-        if #members == 0 then break end
-        local out, kept = holds(words[i], members), {}
-        for j = 1, #members do
-          if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
-        end
-        members = kept
-      end
+      local gone = excluded(redis.call('SMEMBERS', scratch))
       if #gone > 0 then redis.call('SREM', scratch, unpack(gone)) end
       sets = {scratch}
     end

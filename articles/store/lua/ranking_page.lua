@@ -87,15 +87,20 @@ elseif scored then
     local members = {}
     for i = 1, #rows, 2 do members[#members + 1] = rows[i] end
     if #members > 0 then
+      -- One ZADD of every score: value (an unchanged one is a look-up and no write, not
+      -- replicated), not a second ZMSCORE and a call a member: the step's cost is its
+      -- look-ups in two large zsets, which grow dearer with the store (cache misses).
       local want = redis.call('ZMSCORE', KEYS[4], unpack(members))
-      local have = redis.call('ZMSCORE', KEYS[1], unpack(members))
+      local set, gone = {}, {}
       for i = 1, #members do
-        if want[i] and want[i] ~= have[i] then
-          redis.call('ZADD', KEYS[1], want[i], members[i])
-        elseif not want[i] and have[i] then
-          redis.call('ZREM', KEYS[1], members[i])
+        if want[i] then
+          set[#set + 1] = want[i]; set[#set + 1] = members[i]
+        else
+          gone[#gone + 1] = members[i]
         end
       end
+      if #set > 0 then redis.call('ZADD', KEYS[1], unpack(set)) end
+      if #gone > 0 then redis.call('ZREM', KEYS[1], unpack(gone)) end
     end
     if #members < step then
       redis.call('HDEL', KEYS[7], name .. ':at')

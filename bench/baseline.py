@@ -27,6 +27,7 @@ FIXED = {"status": "ok", "items": [{"id": n, "title": "fixed"} for n in range(3)
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "baseline"
 PATH = "/bench/fixed/"
+FLOOR_ONE, FLOOR_LISTING = "floor_one_round_trip", "floor_listing"
 DEFAULT = f"{PACKAGE}.serving"  # the generated settings, served
 BARE = f"{PACKAGE}.bare"  # the same with MIDDLEWARE = []
 
@@ -43,6 +44,52 @@ def fixed_json(request):
 
 
 urlpatterns += [path("bench/fixed/", fixed_json)]
+"""
+
+# The floors: the same project making a hot path's Redis round trips with redis-py alone,
+# nothing of votesite's, as its developers would write them. What any Django view pays for
+# that work on this machine: a goal's miss measured against what is left for our code.
+FLOORS_ADDITION = f"""
+
+# Added for votesite's benchmark: the floors, plain Django and redis-py on its store.
+import os  # noqa: E402
+import random  # noqa: E402
+
+import redis  # noqa: E402
+from django.http import HttpResponse  # noqa: E402
+from django.template import engines  # noqa: E402
+
+STORE = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+ARTICLE = STORE.register_script("return redis.call('HGETALL', KEYS[1])")
+ROWS = engines["django"].from_string(
+    '<!doctype html><html lang="en"><title>Articles</title><ol>{{% for a in articles %}}'
+    '<li><a href="{{{{ a.link }}}}">{{{{ a.title }}}}</a> {{{{ a.votes }}}} votes, by '
+    '{{{{ a.poster }}}}</li>{{% endfor %}}</ol></html>'
+)
+
+
+def {FLOOR_ONE}(request):
+    \"\"\"A vote's one round trip: one script call (a random article's hash), as JSON.\"\"\"
+    top = int(request.GET.get("n", "1"))
+    flat = ARTICLE(keys=[f"article:{{random.randint(1, top)}}"])
+    return JsonResponse({{flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)}})
+
+
+def {FLOOR_LISTING}(request):
+    \"\"\"The book's get_articles: page 1 of score: and its 25 hashes (two round trips),
+    through a Django template.\"\"\"
+    members = STORE.zrevrange("score:", 0, 24)
+    pipe = STORE.pipeline(transaction=False)
+    for member in members:
+        pipe.hgetall(member)
+    articles = [{{k.decode(): v.decode() for k, v in h.items()}} for h in pipe.execute()]
+    return HttpResponse(ROWS.render({{"articles": articles}}))
+
+
+urlpatterns += [
+    path("bench/floor/one/", {FLOOR_ONE}),
+    path("bench/floor/listing/", {FLOOR_LISTING}),
+]
 """
 
 SERVING = f"""from {PACKAGE}.settings import *  # noqa: F403
@@ -71,6 +118,7 @@ def make(directory: Path) -> Path:
     package = directory / PACKAGE
     with (package / "urls.py").open("a") as urls:
         urls.write(URLS_ADDITION)
+        urls.write(FLOORS_ADDITION)
     (package / "serving.py").write_text(SERVING)
     (package / "bare.py").write_text(NO_MIDDLEWARE)
     return directory

@@ -63,9 +63,12 @@ class Endpoint:
         return statistics.median(self.rps) if self.rps else 0.0
 
 
-def endpoints(user_page: str, thread: int = 1, comments: int = THREAD_COMMENTS) -> list[Endpoint]:
-    """The references first (every ratio is to them), then votesite with the page cache
-    off, then the anonymous listings with it on."""
+def endpoints(
+    user_page: str, thread: int = 1, comments: int = THREAD_COMMENTS, articles: int = 1
+) -> list[Endpoint]:
+    """The references first (every ratio is to them; the floors are plain Django making a
+    hot path's round trips, bench/baseline.py), then votesite with the page cache off, then
+    the anonymous listings with it on."""
     listings = [
         ("home GET /", "/"),
         ("new GET /new/", "/new/"),
@@ -89,6 +92,22 @@ def endpoints(user_page: str, thread: int = 1, comments: int = THREAD_COMMENTS) 
             None,
             group=REFERENCE,
             server=BARE,
+        ),
+        Endpoint(
+            "floor: plain Django + one Redis script call (a random article's hash) as JSON",
+            "get",
+            f"/bench/floor/one/?n={articles}",
+            None,
+            group=REFERENCE,
+            server=PLAIN,
+        ),
+        Endpoint(
+            "floor: plain Django + the book's listing (ZREVRANGE, 25 HGETALL) in a template",
+            "get",
+            "/bench/floor/listing/",
+            None,
+            group=REFERENCE,
+            server=PLAIN,
         ),
         Endpoint(
             "votesite's whole MIDDLEWARE, fixed view (/bench/fixed/)",
@@ -165,7 +184,7 @@ def run(report: Any, opts: Any, env: dict[str, str], directory: Path, now: float
     bases = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
     cookie = _session_cookie()
     queries = [q.text.replace(" ", "+") for q in QUERIES if q.kind in GOAL_KINDS]
-    points = endpoints(user_page(), thread, comments)
+    points = endpoints(user_page(), thread, comments, opts.articles)
     redis = get_redis_connection("articles")
     try:
         for server in gunicorns.values():
@@ -313,10 +332,14 @@ def _report(report: Any, opts: Any, points: list[Endpoint], thread: dict) -> Non
         "interleaved; medians over the rounds. The baseline is plain Django: a fresh "
         "`django-admin startproject` with its default MIDDLEWARE serving the same fixed JSON "
         "from gunicorns of its own started the same way (bench/baseline.py); the second "
-        "reference is the same project with MIDDLEWARE = []. Worker CPU is the serving "
-        "workers' user + system time (/proc) over the requests wrk completed; Redis CPU is "
-        "INFO cpu's over the same. The vote endpoint spreads random articles over "
-        f"{USERS:,} token-authenticated users, timed warm: each token used "
+        "reference is the same project with MIDDLEWARE = []. The floors are the baseline "
+        "project making a hot path's Redis round trips with redis-py alone, nothing of "
+        "votesite's: one script call answered as JSON (a vote's one round trip), and the "
+        "book's listing (ZREVRANGE of score:, 25 HGETALL pipelined) through a Django "
+        "template: what any Django view pays for that much Redis on this machine. Worker "
+        "CPU is the serving workers' user + system time (/proc) over the requests wrk "
+        "completed; Redis CPU is INFO cpu's over the same. The vote endpoint spreads "
+        f"random articles over {USERS:,} token-authenticated users, timed warm: each token used "
         f"{TOKEN_WARM_USES} times before the rounds and kept by the workers for the whole "
         "part (no query a vote); logged-in pages send one user's session.",
         "",

@@ -86,3 +86,33 @@ def test_the_baseline_serves_votesites_fixed_body_through_gunicorn(project: Path
             server.stop()
     cpu = baseline.measure_in_process(project, baseline.DEFAULT, reps=1, seconds=0.01)
     assert len(cpu) == 1 and 0 < cpu[0] < 1
+
+
+def test_the_floors_make_their_round_trips_with_plain_django_and_redis_py(
+    project: Path, conn
+) -> None:
+    """The floors read the store as the book's code does: a random article's hash (one
+    script call), and page 1 of score: with its hashes through a Django template, escaped."""
+    kwargs = conn.connection_pool.connection_kwargs
+    url = f"unix://{kwargs['path']}?db={kwargs.get('db', 0)}"
+    conn.hset("article:1", mapping={"title": "One <b>", "link": "https://e.org/1", "votes": 3,
+                                    "poster": "user:7", "time": 1})  # fmt: skip
+    conn.hset("article:2", mapping={"title": "Two", "link": "https://e.org/2", "votes": 1,
+                                    "poster": "user:8", "time": 2})  # fmt: skip
+    conn.zadd("score:", {"article:1": 20, "article:2": 10})
+    server = servers.Gunicorn(
+        servers.free_port(),
+        {**baseline.environ(project, baseline.DEFAULT), "REDIS_URL": url},
+        workers=1,
+        app=f"{baseline.PACKAGE}.wsgi:application",
+    )
+    server.start()
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        with urllib.request.urlopen(f"{base}/bench/floor/one/?n=1") as response:  # noqa: S310
+            assert json.loads(response.read())["title"] == "One <b>"
+        with urllib.request.urlopen(f"{base}/bench/floor/listing/") as response:  # noqa: S310
+            page = response.read().decode()
+        assert page.index("One &lt;b&gt;</a> 3 votes, by user:7") < page.index("Two</a> 1 votes")
+    finally:
+        server.stop()

@@ -27,7 +27,7 @@ FIXED = {"status": "ok", "items": [{"id": n, "title": "fixed"} for n in range(3)
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "baseline"
 PATH = "/bench/fixed/"
-FLOOR_ONE, FLOOR_LISTING = "floor_one_round_trip", "floor_listing"
+FLOOR_ONE, FLOOR_LISTING, FLOOR_LISTING_JSON = "floor_one_round_trip", "floor_listing", "floor_json"
 DEFAULT = f"{PACKAGE}.serving"  # the generated settings, served
 BARE = f"{PACKAGE}.bare"  # the same with MIDDLEWARE = []
 
@@ -75,20 +75,29 @@ def {FLOOR_ONE}(request):
     return JsonResponse({{flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)}})
 
 
-def {FLOOR_LISTING}(request):
-    \"\"\"The book's get_articles: page 1 of score: and its 25 hashes (two round trips),
-    through a Django template.\"\"\"
+def book_listing():
+    \"\"\"The book's get_articles: page 1 of score: and its 25 hashes (two round trips).\"\"\"
     members = STORE.zrevrange("score:", 0, 24)
     pipe = STORE.pipeline(transaction=False)
     for member in members:
         pipe.hgetall(member)
-    articles = [{{k.decode(): v.decode() for k, v in h.items()}} for h in pipe.execute()]
-    return HttpResponse(ROWS.render({{"articles": articles}}))
+    return [{{k.decode(): v.decode() for k, v in h.items()}} for h in pipe.execute()]
+
+
+def {FLOOR_LISTING}(request):
+    \"\"\"The book's listing through a Django template.\"\"\"
+    return HttpResponse(ROWS.render({{"articles": book_listing()}}))
+
+
+def {FLOOR_LISTING_JSON}(request):
+    \"\"\"The book's listing as JSON.\"\"\"
+    return JsonResponse({{"results": book_listing()}})
 
 
 urlpatterns += [
     path("bench/floor/one/", {FLOOR_ONE}),
     path("bench/floor/listing/", {FLOOR_LISTING}),
+    path("bench/floor/listing.json", {FLOOR_LISTING_JSON}),
 ]
 """
 

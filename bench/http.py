@@ -110,6 +110,14 @@ def endpoints(
             server=PLAIN,
         ),
         Endpoint(
+            "floor: plain Django + the book's listing (ZREVRANGE, 25 HGETALL) as JSON",
+            "get",
+            "/bench/floor/listing.json",
+            None,
+            group=REFERENCE,
+            server=PLAIN,
+        ),
+        Endpoint(
             "votesite's whole MIDDLEWARE, fixed view (/bench/fixed/)",
             "get",
             "/bench/fixed/",
@@ -325,23 +333,22 @@ def _report(report: Any, opts: Any, points: list[Endpoint], thread: dict) -> Non
     cpu_added = _median(site_fixed.cpu_us) - _median(plain.cpu_us)
     lines = [
         f"gunicorn, {opts.workers} workers each (gunicorn.conf.py: gthread, its threads and "
-        f"timeouts), DEBUG off, whitenoise, votesite's request lines written to a file; "
-        f"wrk {wrk_tool.THREADS} threads, {opts.connections} connections, "
-        f"{opts.http_reps} rounds of {opts.http_seconds:g} s (at most "
-        f"{opts.http_requests:,} requests) per endpoint, every endpoint once a round, "
-        "interleaved; medians over the rounds. The baseline is plain Django: a fresh "
-        "`django-admin startproject` with its default MIDDLEWARE serving the same fixed JSON "
-        "from gunicorns of its own started the same way (bench/baseline.py); the second "
-        "reference is the same project with MIDDLEWARE = []. The floors are the baseline "
-        "project making a hot path's Redis round trips with redis-py alone, nothing of "
-        "votesite's: one script call answered as JSON (a vote's one round trip), and the "
-        "book's listing (ZREVRANGE of score:, 25 HGETALL pipelined) through a Django "
-        "template: what any Django view pays for that much Redis on this machine. Worker "
-        "CPU is the serving workers' user + system time (/proc) over the requests wrk "
-        "completed; Redis CPU is INFO cpu's over the same. The vote endpoint spreads "
-        f"random articles over {USERS:,} token-authenticated users, timed warm: each token used "
-        f"{TOKEN_WARM_USES} times before the rounds and kept by the workers for the whole "
-        "part (no query a vote); logged-in pages send one user's session.",
+        "timeouts), DEBUG off, whitenoise, votesite's request lines written to a file; wrk "
+        f"{wrk_tool.THREADS} threads, {opts.connections} connections, {opts.http_reps} rounds of"
+        f" {opts.http_seconds:g} s (at most {opts.http_requests:,} requests) per endpoint, every"
+        " endpoint once a round, interleaved; medians over the rounds. The baseline is plain "
+        "Django: a fresh `django-admin startproject` with its default MIDDLEWARE serving the "
+        "same fixed JSON from gunicorns of its own started the same way (bench/baseline.py); "
+        "the second reference is the same project with MIDDLEWARE = []. The floors are the "
+        "baseline project making a hot path's Redis round trips with redis-py alone, nothing of"
+        " votesite's: one script call answered as JSON (a vote's one round trip), and the "
+        "book's listing (ZREVRANGE of score:, 25 HGETALL pipelined) through a Django template "
+        "and as JSON: what any Django view pays for that much Redis on this machine. Worker CPU"
+        " is the serving workers' user + system time (/proc) over the requests wrk completed; "
+        "Redis CPU is INFO cpu's over the same. The vote endpoint spreads random articles over "
+        f"{USERS:,} token-authenticated users, timed warm: each token used {TOKEN_WARM_USES} "
+        "times before the rounds and kept by the workers for the whole part (no query a vote); "
+        "logged-in pages send one user's session.",
         "",
         f"votesite's middleware on the fixed view: {overhead if overhead is not None else '-'} % "
         f"fewer requests/s than the baseline, {cpu_added:,.0f} µs more worker CPU a request.",

@@ -114,5 +114,8 @@ def test_the_floors_make_their_round_trips_with_plain_django_and_redis_py(
         with urllib.request.urlopen(f"{base}/bench/floor/listing/") as response:  # noqa: S310
             page = response.read().decode()
         assert page.index("One &lt;b&gt;</a> 3 votes, by user:7") < page.index("Two</a> 1 votes")
+        with urllib.request.urlopen(f"{base}/bench/floor/listing.json") as response:  # noqa: S310
+            listed = json.loads(response.read())["results"]
+        assert [a["title"] for a in listed] == ["One <b>", "Two"]
     finally:
         server.stop()

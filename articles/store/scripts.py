@@ -19,6 +19,7 @@ from django.dispatch import Signal
 from django.utils.translation import gettext
 from redis.client import Pipeline
 from redis.commands.core import Script
+from redis.exceptions import NoScriptError
 
 from articles.errors import (
     ArticleNotFound,
@@ -87,6 +88,29 @@ class TimedScript(Script):
         """`written`, with the script's reply (None: unknown, as when queued or failed)."""
         if self.writes:
             written.send(sender=self.name, reply=reply)
+
+
+def queue(pipe: Pipeline, script: TimedScript, keys: Sequence[Any], args: Sequence[Any]) -> None:
+    """`script` queued on `pipe` as a bare EVALSHA, for reads sent together in one round
+    trip (run_queued). Through `client=pipe` redis-py first asks SCRIPT EXISTS of every
+    script queued, a round trip of its own each time; here a script is loaded only when
+    the server says it lacks it (restarted, or SCRIPT FLUSH)."""
+    pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+
+
+def run_queued(conn: Any, pipe: Pipeline, queued: Iterable[TimedScript]) -> list[Any]:
+    """`pipe`'s replies (a pipeline of `conn`'s), errors in place (raise_on_error=False):
+    read-only commands and the `queued` scripts alike. A NOSCRIPT reply loads the scripts
+    and sends the whole batch again: it is reads, so sending it twice changes nothing."""
+    stack = list(pipe.command_stack)
+    replies = pipe.execute(raise_on_error=False)
+    if any(isinstance(reply, NoScriptError) for reply in replies):
+        for script in set(queued):
+            conn.script_load(script.script)
+        for args, options in stack:
+            pipe.execute_command(*args, **options)
+        replies = pipe.execute(raise_on_error=False)
+    return replies
 
 
 # A script that finds its inputs changed since the caller read them answers "retry";

@@ -34,6 +34,7 @@ from articles.types.pages import (
     SearchPage,
     T,
     ThreadPage,
+    UserPage,
 )
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "Status",
     "T",
     "ThreadPage",
+    "UserPage",
     "Vote",
     "article_score",
     "comment_best",

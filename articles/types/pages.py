@@ -127,3 +127,14 @@ class ModlogPage(Page[ModlogEntry]):
     articles: frozenset[str] = frozenset()
     groups: frozenset[str] = frozenset()
     comments: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UserPage:
+    """What a user's page shows of the store, read together (selectors.user_page): a page
+    of their articles, their karma and comment karma, their newest comments."""
+
+    articles: Page[Article]
+    karma: int
+    comment_karma: int
+    comments: Page[Comment]

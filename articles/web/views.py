@@ -282,20 +282,22 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
 
 def user_page(request: HttpRequest, person: Any) -> HttpResponse:
     """The user page of `person` (an account found by its id or by a name)."""
-    page = selectors.user_article_list(
-        poster_id=person.pk, page=page_param(request), user_id=viewer_id(request)
+    read = selectors.user_page(
+        poster_id=person.pk,
+        page=page_param(request),
+        user_id=viewer_id(request),
+        comments=USER_PAGE_COMMENTS,
     )
-    karma, comment_karma = selectors.user_karmas(user_id=person.pk)
     context = {
         "person": person,
-        "page": page,
-        "karma": karma,
-        "comment_karma": comment_karma,
+        "page": read.articles,
+        "karma": read.karma,
+        "comment_karma": read.comment_karma,
         "about": people.profile_of(person).about,
-        "user_comments": selectors.user_comments(user_id=person.pk, per_page=USER_PAGE_COMMENTS),
+        "user_comments": read.comments,
     }
     return rendering.render(
-        request, "articles/user_detail.html", context, status=listing_status(page)
+        request, "articles/user_detail.html", context, status=listing_status(read.articles)
     )
 
 

@@ -9,6 +9,7 @@ from articles.store.selectors.articles import (
     user_article_list,
     user_karma,
     user_karmas,
+    user_page,
 )
 from articles.store.selectors.comments import (
     article_comments_feed,
@@ -86,4 +87,5 @@ __all__ = [
     "user_comments",
     "user_karma",
     "user_karmas",
+    "user_page",
 ]

@@ -10,7 +10,7 @@ and MAX_DECODED_BYTES of hash data (its bytes, twice: raw and decoded).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -78,17 +78,33 @@ def _ranked(key: str, page: int | str, user_id: int | None) -> Page[Article]:
     A logged-in reader's page leaves out the articles they hid, in the same first round
     trip (listing_page.lua); an anonymous one is ZCARD + ZREVRANGE. Two round trips."""
     number, start, stop = _bounds(page)
+    conn = replicas.connection()
+    pipe = conn.pipeline(transaction=False)
+    queued = _ranked_queue(pipe, key, start, stop, user_id)
+    count, members = _ranked_read(iter(_execute(pipe, conn, queued)), user_id)
+    return _page(members, number, count, user_id)
+
+
+def _ranked_queue(
+    pipe: redis.client.Pipeline, key: str, start: int, stop: int, user_id: int | None
+) -> list[scripts.TimedScript]:
+    """_ranked's first round trip queued on `pipe` (with other reads of the same page);
+    _ranked_read takes its replies. Returns the scripts queued, for _execute."""
     if user_id:
-        reply = scripts.LISTING_PAGE(
-            keys=[key, keys.hidden(user_id)], args=[start, stop], client=replicas.connection()
-        )
-        raise_for_status(reply)
-        return _page(reply[2::2], number, int(reply[1]), user_id)
-    pipe = replicas.connection().pipeline(transaction=False)
+        scripts.queue(pipe, scripts.LISTING_PAGE, [key, keys.hidden(user_id)], [start, stop])
+        return [scripts.LISTING_PAGE]
     pipe.zcard(key)
     pipe.zrevrange(key, start, stop)
-    count, members = _execute(pipe)
-    return _page(members, number, count, user_id)
+    return []
+
+
+def _ranked_read(replies: Iterator[Any], user_id: int | None) -> tuple[int, list[bytes]]:
+    """(count, members) from the replies _ranked_queue's commands got, taken from `replies`."""
+    if user_id:
+        reply = next(replies)
+        raise_for_status(reply)
+        return int(reply[1]), reply[2::2]
+    return int(next(replies)), next(replies)
 
 
 def _fetch(
@@ -197,14 +213,24 @@ def _decode(
     return article
 
 
-def _execute(pipe: redis.client.Pipeline) -> list[Any]:
-    """Run a pipeline of reads. A reply refused for the wrong type raises StoreCorrupt
-    naming the key (a 503 that says where, not a 500); an outage raises as itself."""
+def _execute(
+    pipe: redis.client.Pipeline,
+    conn: redis.Redis | None = None,
+    queued: Iterable[scripts.TimedScript] = (),
+) -> list[Any]:
+    """Run a pipeline of reads, with the scripts `queued` on it (scripts.queue; `conn` is
+    the pipeline's client, which loads them if the server lacks them). A reply refused
+    for the wrong type raises StoreCorrupt naming the key (a 503 that says where, not a
+    500); an outage raises as itself."""
     commands = [args for args, _ in pipe.command_stack]
-    replies = pipe.execute(raise_on_error=False)
+    queued = list(queued)
+    if queued:
+        replies = scripts.run_queued(conn, pipe, queued)
+    else:
+        replies = pipe.execute(raise_on_error=False)
     for args, reply in zip(commands, replies, strict=True):
         if isinstance(reply, redis.ResponseError):
-            raise _read_error(keys.text(args[1]), reply)
+            raise _read_error(keys.text(args[3] if args[0] == "EVALSHA" else args[1]), reply)
     return replies
 
 

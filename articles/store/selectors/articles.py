@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from typing import Any
 
 from articles import validation
 from articles.errors import (
@@ -15,12 +16,26 @@ from articles.errors import (
 )
 from articles.store import keys, replicas, scripts
 from articles.store.connection import get_connection
-from articles.store.selectors._common import _fetch, _ranked
+from articles.store.selectors._common import (
+    _bounds,
+    _execute,
+    _fetch,
+    _page,
+    _ranked,
+    _ranked_queue,
+    _ranked_read,
+)
+from articles.store.selectors.comments import (
+    _comment_rows_call,
+    _comment_rows_of,
+    _user_comments_bounds,
+)
 from articles.types import (
     Article,
     NewPost,
     Order,
     Page,
+    UserPage,
 )
 
 logger = logging.getLogger("articles.store.selectors")  # the package's one logger
@@ -117,16 +132,23 @@ KARMA_SUM_MAX = 1000
 def user_karmas(*, user_id: int) -> tuple[int, int]:
     """(article karma, comment karma): the figures the write scripts keep
     (article_karma:<pk>, comment_karma:<pk>). One round trip, two GETs."""
-    reply = scripts.USER_KARMA(
-        keys=[
-            keys.article_karma(user_id),
-            keys.submitted(user_id),
-            keys.VOTES,
-            keys.comment_karma(user_id),
-        ],
-        args=[KARMA_SUM_MAX],
-        client=replicas.connection(),
-    )
+    reply = scripts.USER_KARMA(*_karma_call(user_id), client=replicas.connection())
+    return _karmas_of(reply, user_id)
+
+
+def _karma_call(user_id: int) -> tuple[list[str], list[int]]:
+    """user_karma.lua's keys and arguments for `user_id`."""
+    names = [
+        keys.article_karma(user_id),
+        keys.submitted(user_id),
+        keys.VOTES,
+        keys.comment_karma(user_id),
+    ]
+    return names, [KARMA_SUM_MAX]
+
+
+def _karmas_of(reply: Any, user_id: int) -> tuple[int, int]:
+    """user_karmas' answer from user_karma.lua's reply."""
     scripts.raise_for_status(reply)
     if not int(reply[3]):
         logger.warning(
@@ -137,6 +159,34 @@ def user_karmas(*, user_id: int) -> tuple[int, int]:
             keys.article_karma(user_id),
         )
     return int(reply[1]), int(reply[2])
+
+
+@replicas.reads
+def user_page(
+    *, poster_id: int, page: int | str = 1, user_id: int | None = None, comments: int
+) -> UserPage:
+    """A user page's reads: their submissions newest first (less those the reader
+    `user_id` hid), their karma and comment karma, and their newest `comments` comments.
+    Two round trips: the four reads in one (user_article_list's first, user_karmas',
+    user_comments'), the articles' rows in the second. Raises InvalidInput (page)."""
+    number, start, stop = _bounds(page)
+    conn = replicas.connection()
+    pipe = conn.pipeline(transaction=False)
+    queued = _ranked_queue(pipe, keys.submitted(poster_id), start, stop, user_id)
+    scripts.queue(pipe, scripts.USER_KARMA, *_karma_call(poster_id))
+    _, first, last, per_page = _user_comments_bounds(1, comments)
+    rows_call = _comment_rows_call(keys.user_comments(poster_id), "list", first, last, None)
+    scripts.queue(pipe, scripts.COMMENT_ROWS, *rows_call)
+    replies = iter(_execute(pipe, conn, [*queued, scripts.USER_KARMA, scripts.COMMENT_ROWS]))
+    count, members = _ranked_read(replies, user_id)
+    karma, comment_karma = _karmas_of(next(replies), poster_id)
+    found = _comment_rows_of(next(replies), first, last, None)
+    return UserPage(
+        articles=_page(members, number, count, user_id),
+        karma=karma,
+        comment_karma=comment_karma,
+        comments=Page(found.items, 1, found.count, per_page),
+    )
 
 
 @replicas.reads

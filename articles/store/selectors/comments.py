@@ -259,11 +259,17 @@ def user_comments(
 ) -> Page[Comment]:
     """A user's visible comments, newest first, with their articles' titles (one round
     trip), ARTICLES_COMMENT_LIST_PER_PAGE a page. Raises InvalidInput (page)."""
+    number, start, stop, per_page = _user_comments_bounds(page, per_page)
+    found = _comment_rows(keys.user_comments(user_id), "list", start, stop, None)
+    return Page(found.items, number, found.count, per_page)
+
+
+def _user_comments_bounds(page: int | str, per_page: int | None) -> tuple[int, int, int, int]:
+    """(page number, start, stop, per page) of a page of a user's comments."""
     per_page = per_page or conf.comment_list_per_page()
     number = validation.clean_page(page, conf.max_page())
     start = (number - 1) * per_page
-    found = _comment_rows(keys.user_comments(user_id), "list", start, start + per_page - 1, None)
-    return Page(found.items, number, found.count, per_page)
+    return number, start, start + per_page - 1, per_page
 
 
 @replicas.reads
@@ -283,12 +289,23 @@ def article_comments_feed(*, article_id: int, limit: int = 50) -> list[Comment]:
 def _comment_rows(
     key: str | list[str], mode: str, start: int, stop: int, user_id: int | None
 ) -> Page[Comment]:
-    viewer = keys.user(user_id) if user_id else ""
     reply = scripts.COMMENT_ROWS(
-        keys=[key] if isinstance(key, str) else key,
-        args=[mode, start, stop, viewer, *THREAD_FIELDS],
-        client=replicas.connection(),
+        *_comment_rows_call(key, mode, start, stop, user_id), client=replicas.connection()
     )
+    return _comment_rows_of(reply, start, stop, user_id)
+
+
+def _comment_rows_call(
+    key: str | list[str], mode: str, start: int, stop: int, user_id: int | None
+) -> tuple[list[str], list[Any]]:
+    """comment_rows.lua's keys and arguments."""
+    viewer = keys.user(user_id) if user_id else ""
+    return [key] if isinstance(key, str) else key, [mode, start, stop, viewer, *THREAD_FIELDS]
+
+
+def _comment_rows_of(reply: Any, start: int, stop: int, user_id: int | None) -> Page[Comment]:
+    """The page of comments in comment_rows.lua's reply."""
+    viewer = keys.user(user_id) if user_id else ""
     if raise_for_status(reply, allow=(Status.COMMENT_NOT_FOUND,)) is not Status.OK:
         return Page([], 1, 0, 1)
     items: list[Comment | int] = []

@@ -166,6 +166,10 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
             lambda: selectors.article_list(page=1, user_id=rng.randint(1, 200_000)),
         ),
         Case(
+            "store user page (articles, karma, comments)",
+            lambda: selectors.user_page(poster_id=rng.randint(1, 1_000), comments=10),
+        ),
+        Case(
             "store page 1, one call (bench proposal)",
             lambda: one_call.article_list_one_call(page=1),
         ),
@@ -374,7 +378,12 @@ def in_process_report(report: Report, cases: dict[str, Case], opts: Options, pg:
         f"{g('ceiling PING').rate / g('ceiling EVALSHA return 1').rate:.2f}x |",
     ]
     report.section("Other ratios (no goal)", ["| ratio | value |", "|---|---|", *notes])
-    for label in ("page 1 by time", "group page, sweep due", "page 1, logged in"):
+    for label in (
+        "page 1 by time",
+        "group page, sweep due",
+        "page 1, logged in",
+        "user page (articles, karma, comments)",
+    ):
         report.goal(
             f"{label}: round trips", g(f"store {label}").round_trips or 0, 2, unit="", at_most=True
         )

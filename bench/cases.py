@@ -140,6 +140,7 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
         conn.hdel(keys.GROUP_RANKS, "bench", "bench:at")
 
     minimal = Script(None, b"return 1")
+    poster = int(conn.hget(keys.article(1), "poster").split(b":")[1])  # one with articles
     cases = [
         Case("store vote", vote(n)),
         Case("store page 1 by score", lambda: selectors.article_list(order=Order.SCORE, page=1)),
@@ -167,7 +168,7 @@ def build_cases(opts: Options, conn, pg: bool, book, ops, now: float) -> dict[st
         ),
         Case(
             "store user page (articles, karma, comments)",
-            lambda: selectors.user_page(poster_id=rng.randint(1, 1_000), comments=10),
+            lambda: selectors.user_page(poster_id=poster, comments=10),
         ),
         Case(
             "store page 1, one call (bench proposal)",

@@ -78,7 +78,7 @@ def main() -> None:
         calls = {
             "API page GET /api/articles/": lambda: client.get("/api/articles/"),
             "home page GET /": lambda: client.get("/"),
-            # The account is user 1, a poster of the bench data: a full page of articles.
+            # The account is user 1, a poster of the bench data (articles / 10,000 of them).
             f"user page GET /u/{user.get_username()}/": lambda: client.get(
                 f"/u/{user.get_username()}/"
             ),

@@ -30,9 +30,7 @@ def posted(conn) -> list[int]:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("page", [1, 2])
 def test_it_reads_what_its_three_selectors_read(posted, reader, page):
     read = selectors.user_page(poster_id=POSTER, page=page, user_id=reader, comments=10)
-    assert read.articles == selectors.user_article_list(
-        poster_id=POSTER, page=page, user_id=reader
-    )
+    assert read.articles == selectors.user_article_list(poster_id=POSTER, page=page, user_id=reader)
     assert (read.karma, read.comment_karma) == selectors.user_karmas(user_id=POSTER)
     assert read.comments == selectors.user_comments(user_id=POSTER, per_page=10)
     assert len(read.comments.items) == 10 and read.comments.count == 12

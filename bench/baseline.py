@@ -27,7 +27,6 @@ FIXED = {"status": "ok", "items": [{"id": n, "title": "fixed"} for n in range(3)
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "baseline"
 PATH = "/bench/fixed/"
-FLOOR_ONE, FLOOR_LISTING, FLOOR_LISTING_JSON = "floor_one_round_trip", "floor_listing", "floor_json"
 DEFAULT = f"{PACKAGE}.serving"  # the generated settings, served
 BARE = f"{PACKAGE}.bare"  # the same with MIDDLEWARE = []
 
@@ -49,7 +48,7 @@ urlpatterns += [path("bench/fixed/", fixed_json)]
 # The floors: the same project making a hot path's Redis round trips with redis-py alone,
 # nothing of votesite's, as its developers would write them. What any Django view pays for
 # that work on this machine: a goal's miss measured against what is left for our code.
-FLOORS_ADDITION = f"""
+FLOORS_ADDITION = """
 
 # Added for votesite's benchmark: the floors, plain Django and redis-py on its store.
 import os  # noqa: E402
@@ -62,17 +61,17 @@ from django.template import engines  # noqa: E402
 STORE = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
 ARTICLE = STORE.register_script("return redis.call('HGETALL', KEYS[1])")
 ROWS = engines["django"].from_string(
-    '<!doctype html><html lang="en"><title>Articles</title><ol>{{% for a in articles %}}'
-    '<li><a href="{{{{ a.link }}}}">{{{{ a.title }}}}</a> {{{{ a.votes }}}} votes, by '
-    '{{{{ a.poster }}}}</li>{{% endfor %}}</ol></html>'
+    '<!doctype html><html lang="en"><title>Articles</title><ol>{% for a in articles %}'
+    '<li><a href="{{ a.link }}">{{ a.title }}</a> {{ a.votes }} votes, by '
+    '{{ a.poster }}</li>{% endfor %}</ol></html>'
 )
 
 
-def {FLOOR_ONE}(request):
+def floor_one_round_trip(request):
     \"\"\"A vote's one round trip: one script call (a random article's hash), as JSON.\"\"\"
     top = int(request.GET.get("n", "1"))
-    flat = ARTICLE(keys=[f"article:{{random.randint(1, top)}}"])
-    return JsonResponse({{flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)}})
+    flat = ARTICLE(keys=[f"article:{random.randint(1, top)}"])
+    return JsonResponse({flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)})
 
 
 def book_listing():
@@ -81,25 +80,33 @@ def book_listing():
     pipe = STORE.pipeline(transaction=False)
     for member in members:
         pipe.hgetall(member)
-    return [{{k.decode(): v.decode() for k, v in h.items()}} for h in pipe.execute()]
+    return [{k.decode(): v.decode() for k, v in h.items()} for h in pipe.execute()]
 
 
-def {FLOOR_LISTING}(request):
+def floor_listing(request):
     \"\"\"The book's listing through a Django template.\"\"\"
-    return HttpResponse(ROWS.render({{"articles": book_listing()}}))
+    return HttpResponse(ROWS.render({"articles": book_listing()}))
 
 
-def {FLOOR_LISTING_JSON}(request):
+def floor_json(request):
     \"\"\"The book's listing as JSON.\"\"\"
-    return JsonResponse({{"results": book_listing()}})
+    return JsonResponse({"results": book_listing()})
 
 
 urlpatterns += [
-    path("bench/floor/one/", {FLOOR_ONE}),
-    path("bench/floor/listing/", {FLOOR_LISTING}),
-    path("bench/floor/listing.json", {FLOOR_LISTING_JSON}),
+    path("bench/floor/one/", floor_one_round_trip),
+    path("bench/floor/listing/", floor_listing),
+    path("bench/floor/listing.json", floor_json),
 ]
 """
+
+# The floors' names and addresses, as bench.http times them (the one-call floor is given
+# ?n=<articles>: the ids it picks from).
+FLOORS = (
+    ("one Redis script call (a random article's hash) as JSON", "/bench/floor/one/"),
+    ("the book's listing (ZREVRANGE, 25 HGETALL) in a template", "/bench/floor/listing/"),
+    ("the book's listing (ZREVRANGE, 25 HGETALL) as JSON", "/bench/floor/listing.json"),
+)
 
 SERVING = f"""from {PACKAGE}.settings import *  # noqa: F403
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import wrk as wrk_tool
+from bench.baseline import FLOORS
 from bench.wrk import parse_wrk
 
 __all__ = ["Endpoint", "endpoints", "parse_wrk", "run"]
@@ -93,29 +94,16 @@ def endpoints(
             group=REFERENCE,
             server=BARE,
         ),
-        Endpoint(
-            "floor: plain Django + one Redis script call (a random article's hash) as JSON",
-            "get",
-            f"/bench/floor/one/?n={articles}",
-            None,
-            group=REFERENCE,
-            server=PLAIN,
-        ),
-        Endpoint(
-            "floor: plain Django + the book's listing (ZREVRANGE, 25 HGETALL) in a template",
-            "get",
-            "/bench/floor/listing/",
-            None,
-            group=REFERENCE,
-            server=PLAIN,
-        ),
-        Endpoint(
-            "floor: plain Django + the book's listing (ZREVRANGE, 25 HGETALL) as JSON",
-            "get",
-            "/bench/floor/listing.json",
-            None,
-            group=REFERENCE,
-            server=PLAIN,
+        *(
+            Endpoint(
+                f"floor: plain Django + {name}",
+                "get",
+                f"{path}?n={articles}" if path == FLOORS[0][1] else path,
+                None,
+                group=REFERENCE,
+                server=PLAIN,
+            )
+            for name, path in FLOORS
         ),
         Endpoint(
             "votesite's whole MIDDLEWARE, fixed view (/bench/fixed/)",

@@ -61,6 +61,10 @@ _LIB = _STATUS.encode() + _PERIODS.encode() + _UPVOTED.encode() + (_LUA / "_lib.
 written = Signal()
 
 
+# Every script of the store by its SHA1: what run_queued loads when a server lacks one.
+_BY_SHA: dict[str, TimedScript] = {}
+
+
 class TimedScript(Script):
     """A script whose every run is timed into articles_script_seconds{script=name}, and,
     if it `writes` content, announced by `written`."""
@@ -70,6 +74,7 @@ class TimedScript(Script):
         super().__init__(None, source)  # type: ignore[arg-type]
         self.name, self.writes = name, writes
         self.seconds = metrics.SCRIPT_SECONDS.labels(script=name)
+        _BY_SHA[self.sha] = self
 
     def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
         if isinstance(client, Pipeline):  # only queued: its time is the whole batch's
@@ -98,19 +103,21 @@ def queue(pipe: Pipeline, script: TimedScript, keys: Sequence[Any], args: Sequen
     pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
 
 
-def run_queued(conn: Any, pipe: Pipeline, queued: Iterable[TimedScript]) -> list[Any]:
-    """`pipe`'s replies (a pipeline of `conn`'s), errors in place (raise_on_error=False):
-    read-only commands and the `queued` scripts alike. A NOSCRIPT reply loads the scripts
-    and sends the whole batch again: it is reads, so sending it twice changes nothing."""
+def run_queued(pipe: Pipeline) -> list[Any]:
+    """A pipeline of reads and queued scripts run, its replies with errors in place
+    (raise_on_error=False). A NOSCRIPT reply sends the batch again, once, behind a
+    SCRIPT LOAD of each script it queued (in the same round trip): it is reads, so sending
+    it twice changes nothing."""
     stack = list(pipe.command_stack)
     replies = pipe.execute(raise_on_error=False)
-    if any(isinstance(reply, NoScriptError) for reply in replies):
-        for script in set(queued):
-            conn.script_load(script.script)
-        for args, options in stack:
-            pipe.execute_command(*args, **options)
-        replies = pipe.execute(raise_on_error=False)
-    return replies
+    if not any(isinstance(reply, NoScriptError) for reply in replies):
+        return replies
+    shas = {args[1] for args, _ in stack if args[0] == "EVALSHA"}
+    for sha in shas:
+        pipe.execute_command("SCRIPT", "LOAD", _BY_SHA[sha].script)
+    for args, options in stack:
+        pipe.execute_command(*args, **options)
+    return pipe.execute(raise_on_error=False)[len(shas) :]
 
 
 # A script that finds its inputs changed since the caller read them answers "retry";

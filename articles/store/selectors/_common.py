@@ -78,24 +78,22 @@ def _ranked(key: str, page: int | str, user_id: int | None) -> Page[Article]:
     A logged-in reader's page leaves out the articles they hid, in the same first round
     trip (listing_page.lua); an anonymous one is ZCARD + ZREVRANGE. Two round trips."""
     number, start, stop = _bounds(page)
-    conn = replicas.connection()
-    pipe = conn.pipeline(transaction=False)
-    queued = _ranked_queue(pipe, key, start, stop, user_id)
-    count, members = _ranked_read(iter(_execute(pipe, conn, queued)), user_id)
+    pipe = replicas.connection().pipeline(transaction=False)
+    _ranked_queue(pipe, key, start, stop, user_id)
+    count, members = _ranked_read(iter(_execute(pipe)), user_id)
     return _page(members, number, count, user_id)
 
 
 def _ranked_queue(
     pipe: redis.client.Pipeline, key: str, start: int, stop: int, user_id: int | None
-) -> list[scripts.TimedScript]:
+) -> None:
     """_ranked's first round trip queued on `pipe` (with other reads of the same page);
-    _ranked_read takes its replies. Returns the scripts queued, for _execute."""
+    _ranked_read takes its replies."""
     if user_id:
         scripts.queue(pipe, scripts.LISTING_PAGE, [key, keys.hidden(user_id)], [start, stop])
-        return [scripts.LISTING_PAGE]
-    pipe.zcard(key)
-    pipe.zrevrange(key, start, stop)
-    return []
+    else:
+        pipe.zcard(key)
+        pipe.zrevrange(key, start, stop)
 
 
 def _ranked_read(replies: Iterator[Any], user_id: int | None) -> tuple[int, list[bytes]]:
@@ -213,21 +211,12 @@ def _decode(
     return article
 
 
-def _execute(
-    pipe: redis.client.Pipeline,
-    conn: redis.Redis | None = None,
-    queued: Iterable[scripts.TimedScript] = (),
-) -> list[Any]:
-    """Run a pipeline of reads, with the scripts `queued` on it (scripts.queue; `conn` is
-    the pipeline's client, which loads them if the server lacks them). A reply refused
-    for the wrong type raises StoreCorrupt naming the key (a 503 that says where, not a
-    500); an outage raises as itself."""
+def _execute(pipe: redis.client.Pipeline) -> list[Any]:
+    """Run a pipeline of reads and queued scripts (scripts.queue, run_queued). A reply
+    refused for the wrong type raises StoreCorrupt naming the key (a 503 that says where,
+    not a 500); an outage raises as itself."""
     commands = [args for args, _ in pipe.command_stack]
-    queued = list(queued)
-    if queued:
-        replies = scripts.run_queued(conn, pipe, queued)
-    else:
-        replies = pipe.execute(raise_on_error=False)
+    replies = scripts.run_queued(pipe)
     for args, reply in zip(commands, replies, strict=True):
         if isinstance(reply, redis.ResponseError):
             raise _read_error(keys.text(args[3] if args[0] == "EVALSHA" else args[1]), reply)

@@ -170,14 +170,13 @@ def user_page(
     Two round trips: the four reads in one (user_article_list's first, user_karmas',
     user_comments'), the articles' rows in the second. Raises InvalidInput (page)."""
     number, start, stop = _bounds(page)
-    conn = replicas.connection()
-    pipe = conn.pipeline(transaction=False)
-    queued = _ranked_queue(pipe, keys.submitted(poster_id), start, stop, user_id)
+    pipe = replicas.connection().pipeline(transaction=False)
+    _ranked_queue(pipe, keys.submitted(poster_id), start, stop, user_id)
     scripts.queue(pipe, scripts.USER_KARMA, *_karma_call(poster_id))
     _, first, last, per_page = _user_comments_bounds(1, comments)
     rows_call = _comment_rows_call(keys.user_comments(poster_id), "list", first, last, None)
     scripts.queue(pipe, scripts.COMMENT_ROWS, *rows_call)
-    replies = iter(_execute(pipe, conn, [*queued, scripts.USER_KARMA, scripts.COMMENT_ROWS]))
+    replies = iter(_execute(pipe))
     count, members = _ranked_read(replies, user_id)
     karma, comment_karma = _karmas_of(next(replies), poster_id)
     found = _comment_rows_of(next(replies), first, last, None)

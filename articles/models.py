@@ -93,7 +93,7 @@ class ArchivedComment(models.Model):
 
 class ArchivedWord(models.Model):
     """A search posting of an archived article: one of the stems its hash's `words` held
-    (search.article_words), what idx:<word> held before it was archived."""
+    (search.article_words), what postings:<word> held before it was archived."""
 
     word = models.CharField(max_length=32)
     article = models.ForeignKey(ArchivedArticle, on_delete=models.CASCADE, related_name="+")

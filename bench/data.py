@@ -138,7 +138,7 @@ def load_redis(
     commands in the protocol, a chunk's worth written at once on one connection and their
     replies read after (what `redis-cli --pipe` does; no redis-cli ships with the embedded
     server). Without `index` the articles have no search words yet (an empty `words` field,
-    no idx:<word> sets), as the book's code would have left them: the store's reindex then
+    no postings:<word> sets), as the book's code would have left them: the store's reindex then
     does it."""
     pool = conn.connection_pool
     # A connection of its own with no read timeout: a chunk is tens of thousands of
@@ -181,12 +181,12 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
     score, posted, good, grouped, links, net = [], [], [], [], [], []
     posts_by_day: Counter[str] = Counter()
     votes_by_day: Counter[str] = Counter()
-    indexed: dict[str, list[str]] = {}  # the search index, as post.lua writes it
+    indexed: dict[str, list[str]] = {}  # the search index (ids), as post.lua writes it
     for row in chunk:
         member = keys.article(row.id)
         words = search.article_words(row.title, row.text, row.link) if index else []
         for word in words:
-            indexed.setdefault(word, []).append(member)
+            indexed.setdefault(word, []).append(str(row.id))
         day = datetime.fromtimestamp(row.time, tz=UTC).date().isoformat()
         up, down = len(row.ups), len(row.downs)
         out.append(
@@ -220,7 +220,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
         totals["votes"] += up + down
         totals["good"] += up >= GOOD_VOTES
     for word, members in indexed.items():
-        out.append(_resp("SADD", keys.idx(word), *members))
+        out.append(_resp("SADD", keys.postings(word), *members))
     out.append(_resp("ZADD", keys.SCORE, *score))
     out.append(_resp("ZADD", keys.TIME, *posted))
     out.append(_resp("ZADD", keys.VOTES, *net))

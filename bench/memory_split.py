@@ -13,7 +13,7 @@ write, then the kept top of each period, votes:<period>, backfilled):
    family in turn gives back to used_memory ("freed by DEL": value, key, dict and expiry
    entries), less the keyspace's bucket arrays (DEBUG HTSTATS), a row of their own since
    they resize in powers of two whatever key crosses the line. MEMORY USAGE is an estimate:
-   on 8.2 it overstates sets stored as hash tables (idx:, large voter sets) and both
+   on 8.2 it overstates sets stored as hash tables (large postings: and voter sets) and both
    versions count 8 B a zset entry less than DEL frees; the freed column is the measured one.
 2. `--vote-articles` (10,000) with `--votes` (100) each, the capacity load's votes per
    article with the benchmark's heavy tail: the voter sets' bytes per vote at that size
@@ -52,7 +52,7 @@ FAMILIES = (
     "submitted:<pk>",
     "voted:<id>",
     "voted_down:<id>",
-    "idx:<word>",
+    "postings:<word>",
     "comments",
     "others",
 )
@@ -70,7 +70,7 @@ def family(key: str) -> str:
         ("submitted:", "submitted:<pk>"),
         ("voted:", "voted:<id>"),
         ("voted_down:", "voted_down:<id>"),
-        ("idx:", "idx:<word>"),
+        ("postings:", "postings:<word>"),
     ):
         if key.startswith(prefix):
             return name
@@ -242,7 +242,7 @@ def report(main: dict[str, Any], votes: dict[str, Any], per_day: int, votes_day:
         shown = ", ".join(f"{e}: {v:.1f}" for e, v in per_vote(run).items())
         print(f"voter sets B per vote, {label} ({each:.0f} votes each): {shown}")
     # Capacity: what stays per article, what a live vote costs, what the periods hold.
-    stays = sum(gone[f] for f in (*STAYS, "idx:<word>")) / n
+    stays = sum(gone[f] for f in (*STAYS, "postings:<word>")) / n
     vote_b = per_vote(votes)["all-in"]
     live_sets = sum(votes["keys"][f] for f in VOTERS) / votes["articles"]
     year_entry = entry.get("votes:year", 0.0)

@@ -76,7 +76,7 @@ def _rare_word(conn: Any) -> str:
     from articles.store import keys
 
     words = (conn.hget(keys.article(1), "words") or b"").decode().split()
-    return min(words, key=lambda w: conn.scard(keys.idx(w))) if words else "redis"
+    return min(words, key=lambda w: conn.scard(keys.postings(w))) if words else "redis"
 
 
 def operations(conn: Any, spec: Any, comments: int, now: float) -> list[Op]:

@@ -1,4 +1,4 @@
-"""The search part: the store's search (selectors.article_search over idx:<word> sets)
+"""The search part: the store's search (selectors.article_search over postings:<word> sets)
 beside what a Django developer would write without Redis, on the same articles: `icontains`
 on SQLite and PostgreSQL full-text search over a GIN index (bench/ormsite/ops.py).
 
@@ -97,7 +97,7 @@ def build_index(articles: int) -> tuple[float, dict[str, int]]:
 
 
 def index_sizes(conn, articles: int) -> dict[str, int]:
-    """MEMORY USAGE (SAMPLES 0) summed over every idx:<word> set, their number and members,
+    """MEMORY USAGE (SAMPLES 0) summed over every postings:<word> set, their number and members,
     and the bytes of the article hashes' `words` fields (the words to unindex on delete)."""
     from articles.store import keys
 
@@ -173,8 +173,9 @@ def server_time(cases: dict[tuple[str, str], Case], calls: int) -> list[str]:
 
     conn = get_connection()
     lines = [
-        "| query | results | wall p50 ms | search script, Redis ms | of which ZINTERSTORE "
-        "| SINTERSTORE + SREM (exclusions) | SMISMEMBER + SMEMBERS (asking sets) |",
+        "| query | results | wall p50 ms | search script, Redis ms | of which ZMSCORE + ZADD "
+        "(scores, the result kept) | ZREVRANGE (reading a ranking) "
+        "| SMISMEMBER + SMEMBERS (asking sets) |",
         "|---|---|---|---|---|---|---|",
     ]
     for query in QUERIES:
@@ -191,8 +192,8 @@ def server_time(cases: dict[tuple[str, str], Case], calls: int) -> list[str]:
         wall = cases[(query.text, "store, cold")].p50_ms
         lines.append(
             f"| `{query.text}` | {page.count:,} | {wall:.2f} | "
-            f"{ms('evalsha'):.2f} | {ms('zinterstore'):.2f} | "
-            f"{ms('sinterstore', 'srem'):.2f} | {ms('smismember', 'smembers'):.2f} |"
+            f"{ms('evalsha'):.2f} | {ms('zmscore', 'zadd'):.2f} | "
+            f"{ms('zrevrange'):.2f} | {ms('smismember', 'smembers'):.2f} |"
         )
     return lines
 
@@ -260,7 +261,7 @@ def run(report: Report, opts: Options, pg: bool) -> None:
     memory = [
         "| index | bytes per article | what |",
         "|---|---|---|",
-        f"| store: idx:<word> sets | {per_article:.0f} | `MEMORY USAGE ... SAMPLES 0` summed "
+        f"| store: postings:<word> sets | {per_article:.0f} | `MEMORY USAGE ... SAMPLES 0` summed "
         f"over {sizes['keys']:,} sets holding {sizes['members']:,} entries "
         f"({sizes['members'] / n:.1f} words per article) |",
         f"| store: the hash's `words` field | {words_field:.0f} | the words themselves "

@@ -189,7 +189,7 @@ def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
             keys.article_comments(read.article_id),
             keys.article_comments_new(read.article_id),
             keys.article_comments_all(read.article_id),
-            *map(keys.idx, words),
+            *map(keys.postings, words),
         ]
         link = read.text("link")
         norm = validation.normalize_link(link) if link else ""
@@ -207,12 +207,12 @@ def _words(read: Read) -> list[str]:
 
 
 def _valid_words(value: str) -> list[str]:
-    """The words of a `words` field (the idx:/cidx: sets holding it); none if one is not a
+    """The words of a `words` field (the postings:/cidx: sets holding it); none if one is not a
     word search.py makes (data written by others: the audit reports it)."""
     words = value.split()
     try:
         for word in words:
-            keys.idx(word)
+            keys.postings(word)
     except ValueError:
         return []
     return words

@@ -60,7 +60,10 @@ COMMENT_SCAN = "comment:*"
 GROUP_SCAN = "group:*"
 INBOX_SCAN = "inbox:*"
 INBOX_STATE_SCAN = "inbox_state:*"
-SEARCH_INDEX_SCAN = "idx:*"
+SEARCH_INDEX_SCAN = "postings:*"
+# The former article index (idx:<word>, sets of article:<id> strings): reindex_search
+# builds postings:<word> and then deletes these.
+LEGACY_SEARCH_INDEX_SCAN = "idx:*"
 DOMAIN_SCAN = "domain:*"
 COMMENT_KARMA_SCAN = "comment_karma:*"
 ARTICLE_KARMA_SCAN = "article_karma:*"
@@ -319,34 +322,49 @@ def vote_intent(nonce: str) -> str:
     return f"vote_intent:{nonce}"
 
 
-def idx(word: str) -> str:
-    """set of article:<id> whose title, text or link host holds `word` (search.py
-    normalises it: letters and digits only, at most 32)."""
+def _word(word: str) -> str:
     if not isinstance(word, str) or not _WORD.fullmatch(word):
         raise ValueError(f"not a search word: {word!r}")
-    return f"idx:{word}"
+    return word
+
+
+def postings(word: str) -> str:
+    """set of the ids (integers, not article:<id>: Redis keeps a set of integers as an
+    intset, 4 bytes a member) of the articles whose title, text or link host holds
+    `word` (search.py normalises it: letters and digits only, at most 32)."""
+    return f"postings:{_word(word)}"
 
 
 def word_of(key: str) -> str:
-    """The word of an `idx:<word>` key; ValueError for anything else."""
-    if not isinstance(key, str) or not key.startswith("idx:"):
+    """The word of a `postings:<word>` key; ValueError for anything else."""
+    if not isinstance(key, str) or not key.startswith("postings:"):
         raise ValueError(f"not a search index key: {key!r}")
-    idx(key[4:])
-    return key[4:]
+    return _word(key[9:])
+
+
+# What a ranking's member holds before the id a postings:<word> member is (search.lua).
+POSTING_PREFIX = "article:"
+
+
+def posting_id_or_none(member: str) -> int | None:
+    """The article id a postings:<word> member holds (its decimal digits), or None."""
+    if isinstance(member, str) and member.isascii() and member.isdigit() and member[0] != "0":
+        return int(member)
+    return None
 
 
 def cidx(word: str) -> str:
     """set of comment:<id> whose text holds `word` among its first
     ARTICLES_SEARCH_COMMENT_WORDS distinct words (search.comment_words); tombstones are
     in none. Named in Lua from a comment's `words` (comment_index in _lib.lua)."""
-    return f"c{idx(word)}"
+    return f"cidx:{_word(word)}"
 
 
 def comment_word_of(key: str) -> str:
     """The word of a `cidx:<word>` key; ValueError for anything else."""
     if not isinstance(key, str) or not key.startswith("cidx:"):
         raise ValueError(f"not a comment search index key: {key!r}")
-    return word_of(key[1:])
+    return _word(key[5:])
 
 
 def search_cache(slot: int) -> str:

@@ -4,7 +4,7 @@ Pure functions (no I/O): what is indexed and what is looked for go through the s
 normalisation, so a word found on the page is the word searched. A word is folded, then
 reduced to its stem by the site's Snowball stemmer (ARTICLES_SEARCH_LANGUAGE: "tools"
 and "tool" are one word, and one set). The words are the only user input that names
-keys (idx:<word>, in keys.py), so they hold letters and digits only: no `*`, `:`, `{`,
+keys (postings:<word>, in keys.py), so they hold letters and digits only: no `*`, `:`, `{`,
 space or control character ever reaches a key name.
 """
 
@@ -188,7 +188,7 @@ def _stemmer(language: str) -> snowballstemmer.stemmer:
 @lru_cache(maxsize=16_384)
 def _stem(word: str, language: str) -> str:
     stem = str(_stemmer(language).stemWord(word))
-    # A stem is shorter or as long, but it must stay a key's word (keys.idx) and not
+    # A stem is shorter or as long, but it must stay a key's word (keys.postings) and not
     # shrink below what is indexed at all.
     return stem if len(stem) >= MIN_WORD and _WORD.fullmatch(stem) else word
 

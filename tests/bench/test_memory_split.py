@@ -22,7 +22,7 @@ def test_families_name_every_key_the_store_writes() -> None:
     assert memory_split.family("votes:periods") == "others"
     assert memory_split.family("voted:3") == "voted:<id>"
     assert memory_split.family("voted_down:3") == "voted_down:<id>"
-    assert memory_split.family("idx:redis") == "idx:<word>"
+    assert memory_split.family("postings:redis") == "postings:<word>"
     assert memory_split.family("comments_all:3") == "comments"
 
 
@@ -38,7 +38,7 @@ def test_small_run_adds_up() -> None:
     grown = int(re.search(r"used_memory grew ([\d,]+) B", out).group(1).replace(",", ""))
     rows = re.findall(r"^\| ([^|*]+?) \|[^|]*\|[^|]*\| ([\d,.-]+) \|", out, re.MULTILINE)
     parts = dict(rows)
-    for name in ("article hashes", "score:", "votes:year", "voted:<id>", "idx:<word>"):
+    for name in ("article hashes", "score:", "votes:year", "voted:<id>", "postings:<word>"):
         assert float(parts[name].replace(",", "")) > 0, name
     total = sum(float(v.replace(",", "")) for v in parts.values()) * 400
     assert abs(total - grown) <= 1_000, (total, grown)

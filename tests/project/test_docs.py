@@ -64,6 +64,7 @@ NOT_KEYS = {
     "user_id_of",
     "article_id_or_none",
     "comment_id_or_none",
+    "posting_id_or_none",
     "user_id_or_none",
     "flagged_member_of",
     # reading members back, and a group's keys (formed by group and group_order)

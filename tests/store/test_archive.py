@@ -121,7 +121,7 @@ def test_every_read_shows_archived_articles_as_before(archiving, conn):
     assert conn.exists(keys.article(ids["fresh"]))
     assert not conn.exists(keys.comment(ids["c1"]), keys.article_comments_all(ids["first"]))
     assert not conn.smembers(keys.ARCHIVE)
-    assert not conn.sismember(keys.idx("sort"), keys.article(ids["ids"][1]))
+    assert not conn.sismember(keys.postings("sort"), ids["ids"][1])
     assert ArchivedArticle.objects.count() == 6 and ArchivedComment.objects.count() == 4
     after = surfaces(ids)
     for name in before:

@@ -94,9 +94,12 @@ def test_scan_patterns_are_named_here():
 
 
 def test_search_keys():
-    assert keys.idx("redis") == "idx:redis"
-    assert keys.word_of("idx:redis") == "redis"
-    assert keys.SEARCH_INDEX_SCAN == "idx:*"
+    assert keys.postings("redis") == "postings:redis"
+    assert keys.word_of("postings:redis") == "redis"
+    assert keys.posting_id_or_none("12") == 12
+    not_ids = ("article:12", "012", "", "1x", "\u0661")  # the last an Arabic-Indic digit
+    assert [keys.posting_id_or_none(m) for m in not_ids] == [None] * 5
+    assert keys.SEARCH_INDEX_SCAN == "postings:*"
     assert keys.search_cache(7) == "search:7"
     assert keys.search_cache_query(7) == "search:7:q"
     assert keys.search_scratch(7) == "search:7:tmp"

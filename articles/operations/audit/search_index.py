@@ -1,4 +1,4 @@
-"""The checks of the search index (idx:<word>), both ways as for links: every article is
+"""The checks of the search index (postings:<word>), both ways as for links: every article is
 in the sets of the words its title, text and link give (and its `words` field says so),
 and every entry names an article that has the word. Articles the book's code wrote have
 no `words`: reported as unindexed."""
@@ -41,7 +41,7 @@ def _words_fault(row: list[Any]) -> tuple[list[str], str]:
 def _articles_indexed(
     conn: redis.Redis, chunk: Sequence[int], has: dict[int, frozenset[str]], unreadable: set[int]
 ) -> list[Problem]:
-    """The articles of `chunk` whose `words` or idx: entries are not those their title,
+    """The articles of `chunk` whose `words` or postings: entries are not those their title,
     text and link give; notes in `has` the words each says it has, in `unreadable` each
     that is not a hash."""
     pipe = conn.pipeline(transaction=False)
@@ -61,13 +61,13 @@ def _articles_indexed(
                 problems.append(Problem("search_unindexed", fault, article_id))
                 continue
             for word in expected:
-                pipe.sismember(keys.idx(word), keys.article(article_id))
+                pipe.sismember(keys.postings(word), str(article_id))
             checked.append((article_id, expected))
     replies = iter(pipe.execute(raise_on_error=False))
     for article_id, expected in checked:
         missing = [w for w in expected if not next(replies)]
         if missing:
-            detail = f"missing from idx:{missing[0]}"
+            detail = f"missing from {keys.postings(missing[0])}"
             problems.append(Problem("search_unindexed", detail, article_id))
     return problems
 
@@ -75,8 +75,8 @@ def _articles_indexed(
 def _entries_stale(
     conn: redis.Redis, has: dict[int, frozenset[str]], unreadable: set[int]
 ) -> list[Problem]:
-    """The entries of every idx:<word> whose article does not have the word, and the
-    idx: keys that name no word or are not sets."""
+    """The entries of every postings:<word> whose article does not have the word, and the
+    postings: keys that name no word or are not sets."""
     problems: list[Problem] = []
     for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=1000):
         key = keys.text(raw_key)
@@ -98,7 +98,7 @@ def _members_stale(
 ) -> list[Problem]:
     problems: list[Problem] = []
     for member in conn.sscan_iter(key, count=1000):
-        entry_id = keys.article_id_or_none(keys.text(member))
+        entry_id = keys.posting_id_or_none(keys.text(member))
         if entry_id in unreadable:
             continue
         if entry_id is None or word not in has.get(entry_id, ()):
@@ -111,12 +111,11 @@ def _members_stale(
 
 
 def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, ...]) -> Judge:
-    """One article's search fields and its entries in idx:<word> for `words`, the words
-    its title, text and link gave when last read."""
-    member = keys.article(article_id)
-    pipe.hmget(member, "words", "title", "text", "link")
+    """One article's search fields and its entries in postings:<word> for `words`, the
+    words its title, text and link gave when last read."""
+    pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
     for word in words:
-        pipe.sismember(keys.idx(word), member)
+        pipe.sismember(keys.postings(word), str(article_id))
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
         row, *hits = replies
@@ -129,7 +128,7 @@ def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, 
             return tuple(expected), []
         missing = [w for w, hit in zip(words, hits, strict=True) if hit != 1]
         if missing:
-            detail = f"missing from idx:{missing[0]}"
+            detail = f"missing from {keys.postings(missing[0])}"
             return None, [Problem("search_unindexed", detail, article_id)]
         return None, []
 
@@ -137,10 +136,9 @@ def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, 
 
 
 def search_stale_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> Judge:
-    """One entry of idx:<word> and the words of the article it names."""
-    member = keys.article(article_id)
-    pipe.sismember(key, member)
-    pipe.hmget(member, "words", "title", "text", "link")
+    """One entry of postings:<word> and the words of the article it names."""
+    pipe.sismember(key, str(article_id))
+    pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
         hit, row = replies
@@ -148,7 +146,7 @@ def search_stale_read(pipe: redis.client.Pipeline, key: str, article_id: int) ->
             return None, []
         if row != _NO_HASH and keys.word_of(key) in keys.text(row[0] or b"").split():
             return None, []
-        detail = f"{key} holds {member!r}, which does not have the word"
+        detail = f"{key} holds {str(article_id)!r}, which does not have the word"
         return None, [Problem("search_stale", detail, article_id, entry=key)]
 
     return judge

@@ -359,7 +359,7 @@ def _write_article(pipe: redis.client.Pipeline, a: ArticleRecord) -> None:
         a = _released(a, net)
     pipe.hset(member, mapping=fields)
     for word in a.words:
-        pipe.sadd(keys.idx(word), member)
+        pipe.sadd(keys.postings(word), a.id)
     pipe.zadd(keys.VOTES, {member: net})
     for score, index in ((a.score, keys.SCORE), (a.time, keys.TIME), (a.good, keys.GOOD)):
         if score is not None:

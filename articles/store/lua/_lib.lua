@@ -128,7 +128,7 @@ local function bad_time(key, value)
   end
 end
 
--- Search words (search.py): an ARGV of words "w1 w2 ..." as a list. Their idx:<w> keys
+-- Search words (search.py): an ARGV of words "w1 w2 ..." as a list. Their postings:<w> keys
 -- come in KEYS in the same order, where each script says.
 local function split_words(s)
   local words = {}

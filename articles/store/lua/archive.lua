@@ -11,7 +11,7 @@
 -- KEYS[1] links:  KEYS[2] archive:  KEYS[3] archive:at (the post time before which every
 --   article is archived: where the next run starts), set to ARGV[1] in the same step
 -- KEYS per article, in ARGV's order: article:<id>, comments:<id>, comments_new:<id>,
---   comments_all:<id>, then idx:<w> for each of its m words
+--   comments_all:<id>, then postings:<w> for each of its m words
 -- ARGV[1] the new archive:at; then per article: member, normalised link or "", n, then n field/value pairs as read,
 --   then m (its words, whose keys are in KEYS)
 -- Returns {S.OK, archived, then per article 1 (archived), 2 (archived, its comments
@@ -36,7 +36,8 @@ while a <= #ARGV do
   end
   if same then
     -- A set of another type (written by others) refuses the SREM and is left alone.
-    for i = 1, m do redis.pcall('SREM', KEYS[k + 3 + i], member) end
+    local posting = article_id_of(member)
+    for i = 1, m do redis.pcall('SREM', KEYS[k + 3 + i], posting) end
     if norm ~= '' and redis.call('HGET', KEYS[1], norm) == member then
       redis.call('HDEL', KEYS[1], norm)
     end

@@ -8,7 +8,7 @@
 -- KEYS[14] comments_new:<id>  KEYS[15..19] keys.PERIOD_KEYS (votes:<period>, votes:periods)
 -- KEYS[20] removed:  KEYS[21] domain:<d> of the link as read (KEYS[1] when none)
 -- KEYS[22..] per group of the article: group:<g>, score:<g>, time:<g>, groups:ranked
--- KEYS[last #words] idx:<w> for each search word of ARGV[11], in its order
+-- KEYS[last #words] postings:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
 -- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
@@ -28,7 +28,7 @@ local specs = {KEYS[1], 'hash', KEYS[2], 'set', KEYS[3], 'set', KEYS[4], 'zset',
   KEYS[11], 'set', KEYS[12], 'zset', KEYS[13], 'zset', KEYS[14], 'zset', KEYS[20], 'hash'}
 if KEYS[7] ~= KEYS[1] then specs[#specs + 1] = KEYS[7]; specs[#specs + 1] = 'zset' end
 local words = split_words(ARGV[11])
-local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
+local wk = #KEYS - #words -- KEYS[wk + i] is postings:<words[i]>
 word_specs(specs, wk, #words)
 period_specs(specs, 15)
 if KEYS[21] ~= KEYS[1] then specs[#specs + 1] = KEYS[21]; specs[#specs + 1] = 'zset' end
@@ -66,7 +66,8 @@ if KEYS[7] ~= KEYS[1] then redis.call('ZREM', KEYS[7], member) end
 if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
   redis.call('HDEL', KEYS[8], ARGV[5])
 end
-for i = 1, #words do redis.call('SREM', KEYS[wk + i], member) end
+local posting = article_id_of(member)
+for i = 1, #words do redis.call('SREM', KEYS[wk + i], posting) end
 if KEYS[21] ~= KEYS[1] then redis.call('ZREM', KEYS[21], member) end
 for k = 22, wk, 4 do
   redis.call('SREM', KEYS[k], member)

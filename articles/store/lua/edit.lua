@@ -11,7 +11,7 @@
 -- ARGV[14] text  ARGV[15] text as read
 -- ARGV[16] "open": only while voting is open (a poster editing their own), else ""
 -- KEYS[5] domain:<d> of the link as read, KEYS[6] of the new link (KEYS[1] when none)
--- KEYS[7..] idx:<w> of each word of ARGV[12], then of each word of ARGV[13], in order
+-- KEYS[7..] postings:<w> of each word of ARGV[12], then of each word of ARGV[13], in order
 -- Returns {S.NOT_FOUND} | {S.RETRY} the link, text or index changed since read
 --   | {S.VOTING_CLOSED} ARGV[16] is "open" and voting has closed
 --   | {S.DUPLICATE_LINK, member} the new link belongs to another open article | {S.OK}
@@ -58,8 +58,9 @@ if KEYS[6] ~= KEYS[1] and posted and posted == posted
   and redis.call('HEXISTS', KEYS[1], 'held') == 0 then -- held for its flags: out of it
   redis.call('ZADD', KEYS[6], posted, member)
 end
-for i = 1, #was_words do redis.call('SREM', KEYS[6 + i], ARGV[1]) end
-for i = 1, #new_words do redis.call('SADD', KEYS[6 + #was_words + i], ARGV[1]) end
+local posting = article_id_of(ARGV[1])
+for i = 1, #was_words do redis.call('SREM', KEYS[6 + i], posting) end
+for i = 1, #new_words do redis.call('SADD', KEYS[6 + #was_words + i], posting) end
 redis.call('HSET', KEYS[1], 'words', ARGV[13])
 log_action(KEYS[3], ARGV[7], ARGV[8])
 return {S.OK}

@@ -7,7 +7,7 @@
 -- KEYS[18] domain:<d> of the link's site (KEYS[1] when none)
 -- KEYS[19] live: (a new article appends its `post` event; see live_event in _lib.lua)
 -- KEYS[20..] per group: group:<g>, score:<g>, time:<g>, groups:ranked (keys.group_keys)
--- KEYS[last #words] idx:<w> for each search word of ARGV[17], in its order
+-- KEYS[last #words] postings:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
 -- ARGV[9] window (s)  ARGV[10] good-article votes  ARGV[11] normalised link or ""
@@ -28,7 +28,7 @@ local now = math.floor(clock(ARGV[7]))
 local vote_score, window = tonumber(ARGV[8]), tonumber(ARGV[9])
 local norm, idem_ttl = ARGV[11], tonumber(ARGV[12])
 local words = split_words(ARGV[17])
-local wk = #KEYS - #words -- KEYS[wk + i] is idx:<words[i]>
+local wk = #KEYS - #words -- KEYS[wk + i] is postings:<words[i]>
 
 local specs = {KEYS[2], 'set', KEYS[3], 'zset', KEYS[4], 'zset', KEYS[5], 'zset',
   KEYS[6], 'zset', KEYS[7], 'hash', KEYS[8], 'hash', KEYS[9], 'hash', KEYS[10], 'hash',
@@ -97,7 +97,8 @@ for i = 1, #groups do
   group_rank(k, member, KEYS[3], KEYS[4])
 end
 redis.call('HSET', KEYS[1], 'words', ARGV[17])
-for i = 1, #words do redis.call('SADD', KEYS[wk + i], member) end
+local posting = article_id_of(member) -- postings:<w> hold ids: intsets
+for i = 1, #words do redis.call('SADD', KEYS[wk + i], posting) end
 if idem_ttl > 0 then
   redis.call('SET', KEYS[11], ARGV[14] .. ':' .. string.format('%d', now) .. ':' .. ARGV[16],
     'EX', idem_ttl)

@@ -7,8 +7,8 @@
 -- KEYS[1] search:<slot>  KEYS[2] search:<slot>:q (which search the slot holds, and how far
 -- it has got)  KEYS[3] search:<slot>:tmp scratch  KEYS[4] score:  KEYS[5] time:
 -- KEYS[6] votes:  KEYS[7] group:<g> (KEYS[3] when no group)  KEYS[8] search:stemmer
--- KEYS[9 .. 8+t] idx:<stem> of the t words, included then excluded
--- KEYS[9+t .. 8+2t] idx:<word as typed> of each (its KEYS[8+i] when the same)
+-- KEYS[9 .. 8+t] postings:<stem> of the t words, included then excluded
+-- KEYS[9+t .. 8+2t] postings:<word as typed> of each (its KEYS[8+i] when the same)
 -- KEYS[9+2t .. 8+3t] search:<slot>:u<i>, scratch unions of the two, deleted here
 -- KEYS[9+3t] votes:<period> (votes: when none)  KEYS[10+3t] votes:periods
 -- ARGV[1] the search, spelled one way (order, group, period, words)  ARGV[2] ttl (s)
@@ -16,6 +16,8 @@
 -- ARGV[6] how many of the t words are included  ARGV[7] earliest post time or ""
 -- ARGV[8] the stemmer's language (conf.search_language)  ARGV[9] BUILD_MAX  ARGV[10] STEP
 -- ARGV[11] the period's name ("" for all time)  ARGV[12] SMALL_SET
+-- ARGV[13] "article:" when the words' sets hold ids (postings:<w>), the rankings
+--   article:<id>; "" when they hold the rankings' own members (cidx:<w>)
 -- Returns {S.OK, count, exact (1 | 0), more (1 | 0), member, ...}: `exact` 0 when count
 -- is an estimate; `more` 1 when the page may lack results not reached yet (call again:
 -- the next call goes on from where this one stopped).
@@ -25,10 +27,10 @@
 -- what it found before the change while the index is rebuilt.
 --
 -- Two ways to a result, chosen per search, both bounded:
--- * Build (ZINTERSTORE, as the book does) when that costs at most BUILD_MAX member
---   operations: Redis's intersection walks its smallest input, so building costs the
---   smallest candidate set's size (an included word's, the group's, or the period's
---   articles, then the first input) once per pass. The result is whole, its count exact.
+-- * Build when that costs at most BUILD_MAX member operations: the smallest candidate
+--   set (an included word's, the group's, or the period's articles) is read and each of
+--   its members asked of the other sets once per pass, as the book's ZINTERSTORE walks
+--   its smallest input. The result is whole, its count exact.
 -- * Walk otherwise: read the order's own ranking (score:, time: or votes:, net votes as
 --   score: - time: / 432, SPEC §1) from the top, STEP members a call at most, keep those
 --   every set holds and no excluded set does (SMISMEMBER per set, smallest first; the
@@ -56,12 +58,27 @@ if bad then return bad end
 
 local BUILD_MAX = tonumber(ARGV[9]) -- member operations a build may cost (BUILD_COST)
 local STEP = tonumber(ARGV[10]) -- ranking members a call of the walk reads at most
+-- The articles' words' sets (postings:<w> and the scratch unions of them) hold article
+-- ids, not article:<id>: Redis keeps a set of integers as an intset, 4 bytes a member,
+-- looked up by bisection. Every other set here (a group's) holds article:<id> strings.
+local PREFIX = ARGV[13]
+local id_sets = {}
+if PREFIX ~= '' then
+  for i = 9, 8 + 3 * t do id_sets[KEYS[i]] = true end
+end
+local function ids_of(members)
+  local ids, from = {}, #PREFIX + 1
+  for j = 1, #members do ids[j] = string.sub(members[j], from) end
+  return ids
+end
 -- A set of at most SMALL_SET strings is a listpack (Redis 7.2+), which SMISMEMBER scans
 -- once per member asked (2,000 against 512 members: 3.1 ms); such a set is read into a
--- table once a call instead (~0.2 ms). `holds` answers as SMISMEMBER does.
+-- table once a call instead (~0.2 ms). `holds` answers as SMISMEMBER does, for members
+-- article:<id>.
 local SMALL_SET = tonumber(ARGV[12])
 local small_sets = {}
 local function holds(key, members)
+  if id_sets[key] then return redis.call('SMISMEMBER', key, unpack(ids_of(members))) end
   if redis.call('SCARD', key) > SMALL_SET then
     return redis.call('SMISMEMBER', key, unpack(members))
   end
@@ -127,6 +144,11 @@ local function answer(count, exact, more)
   return reply
 end
 
+-- Build: the smallest candidate source's members (the period's articles, the group's, or
+-- an included word's), kept if every other source holds them and no excluded word does,
+-- each with its score in the order's ranking, as ZINTERSTORE of them all would give
+-- (net votes as score: - time:, weights 1 and -1, written with every digit). The words'
+-- sets hold ids, so they are asked of, not intersected with the rankings.
 local function build()
   redis.call('DEL', cache, scratch)
   local words = {}
@@ -137,68 +159,54 @@ local function build()
       redis.call('SUNIONSTORE', words[i], KEYS[8 + i], KEYS[8 + t + i])
     end
   end
-  local sets = {}
-  for i = 1, n do sets[#sets + 1] = words[i] end
-  if grouped then sets[#sets + 1] = KEYS[7] end
-  local function into(dest, order_keys, order_weights)
-    local args = {'ZINTERSTORE', dest, #sets + #order_keys}
-    for _, k in ipairs(sets) do args[#args + 1] = k end
-    for _, k in ipairs(order_keys) do args[#args + 1] = k end
-    args[#args + 1] = 'WEIGHTS'
-    for _ = 1, #sets do args[#args + 1] = 0 end
-    for _, w in ipairs(order_weights) do args[#args + 1] = w end
-    redis.call(unpack(args))
+  local source, size = nil, math.huge
+  for i = 1, n do
+    local c = redis.call('SCARD', words[i])
+    if c < size then source, size = i, c end
   end
-  -- Those of `members` (a small built set's) that an excluded word's set holds.
-  local function excluded(members)
-    local gone = {}
-    for i = n + 1, t do
-      if #members == 0 then break end
-      local out, kept = holds(words[i], members), {}
-      for j = 1, #members do
-        if out[j] == 1 then gone[#gone + 1] = members[j] else kept[#kept + 1] = members[j] end
+  local group_size = grouped and redis.call('SCARD', KEYS[7]) or math.huge
+  local period_size = earliest and redis.call('ZCOUNT', KEYS[5], earliest, '+inf') or math.huge
+  local members, from = {}, source
+  if period_size < math.min(size, group_size) then
+    members, from = redis.call('ZRANGE', KEYS[5], earliest, '+inf', 'BYSCORE'), 'period'
+  elseif group_size < size then
+    members, from = redis.call('SMEMBERS', KEYS[7]), 'group'
+  elseif source then
+    members = redis.call('SMEMBERS', words[source])
+    for j = 1, #members do members[j] = PREFIX .. members[j] end
+  end
+  local function keep(key, wanted)
+    if #members == 0 then return end
+    local out, kept = holds(key, members), {}
+    for j = 1, #members do
+      if (out[j] == 1) == wanted then kept[#kept + 1] = members[j] end
+    end
+    members = kept
+  end
+  for i = 1, n do
+    if i ~= from then keep(words[i], true) end
+  end
+  if grouped and from ~= 'group' then keep(KEYS[7], true) end
+  for i = n + 1, t do keep(words[i], false) end
+  local ranked = order == 'time' and KEYS[5] or KEYS[4]
+  local scores = #members > 0 and redis.call('ZMSCORE', ranked, unpack(members)) or {}
+  local times = (earliest or order == 'votes') and #members > 0
+    and redis.call('ZMSCORE', KEYS[5], unpack(members)) or {}
+  local args = {'ZADD', cache}
+  for j = 1, #members do
+    local score, posted = scores[j], times[j]
+    if score and (not earliest or (posted and tonumber(posted) >= earliest)) then
+      if order == 'votes' then
+        score = posted and string.format('%.17g', tonumber(score) - tonumber(posted))
       end
-      members = kept
+      if score then
+        args[#args + 1] = score
+        args[#args + 1] = members[j]
+      end
     end
-    return gone
+    if #args >= 2000 then redis.call(unpack(args)); args = {'ZADD', cache} end
   end
-  local period_first = false
-  if earliest then
-    -- When the period has fewer articles than any set, the intersection starts from them.
-    local smallest = math.huge
-    for _, k in ipairs(sets) do smallest = math.min(smallest, redis.call('SCARD', k)) end
-    period_first = redis.call('ZCOUNT', KEYS[5], earliest, '+inf') < smallest
-  end
-  if period_first then
-    redis.call('ZRANGESTORE', scratch, KEYS[5], earliest, '+inf', 'BYSCORE')
-    table.insert(sets, 1, scratch)
-    into(scratch, {}, {})
-    if t > n then
-      local gone = excluded(redis.call('ZRANGE', scratch, 0, -1))
-      if #gone > 0 then redis.call('ZREM', scratch, unpack(gone)) end
-    end
-    sets = {scratch}
-  else
-    if t > n then
-      -- The (small) intersection less what an excluded word's set holds, asked of that set.
-      redis.call('SINTERSTORE', scratch, unpack(sets))
-      local gone = excluded(redis.call('SMEMBERS', scratch))
-      if #gone > 0 then redis.call('SREM', scratch, unpack(gone)) end
-      sets = {scratch}
-    end
-    if earliest then
-      into(scratch, {KEYS[5]}, {1})
-      redis.call('ZREMRANGEBYSCORE', scratch, '-inf', '(' .. earliest)
-      sets = {scratch}
-    end
-  end
-  if order == 'time' then
-    into(cache, {KEYS[5]}, {1})
-  elseif order == 'votes' then
-    into(cache, {KEYS[4], KEYS[5]}, {1, -1})
-  else
-    into(cache, {KEYS[4]}, {1})
-  end
+  if #args > 2 then redis.call(unpack(args)) end
   redis.call('DEL', scratch, unpack(KEYS, 9 + 2 * t, 8 + 3 * t))
   redis.call('EXPIRE', cache, ttl)
   local count = redis.call('ZCARD', cache)

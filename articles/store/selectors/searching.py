@@ -89,8 +89,8 @@ def article_search(
             keys.VOTES,
             keys.group(name) if name else scratch,
             keys.SEARCH_STEMMER,
-            *map(keys.idx, terms),
-            *(keys.idx(query.typed.get(word, word)) for word in terms),
+            *map(keys.postings, terms),
+            *(keys.postings(query.typed.get(word, word)) for word in terms),
             *(keys.search_union(slot, i) for i in range(len(terms))),
             keys.VOTES if period is Period.ALL else keys.period_votes(period.value),
             keys.PERIOD_STATE,
@@ -108,6 +108,7 @@ def article_search(
             SEARCH_STEP,
             "" if period is Period.ALL else period.value,
             SET_LISTPACK_MAX,
+            keys.POSTING_PREFIX,
         ],
     )
     if archive_on:
@@ -219,6 +220,7 @@ def comment_search(
             SEARCH_STEP,
             "",
             SET_LISTPACK_MAX,
+            "",  # cidx:<word> holds comment:<id>, as comments: does
         ],
     )
     members, count = list(reply[4:]), int(reply[1])

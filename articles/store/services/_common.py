@@ -66,7 +66,7 @@ def _domain_key(link: str) -> str:
 
 
 def _indexed_words(article_id: int) -> list[str]:
-    """The `words` of an article hash: the idx:<w> sets that hold it. The scripts check
+    """The `words` of an article hash: the postings:<w> sets that hold it. The scripts check
     that it has not changed since."""
     key = keys.article(article_id)
     words = _decode(get_connection().hget(key, "words")).split()
@@ -78,7 +78,7 @@ def _indexed_words(article_id: int) -> list[str]:
 
 def _word_key(word: str) -> str:
     try:
-        return keys.idx(word)
+        return keys.postings(word)
     except ValueError:
         return ""
 

@@ -147,7 +147,7 @@ def article_delete(
                 keys.REMOVED,
                 _domain_key(article.link) or member,
                 *[key for name in article.groups for key in keys.group_keys(name)],
-                *map(keys.idx, words),
+                *map(keys.postings, words),
             ],
             args=[
                 member,
@@ -268,8 +268,8 @@ def article_edit(
                 keys.member_key(seen) or member,
                 _domain_key(before.link) or member,
                 _domain_key(new_link) or member,
-                *map(keys.idx, was_words),
-                *map(keys.idx, new_words),
+                *map(keys.postings, was_words),
+                *map(keys.postings, new_words),
             ],
             args=[
                 member,

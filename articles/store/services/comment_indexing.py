@@ -114,6 +114,7 @@ def comment_search_rebuild(
         scan=keys.COMMENT_SEARCH_INDEX_SCAN,
         word_of=keys.comment_word_of,
         id_of=keys.comment_id_or_none,
+        hash_of=keys.comment,
         drop=lambda word, i: comment_search_entry_drop(word=word, comment_id=i),
         batch=batch,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 import redis
 
@@ -33,7 +33,7 @@ def article_reindex(*, article_id: int) -> bool:
         was_words = [w for w in was.split() if _word_key(w)]
         new_words = search.article_words(title, text, link)
         result = scripts.REINDEX(
-            keys=[member, *map(keys.idx, was_words), *map(keys.idx, new_words)],
+            keys=[member, *map(keys.postings, was_words), *map(keys.postings, new_words)],
             args=[member, " ".join(was_words), " ".join(new_words), title, text, link],
             client=conn,
         )
@@ -63,7 +63,7 @@ def search_reindex_batch(*, article_ids: list[int]) -> tuple[int, int]:
             continue  # a `words` no script of ours wrote: check_votes reports it
         new_words = search.article_words(title, text, link)
         scripts.REINDEX(
-            keys=[member, *map(keys.idx, was_words), *map(keys.idx, new_words)],
+            keys=[member, *map(keys.postings, was_words), *map(keys.postings, new_words)],
             args=[member, was, " ".join(new_words), title, text, link],
             client=pipe,
         )
@@ -97,7 +97,9 @@ def search_index_rebuild(
     script checks what was read. `progress(done, total)` is called after each batch.
     Once every article is done, search:stemmer names the stemmer's language: searches
     stop reading the sets of words as typed (search.lua), which an index built before
-    stemming, or in another language, holds.
+    stemming, or in another language, holds. Then the former index's sets (idx:<word>,
+    of article:<id> strings) are deleted, a batch of keys at a time: every article is in
+    postings:<word> by then.
     Returns (articles seen, articles whose index changed, stale entries dropped)."""
     conn = get_connection()
     language = conf.search_language()
@@ -118,15 +120,30 @@ def search_index_rebuild(
     if progress:
         progress(seen, seen)
     conn.set(keys.SEARCH_STEMMER, language)
+    legacy = conn.scan_iter(match=keys.LEGACY_SEARCH_INDEX_SCAN, count=batch)
+    for raw_keys in _batched(legacy, batch):
+        conn.unlink(*raw_keys)
     dropped = stale_entries_drop(
         conn,
         scan=keys.SEARCH_INDEX_SCAN,
         word_of=keys.word_of,
-        id_of=keys.article_id_or_none,
+        id_of=keys.posting_id_or_none,
+        hash_of=keys.article,
         drop=lambda word, i: search_entry_drop(word=word, article_id=i),
         batch=batch,
     )
     return seen, changed, dropped
+
+
+def _batched(items: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
+    chunk: list[bytes] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def stale_entries_drop(
@@ -135,13 +152,14 @@ def stale_entries_drop(
     scan: str,
     word_of: Callable[[str], str],
     id_of: Callable[[str], int | None],
+    hash_of: Callable[[int], str],
     drop: Callable[[str, int], bool],
     batch: int,
 ) -> int:
-    """Every entry of the index sets `scan` matches whose item (`id_of` its member) lacks
-    the set's word (`word_of` its key) in its `words`, passed to `drop(word, id)`, a
-    script that checks again. Keys not ours or not sets are left (check_votes reports
-    them). Returns how many were dropped."""
+    """Every entry of the index sets `scan` matches whose item (`id_of` its member, its
+    hash `hash_of` that id) lacks the set's word (`word_of` its key) in its `words`,
+    passed to `drop(word, id)`, a script that checks again. Keys not ours or not sets are
+    left (check_votes reports them). Returns how many were dropped."""
     dropped = 0
     for raw_key in conn.scan_iter(match=scan, count=batch):
         try:
@@ -152,11 +170,11 @@ def stale_entries_drop(
             continue
         members = [_decode(m) for m in conn.sscan_iter(raw_key, count=batch)]
         for offset in range(0, len(members), batch):
-            chunk = [(m, i) for m in members[offset : offset + batch] if (i := id_of(m))]
+            chunk = [i for m in members[offset : offset + batch] if (i := id_of(m))]
             pipe = conn.pipeline(transaction=False)
-            for member, _ in chunk:
-                pipe.hget(member, "words")
-            for (_, item_id), words in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
+            for item_id in chunk:
+                pipe.hget(hash_of(item_id), "words")
+            for item_id, words in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
                 if isinstance(words, redis.ResponseError):
                     continue  # not a hash: check_votes reports it
                 if word not in _decode(words).split():
@@ -165,11 +183,11 @@ def stale_entries_drop(
 
 
 def search_entry_drop(*, word: str, article_id: int) -> bool:
-    """Remove article_id from idx:<word> unless the article (still) has the word.
+    """Remove article_id from postings:<word> unless the article (still) has the word.
     Returns whether it was removed."""
     result = scripts.UNINDEX(
-        keys=[keys.idx(word), keys.article(article_id)],
-        args=[keys.article(article_id), word],
+        keys=[keys.postings(word), keys.article(article_id)],
+        args=[article_id, word],
         client=get_connection(),
     )
     raise_for_status(result)

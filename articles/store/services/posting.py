@@ -156,7 +156,7 @@ def _post_call(
         _domain_key(post.link) or member,
         keys.LIVE,
         *group_keys,
-        *map(keys.idx, words),
+        *map(keys.postings, words),
     ]
     args: list[str | int | float] = [
         member,

@@ -1,4 +1,4 @@
-"""The search index (idx:<word>) is written by the same script as each article write,
+"""The search index (postings:<word>) is written by the same script as each article write,
 and the audit, check_votes --repair and reindex_search bring book-written data into it."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def post(now: int, title: str, link: str = "", text: str = "", user_id: int = 1)
 
 
 def members(conn, word: str) -> set[bytes]:
-    return conn.smembers(keys.idx(word))
+    return conn.smembers(keys.postings(word))
 
 
 def search_problems() -> list[audit.Problem]:
@@ -39,7 +39,8 @@ def test_posting_indexes_title_text_and_link_host_and_records_the_words(conn, no
     article_id = post(now, "Redis Streams", "https://antirez.com/x", "Consumer groups")
     assert conn.hget("article:1", "words") == b"antirez consumer groups redis streams"
     for word in ("antirez", "consumer", "groups", "redis", "streams"):
-        assert members(conn, word) == {keys.article(article_id).encode()}
+        assert members(conn, word) == {str(article_id).encode()}  # the id: an intset
+        assert conn.object("encoding", keys.postings(word)) == b"intset"
 
 
 def test_editing_moves_the_article_between_word_sets(conn, now):
@@ -48,8 +49,8 @@ def test_editing_moves_the_article_between_word_sets(conn, now):
         article_id=1, title="Valkey streams", link="https://e.org/", actor=staff_actor("s")
     )
     assert members(conn, "redis") == set() and members(conn, "antirez") == set()
-    assert members(conn, "valkey") == {b"article:1"} and members(conn, "streams") == {b"article:1"}
-    assert not conn.exists("idx:redis")  # an emptied set is gone, not left behind
+    assert members(conn, "valkey") == {b"1"} and members(conn, "streams") == {b"1"}
+    assert not conn.exists("postings:redis")  # an emptied set is gone, not left behind
     assert search_problems() == []
 
 
@@ -57,8 +58,8 @@ def test_deleting_removes_every_entry(conn, now):
     post(now, "Redis Streams", "https://antirez.com/x")
     post(now, "Redis lists", "https://e.org/2")
     services.article_delete(article_id=1, now=now, actor=member_actor(1, ""))
-    assert members(conn, "redis") == {b"article:2"}
-    assert conn.keys("idx:*") and not conn.exists("idx:streams", "idx:antirez")
+    assert members(conn, "redis") == {b"2"}
+    assert conn.keys("postings:*") and not conn.exists("postings:streams", "postings:antirez")
     assert search_problems() == []
 
 
@@ -94,7 +95,7 @@ def test_each_write_sends_one_script_so_no_crash_can_split_article_and_index(con
     conn.echo("done")
     watcher.join(10)
     index_writes = [c for c in seen if c["command"].split()[0] in ("SADD", "SREM")]
-    assert {c["command"].split()[1] for c in index_writes} >= {"idx:redis", "idx:valkey"}
+    assert {c["command"].split()[1] for c in index_writes} >= {"postings:redis", "postings:valkey"}
     assert all(c["client_type"] == "lua" for c in index_writes)
     article_writes = [c for c in seen if c["command"].split()[0] in ("HSET", "DEL")]
     assert article_writes and all(c["client_type"] == "lua" for c in article_writes)
@@ -118,7 +119,7 @@ def test_an_edit_racing_a_changed_index_retries_instead_of_leaving_stale_words(c
 
     post(now, "Redis streams")
     reply = scripts.EDIT(
-        keys=["article:1", "links:", "modlog:", "article:1", "idx:nothing", "idx:other"],
+        keys=["article:1", "links:", "modlog:", "article:1", "postings:nothing", "postings:other"],
         args=["article:1", "Other", "", "", "", "", "", 10, "", "", WEEK, "nothing", "other"],
         client=conn,
     )
@@ -144,25 +145,25 @@ def test_the_audit_reports_and_repair_fixes_unindexed_and_stale_entries(conn, no
     conn.zadd("time:", {"article:3": now})
     conn.sadd("voted:3", "user:1")
     conn.expireat("voted:3", now + WEEK)
-    conn.sadd("idx:ghost", "article:99")
-    conn.sadd("idx:python", "article:1")
+    conn.sadd("postings:ghost", 99)
+    conn.sadd("postings:python", 1)
     found = {(p.kind, p.article_id) for p in search_problems()}
     assert found == {("search_unindexed", 3), ("search_stale", 99), ("search_stale", 1)}
     with pytest.raises(CommandError, match="invariants broken"):
         call_command("check_votes", stdout=io.StringIO())
     call_command("check_votes", "--repair", stdout=io.StringIO())
     assert audit.invariant_audit() == []
-    assert members(conn, "redis") == {b"article:1", b"article:3"}
-    assert not conn.exists("idx:ghost") and members(conn, "python") == {b"article:2"}
+    assert members(conn, "redis") == {b"1", b"3"}
+    assert not conn.exists("postings:ghost") and members(conn, "python") == {b"2"}
 
 
 def test_reindex_search_rebuilds_everything_and_a_second_run_changes_nothing(conn, now):
     for n in range(30):
         post(now, f"Article number{n} about redis", f"https://e.org/{n}")
-    conn.delete(*conn.keys("idx:*"))
+    conn.delete(*conn.keys("postings:*"))
     for n in range(1, 31):
         conn.hdel(f"article:{n}", "words")
-    conn.sadd("idx:ghost", "article:77")
+    conn.sadd("postings:ghost", 77)
     out = io.StringIO()
     call_command("reindex_search", "--batch", "7", stdout=out)
     text = out.getvalue()
@@ -173,6 +174,24 @@ def test_reindex_search_rebuilds_everything_and_a_second_run_changes_nothing(con
     out = io.StringIO()
     call_command("reindex_search", "--no-progress", stdout=out)
     assert "30 article(s) read, 0 reindexed, 0 stale entries dropped" in out.getvalue()
+
+
+def test_reindex_search_moves_a_store_from_the_former_index_and_searches_find_it(conn, now):
+    """A store written before postings:<word> (idx:<word>, sets of article:<id> strings)
+    is searched again once reindex_search has run, and its former sets are gone."""
+    for n in range(12):
+        post(now + n, f"Former number{n} about redis", f"https://e.org/{n}")
+    for key in conn.keys("postings:*"):  # as the former scripts wrote it
+        word = keys.word_of(key.decode())
+        conn.sadd(f"idx:{word}", *(f"article:{int(m)}" for m in conn.smembers(key)))
+        conn.delete(key)
+    assert selectors.article_search(q="redis").count == 0  # not yet moved
+    call_command("reindex_search", "--no-progress", "--batch", "5", stdout=io.StringIO())
+    assert not conn.keys("idx:*")
+    assert conn.object("encoding", keys.postings("redis")) == b"intset"
+    found = selectors.article_search(q="redis former")
+    assert found.count == 12 and [a.id for a in found.items] == list(range(12, 0, -1))
+    assert search_problems() == []
 
 
 # --- several processes at once -------------------------------------------------------
@@ -210,7 +229,7 @@ def test_concurrent_posts_edits_and_deletes_keep_the_index_exact(conn):
         expected = set()
         for member in conn.zrange("time:", 0, -1):
             if word in conn.hget(member, "title").decode().split():
-                expected.add(member)
+                expected.add(str(keys.article_id_of(member.decode())).encode())
         assert members(conn, word) == expected
     found = selectors.article_search(q="alpha beta")
     assert found.count == len(members(conn, "alpha") & members(conn, "beta"))

@@ -50,13 +50,13 @@ def test_no_words_in_punctuation_control_characters_or_stop_words(text):
 def test_every_word_makes_a_valid_key():
     fraktur = "\U0001d518\U0001d52b\U0001d526"
     for word in search.tokens(f"Ünïcödé ǅemal ﬃ x²³ ١٢٣ naïve {fraktur} " + "é" * 50):
-        assert keys.idx(word) == f"idx:{word}"
+        assert keys.postings(word) == f"postings:{word}"
 
 
 @pytest.mark.parametrize("word", ["", "a b", "a:b", "*", "{x}", "a_b", "x" * 33, None])
-def test_idx_refuses_what_is_not_a_search_word(word):
+def test_postings_refuses_what_is_not_a_search_word(word):
     with pytest.raises(ValueError):
-        keys.idx(word)
+        keys.postings(word)
 
 
 def test_query_ands_words_and_excludes_minus_words():

@@ -38,7 +38,7 @@ def test_a_word_finds_its_other_forms(now):
 def test_forms_of_one_word_are_one_index_entry(conn, now):
     post(now, "Tools, tool and tooling", text="databases database")
     assert conn.hget("article:1", "words") == b"databas tool"
-    assert set(conn.keys("idx:*")) == {b"idx:databas", b"idx:tool"}
+    assert set(conn.keys("postings:*")) == {b"postings:databas", b"postings:tool"}
 
 
 def test_highlight_marks_every_form_of_the_words_looked_for(now):
@@ -81,7 +81,7 @@ def test_an_index_built_before_stemming_works_while_it_is_rebuilt(conn, now, set
     call_command("reindex_search", "--no-progress", stdout=out)
     assert "2 article(s) read, 1 reindexed" in out.getvalue()
     assert conn.get(keys.SEARCH_STEMMER) == b"english"
-    assert not conn.exists("idx:tools", "idx:compared")  # emptied sets are gone
+    assert not conn.exists("postings:tools", "postings:compared")  # emptied sets are gone
     assert ids("tool") == ids("tools") == [old, new]
     assert [p for p in audit.invariant_audit() if p.kind in audit.SEARCH_KINDS] == []
 

@@ -109,7 +109,7 @@ class ArchivedWord(models.Model):
 
 class ArchivedCommentWord(models.Model):
     """A search posting of an archived comment: one of its `words` (search.comment_words),
-    what cidx:<word> held before it was archived."""
+    what comment_postings:<word> held before it was archived."""
 
     word = models.CharField(max_length=32)
     comment = models.ForeignKey(ArchivedComment, on_delete=models.CASCADE, related_name="+")

@@ -207,8 +207,8 @@ def _words(read: Read) -> list[str]:
 
 
 def _valid_words(value: str) -> list[str]:
-    """The words of a `words` field (the postings:/cidx: sets holding it); none if one is not a
-    word search.py makes (data written by others: the audit reports it)."""
+    """The words of a `words` field (the postings:/comment_postings: sets holding it); none
+    if one is not a word search.py makes (data written by others: the audit reports it)."""
     words = value.split()
     try:
         for word in words:

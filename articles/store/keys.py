@@ -67,7 +67,10 @@ LEGACY_SEARCH_INDEX_SCAN = "idx:*"
 DOMAIN_SCAN = "domain:*"
 COMMENT_KARMA_SCAN = "comment_karma:*"
 ARTICLE_KARMA_SCAN = "article_karma:*"
-COMMENT_SEARCH_INDEX_SCAN = "cidx:*"
+COMMENT_SEARCH_INDEX_SCAN = "comment_postings:*"
+# The former comment index (cidx:<word>, sets of comment:<id> strings): reindex_search
+# builds comment_postings:<word> and then deletes these.
+LEGACY_COMMENT_SEARCH_INDEX_SCAN = "cidx:*"
 # string: the Snowball language the whole search index was last built with (reindex_search);
 # until it names the site's, a search also reads the sets of words as typed (search.lua)
 SEARCH_STEMMER = "search:stemmer"
@@ -342,29 +345,33 @@ def word_of(key: str) -> str:
     return _word(key[9:])
 
 
-# What a ranking's member holds before the id a postings:<word> member is (search.lua).
+# What a ranking's member holds before the id a postings:<word> (comment_postings:<word>)
+# member is (search.lua).
 POSTING_PREFIX = "article:"
+COMMENT_POSTING_PREFIX = "comment:"
 
 
 def posting_id_or_none(member: str) -> int | None:
-    """The article id a postings:<word> member holds (its decimal digits), or None."""
+    """The id a postings:<word> or comment_postings:<word> member holds (its decimal
+    digits), or None."""
     if isinstance(member, str) and member.isascii() and member.isdigit() and member[0] != "0":
         return int(member)
     return None
 
 
-def cidx(word: str) -> str:
-    """set of comment:<id> whose text holds `word` among its first
-    ARTICLES_SEARCH_COMMENT_WORDS distinct words (search.comment_words); tombstones are
-    in none. Named in Lua from a comment's `words` (comment_index in _lib.lua)."""
-    return f"cidx:{_word(word)}"
+def comment_postings(word: str) -> str:
+    """set of the ids (integers: an intset) of the comments whose text holds `word` among
+    its first ARTICLES_SEARCH_COMMENT_WORDS distinct words (search.comment_words);
+    tombstones are in none. Named in Lua from a comment's `words` (comment_index in
+    _lib.lua)."""
+    return f"comment_postings:{_word(word)}"
 
 
 def comment_word_of(key: str) -> str:
-    """The word of a `cidx:<word>` key; ValueError for anything else."""
-    if not isinstance(key, str) or not key.startswith("cidx:"):
+    """The word of a `comment_postings:<word>` key; ValueError for anything else."""
+    if not isinstance(key, str) or not key.startswith("comment_postings:"):
         raise ValueError(f"not a comment search index key: {key!r}")
-    return _word(key[5:])
+    return _word(key[17:])
 
 
 def search_cache(slot: int) -> str:

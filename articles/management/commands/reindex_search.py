@@ -1,5 +1,5 @@
-"""Rebuild the search indexes (idx:<word>, cidx:<word>) from the article and comment
-hashes, in batches."""
+"""Rebuild the search indexes (postings:<word>, comment_postings:<word>) from the article
+and comment hashes, in batches."""
 
 from __future__ import annotations
 

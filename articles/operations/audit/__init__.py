@@ -7,7 +7,7 @@ mends it only from what is still known elsewhere (the voter sets, the time: inde
 
 One module per family of invariants, each check a function with one job: article_checks
 (the article and its indexes), groups, indexes (links:, submitted:<pk>), search_index,
-comment_search (cidx:<word>, with its own re-read and repair),
+comment_search (comment_postings:<word>, with its own re-read and repair),
 comments (their rules), comment_lists (their lists and voter sets), rankings (the kept
 top of each period, its backfill and repair), group_rankings (the groups' kept rankings,
 their backfill and repair), domains (the sites' indexes, their backfill and repair),

@@ -1,9 +1,10 @@
-"""The checks of the comment search index (cidx:<word>), both ways as for articles: every
-visible comment is in the sets of the words its text gives (search.comment_words, and its
-`words` field says so), a tombstone in none, and every entry names a comment that has the
-word. Comments written before comment search have no `words`: reported as unindexed.
-A suspect is re-read in one MULTI/EXEC (its hash and its entries together) before it is
-reported, so a write between the audit's reads is not taken for a fault."""
+"""The checks of the comment search index (comment_postings:<word>), both ways as for
+articles: every visible comment is in the sets of the words its text gives
+(search.comment_words, and its `words` field says so), a tombstone in none, and every entry
+names a comment that has the word. Comments written before comment search have no `words`:
+reported as unindexed. A suspect is re-read in one MULTI/EXEC (its hash and its entries
+together) before it is reported, so a write between the audit's reads is not taken for a
+fault."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def _unindexed(
             problems.append(Problem("comment_search_unindexed", fault, entry=member, member=member))
             continue
         for word in expected:
-            pipe.sismember(keys.cidx(word), member)
+            pipe.sismember(keys.comment_postings(word), str(comment_id))
         checked.append((member, expected))
     replies = iter(pipe.execute(raise_on_error=False))
     for member, expected in checked:
@@ -73,7 +74,7 @@ def _unindexed(
             problems.append(
                 Problem(
                     "comment_search_unindexed",
-                    f"missing from cidx:{missing[0]}",
+                    f"missing from {keys.comment_postings(missing[0])}",
                     entry=member,
                     member=member,
                 )
@@ -84,7 +85,7 @@ def _unindexed(
 def _stale(
     conn: redis.Redis, has: dict[str, frozenset[str]], unreadable: set[str]
 ) -> list[Problem]:
-    """Entries naming a comment without the word, and cidx: keys that name no word or
+    """Entries naming a comment without the word, and comment_postings: keys that name no word or
     are not sets."""
     problems: list[Problem] = []
     for raw_key in conn.scan_iter(match=keys.COMMENT_SEARCH_INDEX_SCAN, count=1000):
@@ -102,11 +103,13 @@ def _stale(
                 problems.append(wrong_type(key, kind, "set"))
             continue
         for raw in conn.sscan_iter(key, count=1000):
-            member = keys.text(raw)
+            entry = keys.text(raw)
+            cid = keys.posting_id_or_none(entry)
+            member = keys.comment(cid) if cid is not None else None
             if member in unreadable:
                 continue
-            if keys.comment_id_or_none(member) is None or word not in has.get(member, ()):
-                detail = f"{key} holds {member!r}, which does not have the word"
+            if member is None or word not in has.get(member, ()):
+                detail = f"{key} holds {entry!r}, which does not have the word"
                 problems.append(Problem("comment_search_stale", detail, entry=key, member=member))
     return problems
 
@@ -119,7 +122,7 @@ def _still(conn: redis.Redis, problem: Problem) -> bool:
     pipe = conn.pipeline(transaction=True)
     pipe.hmget(member, *_FIELDS)
     if problem.kind == "comment_search_stale" and problem.entry:
-        pipe.sismember(problem.entry, member)
+        pipe.sismember(problem.entry, str(keys.comment_id_of(member)))
         row, hit = pipe.execute(raise_on_error=False)
         if isinstance(row, redis.ResponseError) or not hit:
             return False
@@ -134,7 +137,7 @@ def _still(conn: redis.Redis, problem: Problem) -> bool:
     pipe = conn.pipeline(transaction=True)
     pipe.hmget(member, *_FIELDS)
     for word in expected:
-        pipe.sismember(keys.cidx(word), member)
+        pipe.sismember(keys.comment_postings(word), str(keys.comment_id_of(member)))
     again, *hits = pipe.execute(raise_on_error=False)
     return list(again) == list(row) and not all(hits)
 

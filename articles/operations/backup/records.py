@@ -54,7 +54,8 @@ class CommentRecord:
     downvotes: int
     depth: int
     voters: Voters
-    words: list[str] = field(default_factory=list)  # its cidx:<word> sets (none: a tombstone)
+    # the sets comment_postings:<word> hold it in (none: a tombstone)
+    words: list[str] = field(default_factory=list)
 
 
 def article_record(record: dict[str, object]) -> ArticleRecord:

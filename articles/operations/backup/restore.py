@@ -403,7 +403,7 @@ def _write_comment(pipe: redis.client.Pipeline, c: CommentRecord) -> None:
     pipe.zadd(new, {member: c.id})
     pipe.zadd(keys.article_comments_all(c.article_id), {member: c.time})
     for word in c.words:
-        pipe.sadd(keys.cidx(word), member)
+        pipe.sadd(keys.comment_postings(word), c.id)
     if c.visible:
         pipe.zadd(keys.COMMENTS, {member: c.time})
         if c.author_pk:

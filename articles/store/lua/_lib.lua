@@ -495,40 +495,43 @@ end
 
 -- --- comment search (issue 24) -------------------------------------------------------
 -- A comment's `words` field (sorted, space-separated, from search.comment_words) names
--- the sets cidx:<word> that hold it, so every script that changes or removes a
+-- the sets comment_postings:<word> that hold its id (an intset, as postings:<word>), so every script that changes or removes a
 -- comment's text keeps them exact in the same step. The set names are formed here from
 -- `words`, as the comment scripts form a comment's other keys from its hash: a word is
 -- letters and digits only (ASCII letters and digits, or the bytes of other scripts'
 -- letters), so it can name no other key.
 
--- The cidx:<word> keys of a `words` value; nil if a word is not one search.py makes.
+-- The comment_postings:<word> keys of a `words` value; nil if a word is not one search.py
+-- makes.
 local function comment_word_keys(words)
   local found = {}
   for w in string.gmatch(words or '', '%S+') do
     if not string.find(w, '^[%w\128-\255]+$') then return nil end
-    found[#found + 1] = 'cidx:' .. w
+    found[#found + 1] = 'comment_postings:' .. w
   end
   return found
 end
 
 -- {S.BAD_DATA, ...} before a write, if a word is malformed or a set is of another type.
 local function comment_index_bad(member, words)
-  local cidx = comment_word_keys(words)
-  if not cidx then return {S.BAD_DATA, member, 'words holds something not a search word'} end
+  local sets = comment_word_keys(words)
+  if not sets then return {S.BAD_DATA, member, 'words holds something not a search word'} end
   local specs = {}
-  for _, k in ipairs(cidx) do specs[#specs + 1] = k; specs[#specs + 1] = 'set' end
+  for _, k in ipairs(sets) do specs[#specs + 1] = k; specs[#specs + 1] = 'set' end
   return bad_types(specs)
 end
 
--- Take `member` out of the sets its `words` names, and clear `words`. A key of another
+-- Take `member`'s id out of the sets its `words` names, and clear `words`. A key of another
 -- type, or a malformed `words`, is left alone (the audit reports them): removal paths
 -- never refuse. Returns how many entries were removed.
 local function comment_unindex(member)
   if redis.call('TYPE', member)['ok'] ~= 'hash' then return 0 end
-  local cidx = comment_word_keys(redis.call('HGET', member, 'words')) or {}
+  local sets = comment_word_keys(redis.call('HGET', member, 'words')) or {}
   local removed = 0
-  for _, k in ipairs(cidx) do
-    if redis.call('TYPE', k)['ok'] == 'set' then removed = removed + redis.call('SREM', k, member) end
+  for _, k in ipairs(sets) do
+    if redis.call('TYPE', k)['ok'] == 'set' then
+      removed = removed + redis.call('SREM', k, comment_id_of(member))
+    end
   end
   redis.call('HDEL', member, 'words')
   return removed
@@ -541,12 +544,13 @@ local function comment_unlink(member, cid)
     'replies:' .. cid, 'replies_new:' .. cid)
 end
 
--- Index `member` under `words` ("" for none: comment search off, or a tombstone),
+-- Index `member`'s id under `words` ("" for none: comment search off, or a tombstone),
 -- dropping the words it had. Check comment_index_bad(member, words) first.
 local function comment_index(member, words)
   comment_unindex(member)
   if words == '' then return end
-  for _, k in ipairs(comment_word_keys(words)) do redis.call('SADD', k, member) end
+  local posting = comment_id_of(member)
+  for _, k in ipairs(comment_word_keys(words)) do redis.call('SADD', k, posting) end
   redis.call('HSET', member, 'words', words)
 end
 

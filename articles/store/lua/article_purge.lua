@@ -27,7 +27,7 @@ for _, member in ipairs(batch) do
     part = karma_part(f[3], f[4], f[5])
   end
   if cid and ours then
-    comment_unindex(member) -- search: its cidx:<word> entries (_lib.lua)
+    comment_unindex(member) -- search: its comment_postings:<word> entries (_lib.lua)
     -- Its replies leave its author's inbox, while this hash still names the author.
     inbox_drop(author, 'replies_new:' .. cid)
     comment_unlink(member, cid)

@@ -5,10 +5,12 @@
 --   read  ARGV[5] the words to index (search.comment_words of the text; "" for a
 --   tombstone or with comment search off)
 --   Returns {S.COMMENT_NOT_FOUND} | {S.RETRY} changed since read | {S.OK, changed 0/1}
--- "drop": KEYS[2] cidx:<w>  ARGV[2] the word: remove the comment from KEYS[2] unless its
+-- "drop": KEYS[2] comment_postings:<w>  ARGV[2] the word: remove the comment's id from
+--   KEYS[2] unless its
 --   `words` holds the word (a comment that is gone holds none).
 --   Returns {S.OK, 1} removed | {S.OK, 0} the entry holds (or is already gone)
 local member = KEYS[1]
+local posting = comment_id_of(member) -- the sets hold ids: intsets
 if ARGV[1] == 'drop' then
   local bad = bad_types({KEYS[2], 'set', member, 'hash'})
   if bad then return bad end
@@ -16,7 +18,7 @@ if ARGV[1] == 'drop' then
   if words and string.find(' ' .. words .. ' ', ' ' .. ARGV[2] .. ' ', 1, true) then
     return {S.OK, 0}
   end
-  return {S.OK, redis.call('SREM', KEYS[2], member)}
+  return {S.OK, redis.call('SREM', KEYS[2], posting)}
 end
 
 local bad = bad_types({member, 'hash'}) or comment_index_bad(member, ARGV[5])
@@ -30,10 +32,10 @@ local keep, changed = {}, 0
 for _, k in ipairs(comment_word_keys(ARGV[5])) do keep[k] = true end
 for _, k in ipairs(comment_word_keys(f[1]) or {}) do
   if not keep[k] and redis.call('TYPE', k)['ok'] == 'set' then
-    changed = changed + redis.call('SREM', k, member)
+    changed = changed + redis.call('SREM', k, posting)
   end
 end
-for k in pairs(keep) do changed = changed + redis.call('SADD', k, member) end
+for k in pairs(keep) do changed = changed + redis.call('SADD', k, posting) end
 if ARGV[5] == '' then
   changed = changed + redis.call('HDEL', member, 'words')
 elseif f[1] ~= ARGV[5] then

@@ -42,7 +42,7 @@ end
 
 local function remove_entirely(member, cid, f)
   local aid = article_id_of(f.article)
-  comment_unindex(member) -- search: its cidx:<word> entries (_lib.lua)
+  comment_unindex(member) -- search: its comment_postings:<word> entries (_lib.lua)
   redis.call('DEL', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
     'replies:' .. cid, 'replies_new:' .. cid)
   redis.call('ZREM', 'comments:', member)

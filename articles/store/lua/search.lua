@@ -16,8 +16,8 @@
 -- ARGV[6] how many of the t words are included  ARGV[7] earliest post time or ""
 -- ARGV[8] the stemmer's language (conf.search_language)  ARGV[9] BUILD_MAX  ARGV[10] STEP
 -- ARGV[11] the period's name ("" for all time)  ARGV[12] SMALL_SET
--- ARGV[13] "article:" when the words' sets hold ids (postings:<w>), the rankings
---   article:<id>; "" when they hold the rankings' own members (cidx:<w>)
+-- ARGV[13] what a ranking's member holds before the id the words' sets hold: "article:"
+--   (postings:<w>) or "comment:" (comment_postings:<w>)
 -- Returns {S.OK, count, exact (1 | 0), more (1 | 0), member, ...}: `exact` 0 when count
 -- is an estimate; `more` 1 when the page may lack results not reached yet (call again:
 -- the next call goes on from where this one stopped).
@@ -58,14 +58,13 @@ if bad then return bad end
 
 local BUILD_MAX = tonumber(ARGV[9]) -- member operations a build may cost (BUILD_COST)
 local STEP = tonumber(ARGV[10]) -- ranking members a call of the walk reads at most
--- The articles' words' sets (postings:<w> and the scratch unions of them) hold article
--- ids, not article:<id>: Redis keeps a set of integers as an intset, 4 bytes a member,
--- looked up by bisection. Every other set here (a group's) holds article:<id> strings.
+-- The words' sets (postings:<w> or comment_postings:<w>, and the scratch unions of them)
+-- hold ids, not article:<id> or comment:<id>: Redis keeps a set of integers as an intset,
+-- 4 bytes a member, looked up by bisection. Every other set here (a group's) holds the
+-- rankings' own members.
 local PREFIX = ARGV[13]
 local id_sets = {}
-if PREFIX ~= '' then
-  for i = 9, 8 + 3 * t do id_sets[KEYS[i]] = true end
-end
+for i = 9, 8 + 3 * t do id_sets[KEYS[i]] = true end
 local function ids_of(members)
   local ids, from = {}, #PREFIX + 1
   for j = 1, #members do ids[j] = string.sub(members[j], from) end

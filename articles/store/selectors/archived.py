@@ -313,7 +313,7 @@ def merged_comment_search(
 ) -> tuple[list[bytes], int]:
     """merged_search of comments, newest first: Redis' ranks 0..stop of the visible
     comments holding the words (comments: gives their times), the archive's top stop + 1
-    (ArchivedCommentWord: the postings cidx:<word> held)."""
+    (ArchivedCommentWord: the postings comment_postings:<word> held)."""
     from articles.models import ArchivedComment, ArchivedCommentWord
 
     rows = ArchivedComment.objects.all()

@@ -175,7 +175,7 @@ def comment_search(
     """Visible comments holding every word of `q` (among their first
     ARTICLES_SEARCH_COMMENT_WORDS distinct words) and none of its `-words`, newest first,
     25 a page, optionally posted in the last day/week/month/year. search.lua's machinery
-    over cidx:<word>, with comments: (every visible comment by post time) as its order:
+    over comment_postings:<word>, with comments: (every visible comment by post time) as its order:
     the script (up to SEARCH_STEPS calls, as for articles), then one of the page's comments.
     With comment search off (ARTICLES_SEARCH_COMMENT_WORDS 0) it finds nothing.
     Raises EmptySearch, InvalidInput (q, page)."""
@@ -189,7 +189,7 @@ def comment_search(
     digest = hashlib.blake2b(spelled.encode(), digest_size=8).digest()
     slot = int.from_bytes(digest, "big") % conf.search_cache_slots()
     scratch = keys.search_scratch(slot)
-    terms = [keys.cidx(word) for word in (*query.include, *query.exclude)]
+    terms = [keys.comment_postings(word) for word in (*query.include, *query.exclude)]
     archive_on = conf.archive_after() is not None  # as article_search: merged, from rank 0
     reply = _stepped(
         keys=[
@@ -220,7 +220,7 @@ def comment_search(
             SEARCH_STEP,
             "",
             SET_LISTPACK_MAX,
-            "",  # cidx:<word> holds comment:<id>, as comments: does
+            keys.COMMENT_POSTING_PREFIX,
         ],
     )
     members, count = list(reply[4:]), int(reply[1])

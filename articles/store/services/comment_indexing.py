@@ -1,4 +1,4 @@
-"""The comment search index (cidx:<word>): one comment re-indexed, the index rebuilt in
+"""The comment search index (comment_postings:<word>): one comment re-indexed, the index rebuilt in
 bounded batches. The writes of comments keep it exact (comment_index in _lib.lua); this
 is for comments written before comment search, or after ARTICLES_SEARCH_COMMENT_WORDS
 or the rules of search.py change."""
@@ -15,7 +15,7 @@ from articles.store import keys, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.store.services._common import _decode
-from articles.store.services.indexing import stale_entries_drop
+from articles.store.services.indexing import legacy_index_drop, stale_entries_drop
 from articles.types import Status
 
 _FIELDS = ("words", "text", "state", "time")
@@ -88,7 +88,7 @@ def comment_reindex_batch(*, comment_ids: list[int]) -> int:
 def comment_search_rebuild(
     *, batch: int = 500, progress: Callable[[int, int], None] | None = None
 ) -> tuple[int, int, int]:
-    """Every comment's entries from its hash, then every cidx: entry whose comment is
+    """Every comment's entries from its hash, then every comment_postings: entry whose comment is
     gone or lost the word dropped, in batches of `batch` (reindex_search). Safe beside
     the site and to run twice. Returns (comments seen, reindexed, stale entries dropped)."""
     conn = get_connection()
@@ -109,11 +109,12 @@ def comment_search_rebuild(
         seen += len(ids)
     if progress:
         progress(seen, seen)
+    legacy_index_drop(conn, keys.LEGACY_COMMENT_SEARCH_INDEX_SCAN, batch)
     dropped = stale_entries_drop(
         conn,
         scan=keys.COMMENT_SEARCH_INDEX_SCAN,
         word_of=keys.comment_word_of,
-        id_of=keys.comment_id_or_none,
+        id_of=keys.posting_id_or_none,
         hash_of=keys.comment,
         drop=lambda word, i: comment_search_entry_drop(word=word, comment_id=i),
         batch=batch,
@@ -122,11 +123,11 @@ def comment_search_rebuild(
 
 
 def comment_search_entry_drop(*, word: str, comment_id: int) -> bool:
-    """Remove comment_id from cidx:<word> unless the comment (still) has the word.
+    """Remove comment_id from comment_postings:<word> unless the comment (still) has the word.
     Returns whether it was removed. Raises StoreCorrupt (a key of the wrong type)."""
     member = keys.comment(comment_id)
     reply = scripts.COMMENT_REINDEX(
-        keys=[member, keys.cidx(word)], args=["drop", word], client=get_connection()
+        keys=[member, keys.comment_postings(word)], args=["drop", word], client=get_connection()
     )
     raise_for_status(reply)
     return bool(int(reply[1]))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 
 import redis
 
@@ -120,9 +120,7 @@ def search_index_rebuild(
     if progress:
         progress(seen, seen)
     conn.set(keys.SEARCH_STEMMER, language)
-    legacy = conn.scan_iter(match=keys.LEGACY_SEARCH_INDEX_SCAN, count=batch)
-    for raw_keys in _batched(legacy, batch):
-        conn.unlink(*raw_keys)
+    legacy_index_drop(conn, keys.LEGACY_SEARCH_INDEX_SCAN, batch)
     dropped = stale_entries_drop(
         conn,
         scan=keys.SEARCH_INDEX_SCAN,
@@ -135,15 +133,17 @@ def search_index_rebuild(
     return seen, changed, dropped
 
 
-def _batched(items: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
+def legacy_index_drop(conn: redis.Redis, scan: str, batch: int) -> None:
+    """Delete the former index's sets (`scan` matches them), `batch` keys a call, freed off
+    Redis' main thread: run once the new index holds every item."""
     chunk: list[bytes] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
+    for key in conn.scan_iter(match=scan, count=batch):
+        chunk.append(key)
+        if len(chunk) >= batch:
+            conn.unlink(*chunk)
             chunk = []
     if chunk:
-        yield chunk
+        conn.unlink(*chunk)
 
 
 def stale_entries_drop(

@@ -1,5 +1,6 @@
-"""Comment search (issue 24): cidx:<word> kept exact by every write that changes or removes
-a comment's text, found by comment_search newest first, rebuilt by reindex_search."""
+"""Comment search (issue 24): comment_postings:<word> kept exact by every write that changes
+or removes a comment's text, found by comment_search newest first, rebuilt by
+reindex_search."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ def article(now) -> int:
 
 
 def index(conn) -> dict[str, set[str]]:
-    """Every cidx:<word> set, as {word: {comment:<id>, ...}}."""
+    """Every comment_postings:<word> set (of ids), as {word: {comment:<id>, ...}}."""
     found = {}
-    for raw in conn.scan_iter(match="cidx:*"):
-        found[raw.decode()[5:]] = {m.decode() for m in conn.smembers(raw)}
+    for raw in conn.scan_iter(match="comment_postings:*"):
+        assert conn.object("encoding", raw) == b"intset"
+        found[keys.comment_word_of(raw.decode())] = {
+            keys.comment(int(m)) for m in conn.smembers(raw)
+        }
     return found
 
 
@@ -113,7 +117,7 @@ def test_reindex_indexes_old_comments_and_drops_stale_entries(conn, article, set
     settings.ARTICLES_SEARCH_COMMENT_WORDS = 0
     a = factories.comment(2, article, "Written before comment search")
     settings.ARTICLES_SEARCH_COMMENT_WORDS = 16
-    conn.sadd("cidx:ghost", keys.comment(a.id), "comment:999")
+    conn.sadd("comment_postings:ghost", a.id, 999)
     seen, changed, dropped = services.comment_search_rebuild(batch=1)
     assert (seen, changed, dropped) == (1, 1, 2)
     assert index(conn) == expected(conn) and "written" in index(conn)
@@ -129,23 +133,23 @@ def test_check_votes_reports_and_repairs_comment_index_faults_both_ways(conn, ar
 
     a = factories.comment(2, article, "Lua scripts run atomically")
     b = factories.comment(3, article, "Replicas follow the primary")
-    conn.srem("cidx:atom", keys.comment(a.id))  # a.id is missing from one of its sets
+    conn.srem("comment_postings:atom", a.id)  # a.id is missing from one of its sets
     conn.hdel(keys.comment(b.id), "words")  # b was written before comment search
-    conn.sadd("cidx:primari", "comment:999")  # an entry naming a comment that is gone
-    conn.sadd("cidx:lua", keys.comment(b.id))  # b lacks the word
+    conn.sadd("comment_postings:primari", 999)  # an entry naming a comment that is gone
+    conn.sadd("comment_postings:lua", b.id)  # b lacks the word
     found = {
         (p.kind, p.detail.split(",")[0])
         for p in audit.invariant_audit()
         if p.kind in audit.COMMENT_SEARCH_KINDS
     }
     assert found == {
-        ("comment_search_unindexed", "missing from cidx:atom"),
+        ("comment_search_unindexed", "missing from comment_postings:atom"),
         ("comment_search_unindexed", "not indexed"),
-        ("comment_search_stale", "cidx:primari holds 'comment:999'"),
-        ("comment_search_stale", f"cidx:lua holds 'comment:{b.id}'"),
+        ("comment_search_stale", "comment_postings:primari holds '999'"),
+        ("comment_search_stale", f"comment_postings:lua holds '{b.id}'"),
         # b's own entries are judged by its `words` (none): repaired by reindexing it first
         *{
-            ("comment_search_stale", f"cidx:{w} holds 'comment:{b.id}'")
+            ("comment_search_stale", f"comment_postings:{w} holds '{b.id}'")
             for w in ("follow", "primari", "replica")
         },
     }

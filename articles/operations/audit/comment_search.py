@@ -14,7 +14,7 @@ from typing import Any
 import redis
 
 from articles.errors import CommentNotFound, StoreCorrupt
-from articles.operations.audit.common import Problem, chunks, cid, wrong_type
+from articles.operations.audit.common import Problem, chunks, cid, former_index, wrong_type
 from articles.store import keys, search, services
 
 COMMENT_SEARCH_KINDS = frozenset({"comment_search_unindexed", "comment_search_stale"})
@@ -85,9 +85,9 @@ def _unindexed(
 def _stale(
     conn: redis.Redis, has: dict[str, frozenset[str]], unreadable: set[str]
 ) -> list[Problem]:
-    """Entries naming a comment without the word, and comment_postings: keys that name no word or
-    are not sets."""
-    problems: list[Problem] = []
+    """Entries naming a comment without the word, comment_postings: keys that name no word
+    or are not sets, and the former index's sets."""
+    problems = former_index(conn, keys.LEGACY_COMMENT_SEARCH_INDEX_SCAN, "comment_search_stale")
     for raw_key in conn.scan_iter(match=keys.COMMENT_SEARCH_INDEX_SCAN, count=1000):
         key = keys.text(raw_key)
         try:

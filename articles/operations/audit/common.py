@@ -53,6 +53,17 @@ def wrong_type(key: str, kind: str, expected: str, article_id: int | None = None
     return Problem("wrong_type", f"{key} is a {kind}, not a {expected}", article_id, entry=key)
 
 
+def former_index(conn: redis.Redis, scan: str, kind: str) -> list[Problem]:
+    """One `kind` problem if sets of a former search index (`scan` matches them) are left:
+    manage.py reindex_search builds the current index and then deletes them, so no repair
+    here (deleting them before every item is in the new sets would hide it from search)."""
+    left = sum(1 for _ in conn.scan_iter(match=scan, count=1000))
+    if not left:
+        return []
+    detail = f"{left} set(s) of the former index ({scan}) left: run manage.py reindex_search"
+    return [Problem(kind, detail, entry=scan)]
+
+
 def index_types(conn: redis.Redis) -> tuple[list[Problem], set[str]]:
     """The store-wide keys of the wrong type: reported, and skipped by what follows."""
     pipe = conn.pipeline(transaction=False)

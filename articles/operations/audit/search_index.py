@@ -10,7 +10,7 @@ from typing import Any
 
 import redis
 
-from articles.operations.audit.common import Problem, chunks, wrong_type
+from articles.operations.audit.common import Problem, chunks, former_index, wrong_type
 from articles.operations.audit.confirm import Judge
 from articles.store import keys, search
 
@@ -75,9 +75,9 @@ def _articles_indexed(
 def _entries_stale(
     conn: redis.Redis, has: dict[int, frozenset[str]], unreadable: set[int]
 ) -> list[Problem]:
-    """The entries of every postings:<word> whose article does not have the word, and the
-    postings: keys that name no word or are not sets."""
-    problems: list[Problem] = []
+    """The entries of every postings:<word> whose article does not have the word, the
+    postings: keys that name no word or are not sets, and the former index's sets."""
+    problems = former_index(conn, keys.LEGACY_SEARCH_INDEX_SCAN, "search_stale")
     for raw_key in conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=1000):
         key = keys.text(raw_key)
         try:

@@ -124,6 +124,26 @@ def test_reindex_indexes_old_comments_and_drops_stale_entries(conn, article, set
     assert services.comment_search_rebuild() == (1, 0, 0)
 
 
+def test_reindex_moves_comments_from_the_former_index_and_searches_find_them(conn, article):
+    """A store written before comment_postings:<word> (cidx:<word>, sets of comment:<id>)
+    is searched again once the rebuild has run, and its former sets are gone."""
+    from articles.operations import audit
+
+    made = [factories.comment(2 + n, article, f"Former replication lag {n}").id for n in range(5)]
+    for key in conn.keys("comment_postings:*"):  # as the former scripts wrote it
+        word = keys.comment_word_of(key.decode())
+        conn.sadd(f"cidx:{word}", *(keys.comment(int(m)) for m in conn.smembers(key)))
+        conn.delete(key)
+    assert selectors.comment_search(q="replication").items == []  # not yet moved
+    former = [p for p in audit.invariant_audit() if p.entry == "cidx:*"]
+    assert len(former) == 1 and "run manage.py reindex_search" in former[0].detail
+    services.comment_search_rebuild(batch=2)
+    assert not conn.keys("cidx:*") and index(conn) == expected(conn)
+    found = selectors.comment_search(q="replication lag")
+    assert [c.id for c in found.items] == made[::-1]
+    assert not [p for p in audit.invariant_audit() if p.kind in audit.COMMENT_SEARCH_KINDS]
+
+
 def test_check_votes_reports_and_repairs_comment_index_faults_both_ways(conn, article):
     from io import StringIO
 

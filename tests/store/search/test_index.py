@@ -186,6 +186,8 @@ def test_reindex_search_moves_a_store_from_the_former_index_and_searches_find_it
         conn.sadd(f"idx:{word}", *(f"article:{int(m)}" for m in conn.smembers(key)))
         conn.delete(key)
     assert selectors.article_search(q="redis").count == 0  # not yet moved
+    former = [p for p in search_problems() if p.entry == "idx:*"]
+    assert len(former) == 1 and "run manage.py reindex_search" in former[0].detail
     call_command("reindex_search", "--no-progress", "--batch", "5", stdout=io.StringIO())
     assert not conn.keys("idx:*")
     assert conn.object("encoding", keys.postings("redis")) == b"intset"

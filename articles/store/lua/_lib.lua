@@ -495,11 +495,11 @@ end
 
 -- --- comment search (issue 24) -------------------------------------------------------
 -- A comment's `words` field (sorted, space-separated, from search.comment_words) names
--- the sets comment_postings:<word> that hold its id (an intset, as postings:<word>), so every script that changes or removes a
--- comment's text keeps them exact in the same step. The set names are formed here from
--- `words`, as the comment scripts form a comment's other keys from its hash: a word is
--- letters and digits only (ASCII letters and digits, or the bytes of other scripts'
--- letters), so it can name no other key.
+-- the sets comment_postings:<word> that hold its id (intsets, as postings:<word>), so
+-- every script that changes or removes a comment's text keeps them exact in the same step.
+-- The set names are formed here from `words`, as the comment scripts form a comment's
+-- other keys from its hash: a word is letters and digits only (ASCII letters and digits,
+-- or the bytes of other scripts' letters), so it can name no other key.
 
 -- The comment_postings:<word> keys of a `words` value; nil if a word is not one search.py
 -- makes.

@@ -66,7 +66,8 @@ if KEYS[5] ~= KEYS[2] then
   answered = p[4]
 end
 
--- Search (comment_index in _lib.lua): its comment_postings:<word> sets, checked before any write.
+-- Search (comment_index in _lib.lua): its comment_postings:<word> sets, checked before any
+-- write.
 bad = comment_index_bad(KEYS[2], ARGV[10])
 if bad then return bad end
 

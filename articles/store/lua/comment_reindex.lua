@@ -6,8 +6,7 @@
 --   tombstone or with comment search off)
 --   Returns {S.COMMENT_NOT_FOUND} | {S.RETRY} changed since read | {S.OK, changed 0/1}
 -- "drop": KEYS[2] comment_postings:<w>  ARGV[2] the word: remove the comment's id from
---   KEYS[2] unless its
---   `words` holds the word (a comment that is gone holds none).
+--   KEYS[2] unless its `words` holds the word (a comment that is gone holds none).
 --   Returns {S.OK, 1} removed | {S.OK, 0} the entry holds (or is already gone)
 local member = KEYS[1]
 local posting = comment_id_of(member) -- the sets hold ids: intsets

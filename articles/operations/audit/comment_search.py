@@ -104,8 +104,8 @@ def _stale(
             continue
         for raw in conn.sscan_iter(key, count=1000):
             entry = keys.text(raw)
-            cid = keys.posting_id_or_none(entry)
-            member = keys.comment(cid) if cid is not None else None
+            comment_id = keys.posting_id_or_none(entry)
+            member = keys.comment(comment_id) if comment_id is not None else None
             if member in unreadable:
                 continue
             if member is None or word not in has.get(member, ()):

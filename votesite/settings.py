@@ -384,6 +384,9 @@ ARTICLES_RATE_LIMITS = {
 # be a proxy or a load test's many clients.
 if "ARTICLES_API_PER_MINUTE" in os.environ:
     ARTICLES_RATE_LIMITS["api"] = (env_int("ARTICLES_API_PER_MINUTE", 0), 60)
+# The feeds' per-address limit likewise (600 a minute unless set): an aggregator's address.
+if "ARTICLES_FEEDS_PER_MINUTE" in os.environ:
+    ARTICLES_RATE_LIMITS["feed"] = (env_int("ARTICLES_FEEDS_PER_MINUTE", 0), 60)
 
 # --- E-mail (password resets): sent through EMAIL_HOST's SMTP server. Without one, printed
 # to the console under DEBUG only; in production none is sent (reset is unavailable), and

@@ -54,12 +54,15 @@ def _get(url: str) -> tuple[int, bytes]:
 @pytest.fixture
 def served(own_redis: EmbeddedRedis, tmp_short: Path) -> Iterator[str]:
     """The site under gunicorn as `make serve` starts it (its config file, 2 workers), on
-    the test's own Redis, the API's per-address limit raised (ARTICLES_API_PER_MINUTE);
-    anonymous pages only, so its SQLite file needs no tables."""
+    the test's own Redis, the API's and the feeds' per-address limits raised
+    (ARTICLES_API_PER_MINUTE, ARTICLES_FEEDS_PER_MINUTE); anonymous pages only, so its
+    SQLite file needs no tables."""
     port = free_port()
     env = production_env(
-        # 12 clients on 127.0.0.1 would pass the API's 600 a minute: not what this tests
+        # 12 clients on 127.0.0.1 would pass the API's and the feeds' 600 a minute (a fast
+        # run answered 429 to the feed): not what this tests
         ARTICLES_API_PER_MINUTE="1000000000",
+        ARTICLES_FEEDS_PER_MINUTE="1000000000",
         DATABASE_URL=f"sqlite:///{tmp_short / 'db.sqlite3'}",
         REDIS_URL=f"{own_redis.url}?db=0",
         VOTESITE_VAR_DIR=str(tmp_short),

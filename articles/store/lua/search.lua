@@ -5,7 +5,8 @@
 -- short time; Redis runs scripts one at a time, so however many requests for one search
 -- arrive together, each step of it is done once.
 -- KEYS[1] search:<slot>  KEYS[2] search:<slot>:q (which search the slot holds, and how far
--- it has got)  KEYS[3] search:<slot>:tmp scratch  KEYS[4] score:  KEYS[5] time:
+-- it has got)  KEYS[3] search:<slot>:tmp (names "no group" in KEYS[7]; nothing is
+-- written there)  KEYS[4] score:  KEYS[5] time:
 -- KEYS[6] votes:  KEYS[7] group:<g> (KEYS[3] when no group)  KEYS[8] search:stemmer
 -- KEYS[9 .. 8+t] postings:<stem> of the t words, included then excluded
 -- KEYS[9+t .. 8+2t] postings:<word as typed> of each (its KEYS[8+i] when the same)
@@ -45,7 +46,7 @@
 -- end x ranking / SCARD, twice over) are fewer than SCARD; a walk that has read as many
 -- members as the smallest set holds, and found too few, builds the result after all
 -- (which costs about that much).
-local cache, query, scratch = KEYS[1], KEYS[2], KEYS[3]
+local cache, query = KEYS[1], KEYS[2]
 local grouped = KEYS[7] ~= KEYS[3]
 local t = (#KEYS - 10) / 3
 local period_votes, period_state = KEYS[#KEYS - 1], KEYS[#KEYS]
@@ -73,7 +74,7 @@ end
 -- A set of at most SMALL_SET strings is a listpack (Redis 7.2+), which SMISMEMBER scans
 -- once per member asked (2,000 against 512 members: 3.1 ms); such a set is read into a
 -- table once a call instead (~0.2 ms). `holds` answers as SMISMEMBER does, for members
--- article:<id>.
+-- as the rankings hold them (article:<id> or comment:<id>).
 local SMALL_SET = tonumber(ARGV[12])
 local small_sets = {}
 local function holds(key, members)
@@ -149,7 +150,7 @@ end
 -- (net votes as score: - time:, weights 1 and -1, written with every digit). The words'
 -- sets hold ids, so they are asked of, not intersected with the rankings.
 local function build()
-  redis.call('DEL', cache, scratch)
+  redis.call('DEL', cache)
   local words = {}
   for i = 1, t do
     words[i] = KEYS[8 + i]
@@ -206,7 +207,7 @@ local function build()
     if #args >= 2000 then redis.call(unpack(args)); args = {'ZADD', cache} end
   end
   if #args > 2 then redis.call(unpack(args)) end
-  redis.call('DEL', scratch, unpack(KEYS, 9 + 2 * t, 8 + 3 * t))
+  redis.call('DEL', unpack(KEYS, 9 + 2 * t, 8 + 3 * t))
   redis.call('EXPIRE', cache, ttl)
   local count = redis.call('ZCARD', cache)
   redis.call('SET', query, spelled .. '\nall ' .. count, 'EX', ttl)

@@ -183,8 +183,8 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
         if words[0] != b"EVALSHA" or len(words) < 4:
             return None
         first = words[3]
-        return {b"links:": "archive.lua", b"comments_all": "archive_comments.lua"}.get(
-            first.split(b":")[0] + (b":" if first == b"links:" else b"")
+        return {b"archive:": "archive.lua", b"comments_all": "archive_comments.lua"}.get(
+            first.split(b":")[0] + (b":" if first == b"archive:" else b"")
         )
 
     for name in ("archive.lua", "archive_comments.lua"):

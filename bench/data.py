@@ -137,9 +137,8 @@ def load_redis(
     """Write the data set with the store's own keys, as Redis' mass insertion does it: the
     commands in the protocol, a chunk's worth written at once on one connection and their
     replies read after (what `redis-cli --pipe` does; no redis-cli ships with the embedded
-    server). Without `index` the articles have no search words yet (an empty `words` field,
-    no postings:<word> sets), as the book's code would have left them: the store's reindex then
-    does it."""
+    server). Without `index` the articles are in no postings:<word> set yet, as the book's
+    code would have left them: the store's reindex then does it."""
     pool = conn.connection_pool
     # A connection of its own with no read timeout: a chunk is tens of thousands of
     # commands, and the pool's fail-fast timeout is for one request's few.
@@ -178,7 +177,8 @@ def load_redis(
 
 def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -> list[bytes]:
     out = []
-    score, posted, good, grouped, links, net = [], [], [], [], [], []
+    score, posted, good, grouped, net = [], [], [], [], []
+    links: dict[str, list[object]] = {}  # links:<b> -> its fields and values
     posts_by_day: Counter[str] = Counter()
     votes_by_day: Counter[str] = Counter()
     indexed: dict[str, list[str]] = {}  # the search index (ids), as post.lua writes it
@@ -194,7 +194,7 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
                 "HSET", member, "title", row.title, "link", row.link, "text", row.text,
                 "poster", keys.user(row.poster), "poster_name", f"user{row.poster}",
                 "time", row.time, "votes", up, "downvotes", down,
-                "groups", spec.groups if row.grouped else "", "words", " ".join(words),
+                "groups", spec.groups if row.grouped else "",
             )
         )  # fmt: skip
         expire_at = row.time + WEEK
@@ -207,7 +207,8 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
         site = validation.link_domain(row.link)
         if site:  # a site's index, as post.lua writes it
             out.append(_resp("ZADD", keys.domain(site), row.time, member))
-        links += [validation.normalize_link(row.link), member]
+        bucket, slot = keys.link_slot(validation.normalize_link(row.link))
+        links.setdefault(bucket, []).extend((slot, row.id))
         score += [row.time + VOTE_SCORE * (up - down), member]
         net += [up - down, member]
         posted += [row.time, member]
@@ -224,7 +225,8 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
     out.append(_resp("ZADD", keys.SCORE, *score))
     out.append(_resp("ZADD", keys.TIME, *posted))
     out.append(_resp("ZADD", keys.VOTES, *net))
-    out.append(_resp("HSET", keys.LINKS, *links))
+    for bucket, fields in links.items():
+        out.append(_resp("HSET", bucket, *fields))
     if good:
         out.append(_resp("ZADD", keys.GOOD, *good))
     if grouped:

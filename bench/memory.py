@@ -33,6 +33,9 @@ def run(report, opts) -> None:
             pipe.execute()
         return used() - before
 
+    def link_of(article_id: int) -> str:
+        return f"https://example.org/news/{article_id}/sorted-sets-and-pages"
+
     def posted(article_id: int) -> int:
         return first + article_id * int(data.SPAN) // n
 
@@ -42,7 +45,7 @@ def run(report, opts) -> None:
             keys.article(i),
             mapping={
                 "title": data.title_of(i),
-                "link": f"https://example.org/news/{i}/sorted-sets-and-pages",
+                "link": link_of(i),
                 "text": "",
                 "poster": keys.user(poster),
                 "poster_name": f"user{poster}",
@@ -58,8 +61,8 @@ def run(report, opts) -> None:
         pipe.zadd(keys.TIME, {keys.article(i): posted(i)})
 
     def lookups(pipe, i: int) -> None:
-        link = f"https://example.org/news/{i}/sorted-sets-and-pages"
-        pipe.hset(keys.LINKS, validation.normalize_link(link), keys.article(i))
+        link = link_of(i)
+        pipe.hset(*keys.link_slot(validation.normalize_link(link)), i)
         pipe.zadd(keys.submitted(1 + i % data.POSTERS), {keys.article(i): posted(i)})
 
     def own_vote(pipe, i: int) -> None:
@@ -86,7 +89,8 @@ def run(report, opts) -> None:
     batched(indexes)
     u_index = usage([keys.SCORE, keys.TIME])
     batched(lookups)
-    u_lookup = usage([keys.LINKS, *{keys.submitted(1 + i % data.POSTERS) for i in ids}])
+    buckets = {keys.link_slot(validation.normalize_link(link_of(i)))[0] for i in ids}
+    u_lookup = usage([*buckets, *{keys.submitted(1 + i % data.POSTERS) for i in ids}])
     batched(own_vote)
     u_own = usage(keys.voted(i) for i in ids)
     d_all = used() - start_used

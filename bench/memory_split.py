@@ -19,8 +19,10 @@ write, then the kept top of each period, votes:<period>, backfilled):
    article with the benchmark's heavy tail: the voter sets' bytes per vote at that size
    (their encodings differ by size: listpack up to 128 members on 7.2+, else hash table).
 
-Then the capacity at `--per-day` articles and `--votes-per-day` votes a day, after a week and
-after a year: voter sets expire a week after the post; the hash, score:/time:/votes:, links:,
+Then the link index's bytes per entry at a week's and a year's occupancy of its 4,096
+buckets (a listpack up to 512 entries, a hash table past them), and the capacity at
+`--per-day` articles and `--votes-per-day` votes a day, after a week and after a year:
+voter sets expire a week after the post; the hash, score:/time:/votes:, links:<b>,
 submitted: and the search index stay; votes:<period> holds the period's articles (a day, a
 week, 30 days, 365 days); bucket arrays are the next power of two of the keys (and of the
 voter sets, for expiry). Figures are used_memory: RSS adds the allocator's fragmentation.
@@ -48,7 +50,7 @@ FAMILIES = (
     "votes:week",
     "votes:month",
     "votes:year",
-    "links:",
+    "links:<b>",
     "submitted:<pk>",
     "voted:<id>",
     "voted_down:<id>",
@@ -56,7 +58,7 @@ FAMILIES = (
     "comments",
     "others",
 )
-STAYS = ("article hashes", "score:", "time:", "votes:", "good:", "links:", "submitted:<pk>")
+STAYS = ("article hashes", "score:", "time:", "votes:", "good:", "links:<b>", "submitted:<pk>")
 VOTERS = ("voted:<id>", "voted_down:<id>")
 PERIOD_DAYS = {"votes:day": 1, "votes:week": 7, "votes:month": 30, "votes:year": 365}
 
@@ -64,8 +66,10 @@ PERIOD_DAYS = {"votes:day": 1, "votes:week": 7, "votes:month": 30, "votes:year":
 def family(key: str) -> str:
     if key.startswith("article:") and key != "article:":
         return "article hashes"
-    if key in ("score:", "time:", "votes:", "good:", "links:") or key in PERIOD_DAYS:
+    if key in ("score:", "time:", "votes:", "good:") or key in PERIOD_DAYS:
         return key
+    if key.startswith("links:"):
+        return "links:<b>"
     for prefix, name in (
         ("submitted:", "submitted:<pk>"),
         ("voted:", "voted:<id>"),
@@ -200,6 +204,25 @@ def load(conn: Any, articles: int, votes: int) -> dict[str, Any]:
     }
 
 
+def link_entry(conn: Any, per_bucket: int, buckets: int = 64) -> tuple[float, str]:
+    """used_memory per entry of `buckets` links:<b> buckets of `per_bucket` entries each
+    (8-byte digests -> 8-digit ids, as keys.link_slot and post.lua write them), and their
+    encoding: the index's cost at the occupancy of a week's or a year's links, which the
+    main load (24 a bucket) does not reach (a listpack up to hash-max-listpack-entries)."""
+    import hashlib
+
+    conn.flushall()
+    before = used(conn)
+    for b in range(buckets):
+        entries = {
+            hashlib.blake2b(f"{b}-{i}".encode(), digest_size=8).digest(): 10_000_000 + i
+            for i in range(per_bucket)
+        }
+        conn.hset(f"links:{b:03x}", mapping=entries)
+    encoding = conn.object("encoding", "links:000").decode()
+    return (used(conn) - before) / (buckets * per_bucket), encoding
+
+
 def per_vote(run: dict[str, Any]) -> dict[str, float]:
     """Voter-set bytes per vote: all-in (freed by DEL, set overheads included), and by
     encoding (MEMORY USAGE)."""
@@ -212,7 +235,13 @@ def per_vote(run: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def report(main: dict[str, Any], votes: dict[str, Any], per_day: int, votes_day: int) -> None:
+def report(
+    main: dict[str, Any],
+    votes: dict[str, Any],
+    links: dict[int, tuple[float, str]],
+    per_day: int,
+    votes_day: int,
+) -> None:
     n, mix, all_in = main["articles"], main["mix"], main["used"]
     usage, gone, count = main["bytes"], main["freed"], main["keys"]
     print(
@@ -241,12 +270,14 @@ def report(main: dict[str, Any], votes: dict[str, Any], per_day: int, votes_day:
         each = run["mix"]["votes"] / run["articles"]
         shown = ", ".join(f"{e}: {v:.1f}" for e, v in per_vote(run).items())
         print(f"voter sets B per vote, {label} ({each:.0f} votes each): {shown}")
-    # Capacity: what stays per article, what a live vote costs, what the periods hold.
-    stays = sum(gone[f] for f in (*STAYS, "postings:<word>")) / n
+    # Capacity: what stays per article, what a live vote costs, what the periods hold; the
+    # link index at each horizon's occupancy (links, below) instead of the main load's.
+    stays = sum(gone[f] for f in (*STAYS, "postings:<word>") if f != "links:<b>") / n
     vote_b = per_vote(votes)["all-in"]
     live_sets = sum(votes["keys"][f] for f in VOTERS) / votes["articles"]
     year_entry = entry.get("votes:year", 0.0)
-    print(f"\nstays per article {stays:,.0f} B; "
+    shown = ", ".join(f"{d} days {b:.1f} ({e})" for d, (b, e) in links.items())
+    print(f"\nstays per article {stays:,.0f} B besides its link; links:<b> B per entry: {shown}; "
           f"votes:<period> {year_entry:.0f} B per entry; a live vote {vote_b:.1f} B\n")  # fmt: skip
     print("| after | articles kept | votes live | articles (stay) | votes:<period> "
           "| voter sets | keyspace tables | total |")  # fmt: skip
@@ -255,7 +286,7 @@ def report(main: dict[str, Any], votes: dict[str, Any], per_day: int, votes_day:
         kept, live_articles, live = per_day * days, per_day * 7, votes_day * 7
         periods = sum(per_day * min(d, days) for d in PERIOD_DAYS.values()) * year_entry
         keyspace = _tables(kept + live_articles * live_sets) + _tables(live_articles * live_sets)
-        parts = [kept * stays, periods, live * vote_b, keyspace]
+        parts = [kept * (stays + links[days][0]), periods, live * vote_b, keyspace]
         print(f"| {label} | {kept:,} | {live:,} | "
               + " | ".join(_size(p) for p in parts) + f" | **{_size(sum(parts))}** |")  # fmt: skip
 
@@ -299,7 +330,11 @@ def main() -> None:
             print(f"redis {conn.info('server')['redis_version']} ({server.binary})")
             first = load(conn, opts.articles, 11)
             second = load(conn, opts.vote_articles, opts.votes)
-            report(first, second, opts.per_day, opts.votes_per_day)
+            from articles.store import keys
+
+            buckets = 16**keys.LINK_BUCKETS_HEX
+            links = {d: link_entry(conn, opts.per_day * d // buckets) for d in (7, 365)}
+            report(first, second, links, opts.per_day, opts.votes_per_day)
         finally:
             server.stop()
 

@@ -73,7 +73,7 @@ class Slowlog:
         out = []
         for entry in entries:
             command = entry["command"]
-            command = command.decode() if isinstance(command, bytes) else command
+            command = command.decode(errors="replace") if isinstance(command, bytes) else command
             out.append((command.split(" ")[0].upper(), int(entry["duration"])))
         return out
 

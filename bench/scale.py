@@ -105,8 +105,10 @@ class Slowlog:
         for entry in entries:
             if entry.get("client_address") in SCRIPT_CLIENT:
                 continue  # a script's own command: in the script's duration
-            command = entry["command"]
-            words = (command.decode() if isinstance(command, bytes) else command).split(" ")
+            command = entry["command"]  # bytes: a link's digest is binary
+            if isinstance(command, bytes):
+                command = command.decode(errors="replace")
+            words = command.split(" ")
             name = words[0].upper()
             if name in ("SLOWLOG", "CONFIG"):
                 continue

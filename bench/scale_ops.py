@@ -72,10 +72,13 @@ def _common_site(conn: Any) -> str:
 
 
 def _rare_word(conn: Any) -> str:
-    """The word of the fewest articles in article 1's index entry (a name, most likely)."""
-    from articles.store import keys
+    """The word of the fewest articles among article 1's search words (a name, most likely)."""
+    from articles.store import keys, search
 
-    words = (conn.hget(keys.article(1), "words") or b"").decode().split()
+    title, text, link = (
+        v.decode() if v else "" for v in conn.hmget(keys.article(1), "title", "text", "link")
+    )
+    words = search.article_words(title, text, link)
     return min(words, key=lambda w: conn.scard(keys.postings(w))) if words else "redis"
 
 

@@ -97,8 +97,8 @@ def build_index(articles: int) -> tuple[float, dict[str, int]]:
 
 
 def index_sizes(conn, articles: int) -> dict[str, int]:
-    """MEMORY USAGE (SAMPLES 0) summed over every postings:<word> set, their number and members,
-    and the bytes of the article hashes' `words` fields (the words to unindex on delete)."""
+    """MEMORY USAGE (SAMPLES 0) summed over every postings:<word> set, their number and
+    members."""
     from articles.store import keys
 
     names = list(conn.scan_iter(match=keys.SEARCH_INDEX_SCAN, count=5_000))
@@ -111,13 +111,7 @@ def index_sizes(conn, articles: int) -> dict[str, int]:
         replies = pipe.execute()
         usage += sum(r or 0 for r in replies[0::2])
         members += sum(replies[1::2])
-    words_bytes = 0
-    for start in range(1, articles + 1, 2_000):
-        pipe = conn.pipeline(transaction=False)
-        for article_id in range(start, min(start + 2_000, articles + 1)):
-            pipe.hstrlen(keys.article(article_id), "words")
-        words_bytes += sum(pipe.execute())
-    return {"keys": len(names), "usage": usage, "members": members, "words": words_bytes}
+    return {"keys": len(names), "usage": usage, "members": members}
 
 
 def sql_statements(db: str, fn: Callable[[], object]) -> int:
@@ -257,17 +251,14 @@ def run(report: Report, opts: Options, pg: bool) -> None:
                 f"{case.rate:,.0f} |"
             )
     per_article = sizes["usage"] / n
-    words_field = sizes["words"] / n
     memory = [
         "| index | bytes per article | what |",
         "|---|---|---|",
         f"| store: postings:<word> sets | {per_article:.0f} | `MEMORY USAGE ... SAMPLES 0` summed "
         f"over {sizes['keys']:,} sets holding {sizes['members']:,} entries "
         f"({sizes['members'] / n:.1f} words per article) |",
-        f"| store: the hash's `words` field | {words_field:.0f} | the words themselves "
-        "(what a delete unindexes); its share of the hash' listpack besides |",
         f"| store: INFO used_memory growth while indexing | "
-        f"{sizes['used_memory_delta'] / n:.0f} | both of the above, allocator and "
+        f"{sizes['used_memory_delta'] / n:.0f} | the sets, allocator and "
         "keyspace overhead included |",
     ]
     if gin:

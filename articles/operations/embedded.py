@@ -82,7 +82,10 @@ def missing_server() -> str | None:
 # bisection) up to 8,192 members: at 100,000 articles the index was 378 bytes an article
 # as listpacks and hash tables of article:<id> strings, 76 as intsets (bench.memory_split).
 # An insert or removal moves at most 32 KB; a set passing the limit is turned into a
-# hash table once (~1 ms).
+# hash table once (~1 ms). A hash stays a listpack up to 512 fields: the duplicate-link
+# index's 4,096 buckets (links:<b>, keys.link_slot) hold ~170 entries each at a week of
+# 100,000 articles a day, ~15 B an entry as a listpack against ~60 as a hash table; a
+# lookup scans at most 512 short fields (post, edit, delete: never a page).
 # An expired key is freed off the main thread: a group's cached ranking holds a tenth of
 # the store (100,000 members at 1M articles), ~10 ms to free in the call that finds it
 # expired (bench/scale.py).
@@ -91,7 +94,7 @@ appendonly yes
 appendfsync everysec
 appendfilename "appendonly.aof"
 maxmemory-policy noeviction
-hash-max-ziplist-entries 128
+hash-max-ziplist-entries 512
 hash-max-ziplist-value 512
 zset-max-ziplist-entries 128
 zset-max-ziplist-value 64

@@ -24,7 +24,7 @@ from django.db import transaction
 
 from articles import conf, validation
 from articles.models import ArchivedArticle, ArchivedComment, ArchivedCommentWord, ArchivedWord
-from articles.store import keys, scripts
+from articles.store import keys, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
 from articles.types import article_score
@@ -180,20 +180,23 @@ def _archive_batch(conn: Any, found: list[Read], cursor: float, done: Progress) 
 
 def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
     """One archive.lua call for the batch (keys in KEYS, as every script's)."""
-    call_keys: list[str] = [keys.LINKS, keys.ARCHIVE, keys.ARCHIVE_AT]
+    call_keys: list[str] = [keys.ARCHIVE, keys.ARCHIVE_AT]
     args: list[Any] = [repr(cursor)]
     for read in found:
-        words = _words(read)
+        # with those a hash written before names in its `words`, if reindex_search has not run
+        words = sorted({*_words(read), *_valid_words(read.text("words"))})
+        link = read.text("link")
+        norm = validation.normalize_link(link) if link else ""
+        links_key, link_field = keys.link_keys(norm, keys.article(read.article_id))
         call_keys += [
             keys.article(read.article_id),
             keys.article_comments(read.article_id),
             keys.article_comments_new(read.article_id),
             keys.article_comments_all(read.article_id),
+            links_key,
             *map(keys.postings, words),
         ]
-        link = read.text("link")
-        norm = validation.normalize_link(link) if link else ""
-        args += [keys.article(read.article_id), norm, len(read.raw)]
+        args += [keys.article(read.article_id), link_field, len(read.raw)]
         for name, value in read.raw.items():
             args += [name, value]
         args.append(len(words))
@@ -203,7 +206,8 @@ def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
 
 
 def _words(read: Read) -> list[str]:
-    return _valid_words(read.text("words"))
+    """The search words of an article as read: the postings:<w> sets holding its id."""
+    return search.article_words(read.text("title"), read.text("text"), read.text("link"))
 
 
 def _valid_words(value: str) -> list[str]:

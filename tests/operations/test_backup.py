@@ -17,6 +17,7 @@ from articles.operations import audit, backup
 from articles.store import keys, selectors, services
 from articles.store.connection import get_connection
 from articles.types import NewPost, Order, Period, Vote
+from tests import links
 from tests.actors import staff_actor
 
 log = logging.getLogger("reliability")
@@ -167,9 +168,9 @@ def test_force_replaces_the_whole_store_and_leaves_nothing_of_it_behind(tmp_path
     conn = get_connection()
     assert audit.invariant_audit() == []
     assert not conn.exists(keys.submitted(5), keys.group("cats"), keys.article(2))
-    assert conn.hkeys(keys.LINKS) == [
-        r["link"].encode() for r in backup_records if r["type"] == "link"
-    ]
+    assert links.entries(conn) == links.index_of(
+        {r["link"]: r["member"] for r in backup_records if r["type"] == "link"}
+    )
     assert [e.actor for e in selectors.modlog_page().items] == ["mod-of-backup"]
     assert _comparable(_export(tmp_path / "again.jsonl")) == _comparable(backup_records)
     assert services.article_post(NewPost(user_id=1, poster_name="a", title="n", text="t")).id == 2
@@ -234,8 +235,7 @@ def test_export_skips_and_names_what_import_would_refuse_and_its_file_restores(t
     conn = get_connection()
     conn.hset(keys.GROUPS, "Not A Slug", "registered by hand")
     conn.sadd("group:../etc", keys.article(1))
-    conn.delete(keys.LINKS)
-    conn.rpush(keys.LINKS, "a list, not a hash")
+    conn.rpush("links:abc", "a list, not a hash")
     conn.delete(keys.article(2))
     conn.set(keys.article(2), "a string, not a hash")
     conn.set(keys.STATS_VOTES, "not a hash")

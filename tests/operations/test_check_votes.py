@@ -7,9 +7,12 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from articles.errors import DuplicateLink
 from articles.operations import audit
-from articles.store import selectors, services
+from articles.operations.audit.indexes import slot_entry
+from articles.store import keys, selectors, services
 from articles.types import NewPost, Vote
+from tests import links
 from tests.actors import staff_actor
 
 WEEK = 604_800
@@ -95,33 +98,66 @@ def test_voter_sets_past_their_window_are_reported_and_removed(conn, now):
 
 
 def test_the_link_index_is_checked_both_ways_and_repaired(conn, now):
-    """Ensure a lost, a stale and a shared links: entry are each reported and mended."""
+    """Ensure a lost, a stale and a shared links:<b> entry are each reported and mended."""
     for n in range(1, 5):
         services.article_post(
             NewPost(user_id=1, poster_name="a", title=f"T{n}", link=f"https://e.org/{n}", now=now)
         )
-    conn.hdel("links:", "http://e.org/1")  # open article 1 no longer guards its link
-    conn.hset("links:", "http://e.org/gone", "article:2")  # names an article linking elsewhere
-    conn.hset("links:", "http://e.org/nothing", "article:99")  # names no article at all
+    conn.hdel(*keys.link_slot("http://e.org/1"))  # open article 1 no longer guards its link
+    conn.hset(*keys.link_slot("http://e.org/gone"), 2)  # names an article linking elsewhere
+    conn.hset(*keys.link_slot("http://e.org/nothing"), 99)  # names no article at all
     conn.hset("article:4", "link", "https://e.org/3")  # two open articles share a link
     with pytest.raises(CommandError):
         run()
     found = {(p.kind, p.article_id, p.entry) for p in audit.invariant_audit()}
     assert found >= {
         ("link_unindexed", 1, "http://e.org/1"),
-        ("link_stale", 2, "http://e.org/gone"),
-        ("link_stale", 99, "http://e.org/nothing"),
+        ("link_stale", 2, slot_entry(keys.link_slot("http://e.org/gone"))),
+        ("link_stale", 99, slot_entry(keys.link_slot("http://e.org/nothing"))),
         ("link_shared", 4, "http://e.org/3"),
-        ("link_stale", 4, "http://e.org/4"),
+        ("link_stale", 4, slot_entry(keys.link_slot("http://e.org/4"))),
     }
     with pytest.raises(CommandError, match="remain after repair"):
         run("--repair")
     assert [p.kind for p in audit.invariant_audit()] == ["link_shared"]
-    assert conn.hgetall("links:") == {
-        b"http://e.org/1": b"article:1",
-        b"http://e.org/2": b"article:2",
-        b"http://e.org/3": b"article:3",
-    }
+    assert links.entries(conn) == links.index_of(
+        {
+            "http://e.org/1": "article:1",
+            "http://e.org/2": "article:2",
+            "http://e.org/3": "article:3",
+        }
+    )
+
+
+def test_a_store_with_the_former_link_index_is_moved_by_the_repair(conn, now):
+    """A store written before links:<b> keeps one hash of normalised link -> article:<id>:
+    the audit names it, --repair indexes the open articles in the buckets and deletes it,
+    and a duplicate is refused again."""
+    for n in range(1, 4):
+        services.article_post(
+            NewPost(user_id=1, poster_name="a", title=f"T{n}", link=f"https://e.org/{n}", now=now)
+        )
+    closed = services.article_post(
+        NewPost(user_id=1, poster_name="a", title="Old", link="https://e.org/old", now=now - WEEK)
+    ).id
+    former = {f"http://e.org/{n}": f"article:{n}" for n in (1, 2, 3)}
+    former["http://e.org/old"] = keys.article(closed)
+    for bucket, _ in links.entries(conn):
+        conn.delete(bucket)
+    conn.hset("links:", mapping=former)  # as the former scripts wrote it
+    found = {(p.kind, p.article_id) for p in audit.invariant_audit()}
+    assert found == {("link_former", None), *(("link_unindexed", n) for n in (1, 2, 3))}
+    run("--repair")
+    assert audit.invariant_audit() == [] and not conn.exists("links:")
+    # the open articles' links are guarded again; a closed article's link is free to post
+    assert links.entries(conn) == links.index_of(
+        {k: v for k, v in former.items() if "old" not in k}
+    )
+    assert all(conn.object("encoding", b) == b"listpack" for b, _ in links.entries(conn))
+    with pytest.raises(DuplicateLink):
+        services.article_post(
+            NewPost(user_id=2, poster_name="b", title="Again", link="https://e.org/2", now=now)
+        )
 
 
 def test_a_staff_edit_away_and_back_leaves_the_audit_clean(now):

@@ -48,7 +48,7 @@ def kinds() -> dict[str, set[str]]:
         ("votes:", lambda c: (c.delete("votes:"), c.set("votes:", "x"))),
         ("groups:", lambda c: c.rpush("groups:", "g")),
         ("group:g", lambda c: c.set("group:g", "x")),
-        ("links:", lambda c: (c.delete("links:"), c.set("links:", "x"))),
+        ("links:abc", lambda c: c.set("links:abc", "x")),
         ("submitted:1", lambda c: (c.delete("submitted:1"), c.sadd("submitted:1", "article:1"))),
     ],
 )

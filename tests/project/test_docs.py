@@ -73,6 +73,7 @@ NOT_KEYS = {
     "member_key",
     "group_keys",
     "personal",  # a user's own lists (formed by hidden, saved, saved_comments, upvoted)
+    "link_holder",  # the member a links:<b> value names
 }
 # A sample value of each argument the key functions take (every value, where a function
 # accepts only a few).
@@ -92,15 +93,20 @@ SAMPLES: dict[str, list[object]] = {
     "slot": [3],
     "term": [2],
     "member": ["article:7", "comment:7"],
+    "norm": ["http://e.org/7"],
 }
 
 
 def _formed_keys() -> set[str]:
-    """Every key (and the one channel) keys.py forms, with sample arguments."""
+    """Every key (and the one channel) keys.py forms, with sample arguments; not the
+    former keys an upgrade moves from (LEGACY_*), which the table does not list."""
     formed = {
         value
         for name, value in vars(keys).items()
-        if name.isupper() and isinstance(value, str) and not name.endswith("_SCAN")
+        if name.isupper()
+        and isinstance(value, str)
+        and not name.endswith("_SCAN")
+        and not name.startswith("LEGACY_")
     }
     for name, function in inspect.getmembers(keys, inspect.isfunction):
         if function.__module__ != keys.__name__ or name.startswith("_") or name in NOT_KEYS:
@@ -109,7 +115,8 @@ def _formed_keys() -> set[str]:
         missing = [p for p in params if p not in SAMPLES]
         assert not missing, f"keys.{name}: add a sample of {missing} to SAMPLES"
         for values in itertools.product(*(SAMPLES[p] for p in params)):
-            formed.add(function(*values))
+            key = function(*values)
+            formed.add(key[0] if isinstance(key, tuple) else key)  # link_slot: (key, field)
     return formed
 
 

@@ -248,7 +248,9 @@ def test_a_changed_article_is_read_again_in_the_same_run(archiving, conn, monkey
     def meanwhile(conn, found):  # type: ignore[no-untyped-def]
         write_rows(conn, found)
         if not changed:  # a staff edit lands between the read and the Redis step
-            conn.hset(keys.article(ids["first"]), "title", "Edited meanwhile")
+            services.article_edit(
+                article_id=ids["first"], title="Edited meanwhile", actor=staff_actor("s")
+            )
             changed.append(1)
 
     monkeypatch.setattr(archive, "_write_rows", meanwhile)

@@ -11,6 +11,7 @@ from articles.operations import audit
 from articles.store import selectors, services
 from articles.types import NewPost, Order, Vote
 from bench import book
+from tests import links
 from tests.actors import staff_actor
 
 # --- book writes, store reads ----------------------------------------------------------
@@ -74,7 +75,7 @@ def test_the_audit_repairs_what_the_books_code_leaves_out(conn, book_data):
     assert audit.invariant_audit() == []
     assert [g.name for g in selectors.group_list()] == ["programming", "redis"]
     assert selectors.article_get(article_id=book_data[1]).groups == ("programming", "redis")
-    assert conn.hget("links:", "http://example.com/1") == b"article:1"
+    assert links.held(conn, "http://example.com/1") == "article:1"
     assert conn.zrange("submitted:2", 0, -1) == [b"article:2"]
     title = selectors.article_get(article_id=book_data[1]).title
     found = selectors.article_search(q=title.split()[-1])

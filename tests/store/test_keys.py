@@ -21,7 +21,10 @@ def test_votesite_additions_keep_the_colon_style():
     assert keys.GOOD == "good:"
     assert keys.VOTES == "votes:"
     assert keys.GROUPS == "groups:"
-    assert keys.LINKS == "links:"
+    assert (
+        keys.link_slot("http://e.org/1")[0]
+        == "links:" + keys.link_slot("http://e.org/1")[1].hex()[:3]
+    )
     assert keys.MODLOG == "modlog:"
     assert keys.PURGE == "purge:"
     assert keys.FORGET == "forget:"

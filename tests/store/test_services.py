@@ -19,6 +19,7 @@ from articles.errors import (
 )
 from articles.store import keys, selectors, services
 from articles.types import NewPost, Vote
+from tests import links
 from tests.actors import member_actor, staff_actor
 
 WEEK = 604_800
@@ -393,7 +394,7 @@ def test_edit_changes_title_and_link_and_moves_the_link_index(conn, now):
         article_id=article_id, title="New", link="https://new.example/", actor=staff_actor("mod")
     )
     assert (article.title, article.link) == ("New", "https://new.example/")
-    assert conn.hgetall("links:") == {b"http://new.example": b"article:1"}
+    assert links.entries(conn) == links.index_of({"http://new.example": "article:1"})
     with pytest.raises(InvalidInput):
         services.article_edit(
             article_id=article_id, title="x", link="javascript:x", actor=staff_actor("mod")
@@ -401,7 +402,7 @@ def test_edit_changes_title_and_link_and_moves_the_link_index(conn, now):
 
 
 def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(conn, now):
-    """Ensure moving Y onto open X's link and back off never drops X from links:."""
+    """Ensure moving Y onto open X's link and back off never drops X from links:<b>."""
     x = post(now, link="https://example.org/x")
     y = post(now, user_id=2, link="https://example.org/y")
     with pytest.raises(DuplicateLink) as info:
@@ -413,10 +414,9 @@ def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(c
     services.article_edit(
         article_id=y, title="Y", link="https://example.org/z", actor=staff_actor("mod")
     )
-    assert conn.hgetall("links:") == {
-        b"http://example.org/x": b"article:1",
-        b"http://example.org/z": b"article:2",
-    }
+    assert links.entries(conn) == links.index_of(
+        {"http://example.org/x": "article:1", "http://example.org/z": "article:2"}
+    )
     with pytest.raises(DuplicateLink):
         post(now + 1, user_id=3, link="https://example.org/x")
 
@@ -427,11 +427,11 @@ def test_a_staff_edit_may_take_the_link_of_a_closed_article(conn, now):
     services.article_edit(
         article_id=y, title="Y", link="https://example.org/x", actor=staff_actor("mod")
     )
-    assert conn.hget("links:", "http://example.org/x") == b"article:2"
+    assert links.held(conn, "http://example.org/x") == "article:2"
     services.article_edit(
         article_id=y, title="Y", link="https://example.org/y", actor=staff_actor("mod")
     )
-    assert conn.hget("links:", "http://example.org/x") is None
+    assert links.held(conn, "http://example.org/x") is None
     assert old != y
 
 
@@ -440,7 +440,7 @@ def test_a_staff_edit_keeping_its_own_link_is_no_duplicate(conn, now):
     article = services.article_edit(
         article_id=x, title="New", link="https://example.org/x/", actor=staff_actor("mod")
     )
-    assert article.title == "New" and conn.hget("links:", "http://example.org/x") == b"article:1"
+    assert article.title == "New" and links.held(conn, "http://example.org/x") == "article:1"
 
 
 def test_a_lone_surrogate_is_refused_with_the_field_named(conn, now):

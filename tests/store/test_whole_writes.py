@@ -9,11 +9,13 @@ import time
 import pytest
 
 from articles.errors import StoreCorrupt
-from articles.store import services
+from articles.store import keys, services
 from articles.types import Vote
 from tests import factories
 from tests.actors import staff_actor
 from tests.harness import snapshot
+
+LINK_BUCKET = keys.link_slot("http://e.org/second")[0]  # where the second post's link goes
 
 
 def posted(now: int, **fields) -> int:
@@ -57,7 +59,7 @@ def test_a_bad_daily_count_refuses_the_vote(conn, now):
 
 @pytest.mark.parametrize(
     "key",
-    ["score:", "time:", "good:", "votes:", "submitted:1", "links:", "stats:posts", "voted:2"],
+    ["score:", "time:", "good:", "votes:", "submitted:1", LINK_BUCKET, "stats:posts", "voted:2"],
 )
 def test_a_post_into_an_index_of_the_wrong_type_writes_nothing(conn, now, key):
     posted(now, link="https://e.org/first")
@@ -102,8 +104,7 @@ def test_a_delete_with_a_bad_index_writes_nothing(conn, now, key):
 
 def test_an_edit_with_a_bad_link_index_writes_nothing(conn, now):
     article_id = posted(now)
-    conn.delete("links:")
-    conn.sadd("links:", "x")
+    conn.sadd(keys.link_slot("http://e.org/b")[0], "x")
     before = snapshot(conn)
     with pytest.raises(StoreCorrupt):
         services.article_edit(

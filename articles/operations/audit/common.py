@@ -25,7 +25,7 @@ class Problem:
     detail: str
     article_id: int | None = None
     group: str | None = None
-    entry: str | None = None  # the index entry at fault: a normalised link, submitted:<pk>
+    entry: str | None = None  # the index entry at fault: a normalised link, submitted:<pk>, …
     member: str | None = None  # the comment:<id> at fault in `entry` (comment indexes)
 
 
@@ -37,7 +37,6 @@ INDEX_TYPES = {
     keys.GOOD: "zset",
     keys.VOTES: "zset",
     keys.GROUPS: "hash",
-    keys.LINKS: "hash",
     keys.SEARCH_STEMMER: "string",
 }
 # The store-wide indexes an article is in (article_repair writes or removes its entries).

@@ -1,8 +1,10 @@
-"""The checks of the duplicate-link index (links:) and the posters' indexes
+"""The checks of the duplicate-link index (links:<b>) and the posters' indexes
 (submitted:<pk>), both ways: every entry names an article that holds it, and every
-article is in them. links: needs only the open articles (post.lua and edit.lua let a
+article is in them. links:<b> needs only the open articles (post.lua and edit.lua let a
 closed article's link go to a newer post), and submitted:<pk> only articles whose poster
-is a user:<pk>."""
+is a user:<pk>. A link's entry is its slot (keys.link_slot): a bucket and a digest, named
+in a problem's `entry` as "links:<b> <digest in hex>" (link_stale) or by the normalised
+link itself (link_unindexed, link_shared)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,16 @@ from articles.operations.audit.confirm import Judge
 from articles.store import keys
 
 INDEX_KINDS = frozenset(
-    {"link_stale", "link_unindexed", "link_shared", "submitted_stale", "unsubmitted"}
+    {
+        "link_stale",
+        "link_unindexed",
+        "link_shared",
+        "link_former",
+        "submitted_stale",
+        "unsubmitted",
+    }
 )
+Slot = tuple[str, bytes]  # links:<b> and a field of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +50,12 @@ _UNREADABLE = _Indexed(norm="", poster_id=None, open=False, readable=False)
 
 
 def link_and_poster_audit(
-    conn: redis.Redis, ordered: list[int], now: float, batch: int, broken: set[str]
+    conn: redis.Redis, ordered: list[int], now: float, batch: int
 ) -> list[Problem]:
-    """The problems of links: and of every submitted:<pk>, for the articles `ordered`."""
+    """The problems of links:<b> and of every submitted:<pk>, for the articles `ordered`."""
     seen = _indexed_fields(conn, ordered, now, batch)
-    problems: list[Problem] = []
-    if keys.LINKS not in broken:
-        links = {keys.text(k): keys.text(v) for k, v in conn.hscan_iter(keys.LINKS, count=1000)}
-        problems += _stale_links(links, seen) + _unindexed_links(links, seen)
+    links, problems, bad_buckets = _link_slots(conn)
+    problems += _stale_links(links, seen) + _unindexed_links(links, seen, bad_buckets)
     stale = _stale_submissions(conn, seen)
     wrong = {p.entry for p in stale if p.kind == "wrong_type"}
     return problems + stale + _missing_submissions(conn, seen, batch, wrong)
@@ -88,30 +96,80 @@ def _named(seen: dict[int, _Indexed], member: str) -> tuple[int | None, _Indexed
     return article_id, found
 
 
-def _stale_links(links: dict[str, str], seen: dict[int, _Indexed]) -> list[Problem]:
-    """Entries of links: whose article does not link there."""
+def _link_slots(conn: redis.Redis) -> tuple[dict[Slot, str], list[Problem], set[str]]:
+    """Every entry of every links:<b> (slot -> the member it maps to), the problems of the
+    keys themselves (not hashes; the former index left), and the buckets not hashes."""
+    links: dict[Slot, str] = {}
     problems: list[Problem] = []
-    for norm, holder in sorted(links.items()):
+    wrong: set[str] = set()
+    former = keys.text(conn.type(keys.LEGACY_LINKS))
+    if former != "none":
+        detail = (
+            f"{keys.LEGACY_LINKS} (the former link index, a {former}) is left: "
+            "check_votes --repair indexes the open articles and deletes it"
+        )
+        problems.append(Problem("link_former", detail, entry=keys.LEGACY_LINKS))
+    for raw_key in conn.scan_iter(match=keys.LINK_INDEX_SCAN, count=1000):
+        key = keys.text(raw_key)
+        kind = keys.text(conn.type(key))
+        if kind == "hash":
+            for field, held in conn.hscan_iter(key, count=1000):
+                links[(key, field)] = keys.link_holder(keys.text(held))
+        elif kind != "none":
+            problems.append(wrong_type(key, kind, "hash"))
+            wrong.add(key)
+    return links, problems, wrong
+
+
+def slot_entry(slot: Slot) -> str:
+    """A link_stale problem's `entry`: "links:<b> <the field in hex>"."""
+    return f"{slot[0]} {slot[1].hex()}"
+
+
+def entry_slot(entry: str) -> Slot | None:
+    """The slot a link_stale `entry` names (None for anything else)."""
+    key, _, field = entry.partition(" ")
+    try:
+        return key, bytes.fromhex(field)
+    except ValueError:
+        return None
+
+
+def _stale_links(links: dict[Slot, str], seen: dict[int, _Indexed]) -> list[Problem]:
+    """Entries of links:<b> whose article does not link there."""
+    problems: list[Problem] = []
+    for slot, holder in sorted(links.items()):
         named = _named(seen, holder)
-        if named is not None and (named[1] is None or named[1].norm != norm):
-            detail = f"links: maps {norm} to {holder}, which does not link there"
-            problems.append(Problem("link_stale", detail, named[0], entry=norm))
+        if named is not None and not (named[1] and slot_of(named[1].norm) == slot):
+            detail = f"{slot_entry(slot)} maps to {holder}, which does not link there"
+            problems.append(Problem("link_stale", detail, named[0], entry=slot_entry(slot)))
     return problems
 
 
-def _unindexed_links(links: dict[str, str], seen: dict[int, _Indexed]) -> list[Problem]:
-    """Open articles with a link that links: does not map to them."""
+def slot_of(norm: str) -> Slot | None:
+    """The slot of a normalised link, None for no link."""
+    return keys.link_slot(norm) if norm else None
+
+
+def _unindexed_links(
+    links: dict[Slot, str], seen: dict[int, _Indexed], wrong: set[str]
+) -> list[Problem]:
+    """Open articles with a link that links:<b> does not map to them (in a bucket that is a
+    hash: one that is not is reported as such)."""
     problems: list[Problem] = []
     for article_id, found in sorted(seen.items()):
-        if not (found.open and found.norm) or links.get(found.norm) == keys.article(article_id):
+        if not (found.open and found.norm):
             continue
-        other = keys.article_id_or_none(links.get(found.norm, ""))
+        slot = keys.link_slot(found.norm)
+        if slot[0] in wrong or links.get(slot) == keys.article(article_id):
+            continue
+        other = keys.article_id_or_none(links.get(slot, ""))
         rival = seen.get(other) if other is not None else None
         if rival is not None and rival.open and rival.norm == found.norm:
             detail = f"open for voting with the same link as article {other}"
             problems.append(Problem("link_shared", detail, article_id, entry=found.norm))
         else:
-            detail = f"links: does not map {found.norm} to it"
+            detail = f"links:<b> does not map {found.norm} to it"
             problems.append(Problem("link_unindexed", detail, article_id, entry=found.norm))
     return problems
 
@@ -163,32 +221,39 @@ def _missing_submissions(
 # --- the re-reads of their suspects (see confirm) ----------------------------------------
 
 
-def link_read(pipe: redis.client.Pipeline, norm: str, holder: str) -> Judge:
-    """links: <norm> and the article it maps to (`holder`, as last read)."""
+def link_read(pipe: redis.client.Pipeline, entry: str, holder: str) -> Judge:
+    """The slot a link_stale `entry` names and the article it maps to (`holder`, as last
+    read)."""
+    slot = entry_slot(entry)
     article_id = keys.article_id_or_none(holder)
-    pipe.hget(keys.LINKS, norm)
+    if slot:
+        pipe.hget(*slot)
+    else:
+        pipe.echo("")  # an entry no audit wrote: a reply in its place
     if article_id is not None:
         pipe.hget(holder, "link")
         pipe.exists(holder)
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
-        now_holder = keys.text(replies[0] or b"")
+        if isinstance(replies[0], redis.ResponseError):
+            return None, []  # no longer a hash: reported as such
+        now_holder = keys.link_holder(keys.text(replies[0] or b""))
         if now_holder != holder:
             return now_holder, []
-        if not holder or (article_id is not None and _links_there(norm, *replies[1:3])):
+        if not holder or (article_id is not None and _links_there(slot, *replies[1:3])):
             return None, []
-        detail = f"links: maps {norm} to {holder}, which does not link there"
-        return None, [Problem("link_stale", detail, article_id, entry=norm)]
+        detail = f"{entry} maps to {holder}, which does not link there"
+        return None, [Problem("link_stale", detail, article_id, entry=entry)]
 
     return judge
 
 
-def _links_there(norm: str, link: Any, exists: Any) -> bool:
-    """Whether the article read (its `link`, whether it exists) links to `norm`; one that
+def _links_there(slot: Slot | None, link: Any, exists: Any) -> bool:
+    """Whether the article read (its `link`, whether it exists) links to `slot`; one that
     is not a hash counts as linking there: it is reported as wrong_type."""
     if isinstance(link, redis.ResponseError):
         return True
-    return bool(exists) and normalized(keys.text(link or b"")) == norm
+    return bool(exists) and slot_of(normalized(keys.text(link or b""))) == slot
 
 
 def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, str]) -> Judge:
@@ -197,7 +262,10 @@ def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, s
     member, (norm, holder) = keys.article(article_id), seen
     rival = keys.article_id_or_none(holder)
     pipe.hmget(member, "link", "time")
-    pipe.hget(keys.LINKS, norm)
+    if norm:
+        pipe.hget(*keys.link_slot(norm))
+    else:
+        pipe.echo("")  # no link: a reply in its place
     if rival is not None:
         pipe.hmget(holder, "link", "time")
 
@@ -205,7 +273,12 @@ def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, s
         fields = replies[0]
         if isinstance(fields, redis.ResponseError) or fields[1] is None:
             return None, []
-        now_seen = (normalized(keys.text(fields[0] or b"")), keys.text(replies[1] or b""))
+        if isinstance(replies[1], redis.ResponseError):
+            return None, []  # its bucket is not a hash: reported as such
+        now_seen = (
+            normalized(keys.text(fields[0] or b"")),
+            keys.link_holder(keys.text(replies[1] or b"")),
+        )
         if now_seen != seen:
             return now_seen, []
         if not norm or holder == member or not _open(fields[1], at):
@@ -215,7 +288,7 @@ def linked_read(pipe: redis.client.Pipeline, article_id: int, seen: tuple[str, s
         if shared and _open(other[1], at):
             detail = f"open for voting with the same link as article {rival}"
             return None, [Problem("link_shared", detail, article_id, entry=norm)]
-        detail = f"links: does not map {norm} to it"
+        detail = f"links:<b> does not map {norm} to it"
         return None, [Problem("link_unindexed", detail, article_id, entry=norm)]
 
     return judge

@@ -21,6 +21,7 @@ from articles.operations.audit.common import (
     time_or_none,
     whole,
 )
+from articles.operations.audit.indexes import entry_slot, slot_of
 from articles.store import keys, scripts, services
 from articles.store.connection import get_connection
 from articles.types import article_score
@@ -202,16 +203,17 @@ def group_register(*, name: str, description: str = "") -> None:
     get_connection().hsetnx(keys.GROUPS, validation.clean_group_name(name), description)
 
 
-# --- links: and submitted:<pk> ---------------------------------------------------------
+# --- links:<b> and submitted:<pk> ------------------------------------------------------
 _Step = Callable[[redis.client.Pipeline, str, int | None], None]
 
 
 def index_entries_repair(problems: Iterable[Problem]) -> None:
-    """Make links: and submitted:<pk> agree with the article hashes (check_votes --repair).
+    """Make links:<b> and submitted:<pk> agree with the article hashes (check_votes --repair).
 
     A stale entry goes, a missing one is added from the hash; two open articles sharing a
-    link stay reported (a person must pick one). Each change is one MULTI/EXEC under WATCH
-    of what it read, so a concurrent write makes it read again.
+    link stay reported (a person must pick one); the former link index (one hash, links:)
+    is deleted, since the missing entries are added from the hashes. Each change is one
+    MULTI/EXEC under WATCH of what it read, so a concurrent write makes it read again.
     """
     with get_connection().pipeline(transaction=True) as pipe:
         for problem in problems:
@@ -243,26 +245,39 @@ def _link_of(pipe: redis.client.Pipeline, member: str) -> str:
     return normalized(keys.text(pipe.hget(member, "link") or b""))
 
 
-def _link_stale_repair(pipe: redis.client.Pipeline, norm: str, _: int | None) -> None:
-    pipe.watch(keys.LINKS)
-    holder = keys.text(pipe.hget(keys.LINKS, norm) or b"")
+def _holder(pipe: redis.client.Pipeline, slot: tuple[str, bytes]) -> str:
+    pipe.watch(slot[0])
+    return keys.link_holder(keys.text(pipe.hget(*slot) or b""))
+
+
+def _link_stale_repair(pipe: redis.client.Pipeline, entry: str, _: int | None) -> None:
+    slot = entry_slot(entry)
+    if slot is None:
+        return
+    holder = _holder(pipe, slot)
     article_id = keys.article_id_or_none(holder)
-    if not holder or (article_id is not None and _link_of(pipe, holder) == norm):
+    if not holder or (article_id is not None and slot_of(_link_of(pipe, holder)) == slot):
         pipe.reset()
         return
     pipe.multi()
-    pipe.hdel(keys.LINKS, norm)
+    pipe.hdel(*slot)
     pipe.execute()
 
 
 def _link_unindexed_repair(pipe: redis.client.Pipeline, norm: str, article_id: int | None) -> None:
     member = keys.article(article_id or 0)
-    pipe.watch(keys.LINKS)
-    if _link_of(pipe, member) != norm or keys.text(pipe.hget(keys.LINKS, norm) or b"") == member:
+    slot = keys.link_slot(norm)
+    if _holder(pipe, slot) == member or _link_of(pipe, member) != norm:
         pipe.reset()
         return
     pipe.multi()
-    pipe.hset(keys.LINKS, norm, member)
+    pipe.hset(*slot, str(article_id))
+    pipe.execute()
+
+
+def _link_former_repair(pipe: redis.client.Pipeline, entry: str, _: int | None) -> None:
+    """Delete the former link index (freed off the main thread)."""
+    pipe.unlink(keys.LEGACY_LINKS)
     pipe.execute()
 
 
@@ -302,6 +317,7 @@ def _unsubmitted_repair(pipe: redis.client.Pipeline, key: str, article_id: int |
 _INDEX_REPAIRS: dict[str, _Step] = {
     "link_stale": _link_stale_repair,
     "link_unindexed": _link_unindexed_repair,
+    "link_former": _link_former_repair,
     "submitted_stale": _submitted_stale_repair,
     "unsubmitted": _unsubmitted_repair,
 }

@@ -71,7 +71,7 @@ def invariant_audit(
         done += len(chunk)
         if progress is not None:
             progress(done, len(ordered))
-    problems += link_and_poster_audit(conn, ordered, now, batch, broken)
+    problems += link_and_poster_audit(conn, ordered, now, batch)
     problems += search_index_audit(conn, ordered, batch)
     problems += domain_audit(conn, ordered, batch)
     problems = confirmed(

@@ -1,7 +1,7 @@
 """The checks of the search index (postings:<word>), both ways as for links: every article is
-in the sets of the words its title, text and link give (and its `words` field says so),
-and every entry names an article that has the word. Articles the book's code wrote have
-no `words`: reported as unindexed."""
+in the sets of the words its title, text and link give (search.article_words: the hash keeps
+no list of them), and every entry names an article that has the word. Articles the book's
+code wrote are reported as unindexed until reindex_search has run."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import redis
 from articles.operations.audit.common import Problem, chunks, former_index, wrong_type
 from articles.operations.audit.confirm import Judge
 from articles.store import keys, search
+from articles.store.services import article_content
 
 SEARCH_KINDS = frozenset({"search_unindexed", "search_stale"})
-_NO_HASH = [None] * 4  # HMGET words title text link of an article that is gone
+_NO_HASH = [None] * 3  # HMGET title text link of an article that is gone
 
 
 def search_index_audit(conn: redis.Redis, ordered: list[int], batch: int = 500) -> list[Problem]:
@@ -28,25 +29,20 @@ def search_index_audit(conn: redis.Redis, ordered: list[int], batch: int = 500) 
     return problems + _entries_stale(conn, has, unreadable)
 
 
-def _words_fault(row: list[Any]) -> tuple[list[str], str]:
-    """The words an article's HMGET words title text link gives, and what is wrong with
-    its `words` field ("" for nothing)."""
-    stored, title, text, link = (keys.text(v or b"") for v in row)
-    expected = search.article_words(title, text, link)
-    if row[0] is None:
-        return expected, "not indexed"
-    return expected, "" if stored.split() == expected else "indexed under other words"
+def _words(row: list[Any]) -> list[str]:
+    """The words an article's HMGET title text link gives."""
+    return search.article_words(*(keys.text(v or b"") for v in row))
 
 
 def _articles_indexed(
     conn: redis.Redis, chunk: Sequence[int], has: dict[int, frozenset[str]], unreadable: set[int]
 ) -> list[Problem]:
-    """The articles of `chunk` whose `words` or postings: entries are not those their title,
-    text and link give; notes in `has` the words each says it has, in `unreadable` each
-    that is not a hash."""
+    """The articles of `chunk` missing from the postings: sets of the words their title, text
+    and link give; notes in `has` the words each has, in `unreadable` each that is not a
+    hash."""
     pipe = conn.pipeline(transaction=False)
     for article_id in chunk:
-        pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
+        article_content(pipe, article_id)
     rows = pipe.execute(raise_on_error=False)
     problems: list[Problem] = []
     pipe = conn.pipeline(transaction=False)
@@ -55,11 +51,8 @@ def _articles_indexed(
         if isinstance(row, redis.ResponseError):
             unreadable.add(article_id)
         elif row != _NO_HASH:  # no hash: its entries are stale
-            has[article_id] = frozenset(keys.text(row[0] or b"").split())
-            expected, fault = _words_fault(row)
-            if fault:
-                problems.append(Problem("search_unindexed", fault, article_id))
-                continue
+            expected = _words(row)
+            has[article_id] = frozenset(expected)
             for word in expected:
                 pipe.sismember(keys.postings(word), str(article_id))
             checked.append((article_id, expected))
@@ -113,7 +106,7 @@ def _members_stale(
 def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, ...]) -> Judge:
     """One article's search fields and its entries in postings:<word> for `words`, the
     words its title, text and link gave when last read."""
-    pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
+    article_content(pipe, article_id)
     for word in words:
         pipe.sismember(keys.postings(word), str(article_id))
 
@@ -121,9 +114,7 @@ def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, 
         row, *hits = replies
         if isinstance(row, redis.ResponseError) or row == _NO_HASH:
             return None, []
-        expected, fault = _words_fault(row)
-        if fault:
-            return None, [Problem("search_unindexed", fault, article_id)]
+        expected = _words(row)
         if tuple(expected) != words:
             return tuple(expected), []
         missing = [w for w, hit in zip(words, hits, strict=True) if hit != 1]
@@ -138,13 +129,13 @@ def search_read(pipe: redis.client.Pipeline, article_id: int, words: tuple[str, 
 def search_stale_read(pipe: redis.client.Pipeline, key: str, article_id: int) -> Judge:
     """One entry of postings:<word> and the words of the article it names."""
     pipe.sismember(key, str(article_id))
-    pipe.hmget(keys.article(article_id), "words", "title", "text", "link")
+    article_content(pipe, article_id)
 
     def judge(replies: list[Any], at: float) -> tuple[Any, list[Problem]]:
         hit, row = replies
         if hit != 1 or isinstance(row, redis.ResponseError):
             return None, []
-        if row != _NO_HASH and keys.word_of(key) in keys.text(row[0] or b"").split():
+        if row != _NO_HASH and keys.word_of(key) in _words(row):
             return None, []
         detail = f"{key} holds {str(article_id)!r}, which does not have the word"
         return None, [Problem("search_stale", detail, article_id, entry=key)]

@@ -10,12 +10,19 @@ import redis
 
 from articles import conf
 from articles.errors import InvalidInput
-from articles.operations.audit.common import cid, index_types, indexed_article_ids, scan_groups
+from articles.operations.audit.common import (
+    cid,
+    index_types,
+    indexed_article_ids,
+    normalized,
+    scan_groups,
+)
 from articles.operations.backup.records import (
     EXPORT_VERSION,
     CommentRecord,
     as_text,
     comment_record,
+    raw,
 )
 from articles.store import clock, keys
 from articles.store.connection import get_connection
@@ -52,8 +59,7 @@ def store_export(*, now: float | None = None, skipped: Report | None = None) -> 
     ids = indexed_article_ids(conn, broken)
     exported = yield from _article_records(conn, sorted(ids), memberships, broken, report)
     highest_comment = yield from _comment_records(conn, exported, report)
-    if keys.LINKS not in broken:
-        yield from _link_records(conn, report)
+    yield from _link_records(conn, report)
     yield from _stats_records(conn, report)
     yield _modlog_record(conn, report)
     # Read last: a post takes its id (INCR) before it writes its hash, so this is at least
@@ -269,12 +275,25 @@ def _exportable(
 
 
 def _link_records(conn: redis.Redis, report: Report) -> Iterator[Record]:
-    for norm, member in sorted(conn.hgetall(keys.LINKS).items()):
-        if not keys.member_key(as_text(member)):
-            shown = f"{as_text(norm)!r} to {as_text(member)!r}"
-            report(f"links: maps {shown}, not an article: not exported")
+    """The link index as {link, member} records: links:<b> keeps a digest of each link, so
+    the link is the normalised one of the article its entry names (an entry whose article
+    no longer links there is stale: check_votes reports it; not exported)."""
+    for raw_key in sorted(conn.scan_iter(match=keys.LINK_INDEX_SCAN, count=1000)):
+        bucket = as_text(raw_key)
+        if conn.type(bucket) != b"hash":
+            report(f"{bucket} is not a hash: not exported")
             continue
-        yield {"type": "link", "link": as_text(norm), "member": as_text(member)}
+        entries = sorted((raw(as_text(k)), as_text(v)) for k, v in conn.hgetall(bucket).items())
+        pipe = conn.pipeline(transaction=False)
+        for _, held in entries:
+            pipe.hget(keys.link_holder(held), "link")
+        for (slot, held), link in zip(entries, pipe.execute(raise_on_error=False), strict=True):
+            member = keys.link_holder(held)
+            norm = "" if isinstance(link, redis.ResponseError) else normalized(as_text(link or b""))
+            if not keys.member_key(member) or not norm or keys.link_slot(norm) != (bucket, slot):
+                report(f"{bucket} maps {slot.hex()} to {member!r}, which does not link there")
+                continue
+            yield {"type": "link", "link": norm, "member": member}
 
 
 def _stats_records(conn: redis.Redis, report: Report) -> Iterator[Record]:

@@ -75,7 +75,7 @@ def article_record(record: dict[str, object]) -> ArticleRecord:
     words = search.article_words(
         *(fields.get(f, b"").decode("utf-8", "replace") for f in (b"title", b"text", b"link"))
     )
-    fields[b"words"] = " ".join(words).encode()
+    fields.pop(b"words", None)  # a former field: the words are made again, not kept
     return ArticleRecord(
         article_id, fields, score, posted, good, submitted, groups, voters, poster_pk, words
     )

@@ -136,6 +136,17 @@ local function split_words(s)
   return words
 end
 
+-- An article's search words are made from its title, text and link (search.article_words)
+-- and kept nowhere else: the postings:<w> sets hold its id, the hash no list of them (~90 B
+-- an article). A script given the words a caller made from those fields checks that they
+-- are still the ones read, ARGV[at..at + 2]; a hash written before keeps a `words` field,
+-- which such a script drops (HDEL).
+local function content_as_read(key, at)
+  local f = redis.call('HMGET', key, 'title', 'text', 'link')
+  return (f[1] or '') == ARGV[at] and (f[2] or '') == ARGV[at + 1]
+    and (f[3] or '') == ARGV[at + 2]
+end
+
 -- Type specs of the per-group key quads KEYS[from..to]: group:<g> (set), score:<g> and
 -- time:<g> (zsets, its rankings), groups:ranked (hash), appended to `specs` for bad_types.
 local function group_specs(specs, from, to)
@@ -167,6 +178,23 @@ local function comment_id_of(member)
 end
 local function article_id_of(member)
   return member and string.match(member, '^article:([1-9]%d*)$')
+end
+
+-- The duplicate-link check: links:<b> maps a link's digest `field` (keys.link_slot) to the
+-- id of the article that has it. The member it maps to, or '' for none.
+local function link_holder(key, field)
+  local id = redis.call('HGET', key, field)
+  return id and ('article:' .. id) or ''
+end
+
+-- Map `field` of links:<b> to `member`.
+local function link_take(key, field, member)
+  redis.call('HSET', key, field, article_id_of(member))
+end
+
+-- Unmap `field` of links:<b> if it still maps to `member`.
+local function link_release(key, field, member)
+  if field ~= '' and link_holder(key, field) == member then redis.call('HDEL', key, field) end
 end
 
 -- The score of a comment in its parent's best order: types.comment_best, the same

@@ -3,20 +3,21 @@
 -- read still holds, so a concurrent change is retried instead of leaving leftovers.
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] voted_down:<id>  KEYS[4] score:
 -- KEYS[5] time:  KEYS[6] good:  KEYS[7] submitted:<pk> (KEYS[1] when the poster is not
--- user:<pk>)  KEYS[8] links:  KEYS[9] modlog:
+-- user:<pk>)  KEYS[8] links:<b> of the link as read (KEYS[1] when none)  KEYS[9] modlog:
 -- KEYS[10] votes:  KEYS[11] purge:  KEYS[12] comments_all:<id>  KEYS[13] comments:<id>
 -- KEYS[14] comments_new:<id>  KEYS[15..19] keys.PERIOD_KEYS (votes:<period>, votes:periods)
 -- KEYS[20] removed:  KEYS[21] domain:<d> of the link as read (KEYS[1] when none)
 -- KEYS[22..] per group of the article: group:<g>, score:<g>, time:<g>, groups:ranked
 -- KEYS[last #words] postings:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
--- ARGV[5] normalised link or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
+-- ARGV[5] the link's field in KEYS[8] (keys.link_slot) or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
--- ARGV[11] the hash's `words` as read (its search words, "" for none)
+-- ARGV[11] the search words of ARGV[14..16] ("" for none)
 -- ARGV[12] what removed: keeps of a deletion by staff ({time, reason} as JSON), "" for none
 -- ARGV[13] "archived": the article's hash left for the database (store/archive.py) and
 --   only its ranking entries are here to remove ("" otherwise)
+-- ARGV[14] title, ARGV[15] text, ARGV[16] link as read (content_as_read in _lib.lua)
 -- Its comments do not go in this step, whose work must not grow with them: the article's
 -- top-level orderings are unlinked (freed off the main thread), and the article is added
 -- to purge: when comments_all:<id> lists comments, which article_purge.lua then deletes
@@ -43,7 +44,7 @@ else
   if (f[1] or '') ~= ARGV[2] or (f[2] or '') ~= ARGV[3] or (f[3] or '') ~= ARGV[4] then
     return {S.RETRY}
   end
-  if (redis.call('HGET', KEYS[1], 'words') or '') ~= ARGV[11] then return {S.RETRY} end
+  if not content_as_read(KEYS[1], 14) then return {S.RETRY} end
 end
 if ARGV[8] == 'open' then
   local t = tonumber(redis.call('HGET', KEYS[1], 'time') or '')
@@ -63,9 +64,7 @@ redis.call('ZREM', KEYS[6], member)
 redis.call('ZREM', KEYS[10], member)
 period_remove(15, member)
 if KEYS[7] ~= KEYS[1] then redis.call('ZREM', KEYS[7], member) end
-if ARGV[5] ~= '' and redis.call('HGET', KEYS[8], ARGV[5]) == member then
-  redis.call('HDEL', KEYS[8], ARGV[5])
-end
+link_release(KEYS[8], ARGV[5], member)
 local posting = article_id_of(member)
 for i = 1, #words do redis.call('SREM', KEYS[wk + i], posting) end
 if KEYS[21] ~= KEYS[1] then redis.call('ZREM', KEYS[21], member) end

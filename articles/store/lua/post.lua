@@ -1,6 +1,7 @@
 -- post.lua: create one article atomically (the book's post_article, plus our indexes).
 -- KEYS[1] article:<id>  KEYS[2] voted:<id>  KEYS[3] score:  KEYS[4] time:  KEYS[5] good:
--- KEYS[6] submitted:<pk>  KEYS[7] links:  KEYS[8] groups:  KEYS[9] stats:posts
+-- KEYS[6] submitted:<pk>  KEYS[7] links:<b> of the link (KEYS[1] when none)  KEYS[8] groups:
+-- KEYS[9] stats:posts
 -- KEYS[10] the article the link already maps to (KEYS[1] when none)
 -- KEYS[11] idempotency:<pk>:<token> (KEYS[1] when none)
 -- KEYS[12] votes:  KEYS[13..17] keys.PERIOD_KEYS (votes:<period> each, votes:periods)
@@ -10,11 +11,12 @@
 -- KEYS[last #words] postings:<w> for each search word of ARGV[17], in its order
 -- ARGV[1] article:<id>  ARGV[2] user:<pk>  ARGV[3] title  ARGV[4] link  ARGV[5] text
 -- ARGV[6] poster name  ARGV[7] now (Unix s; "" for Redis' own clock)  ARGV[8] vote score
--- ARGV[9] window (s)  ARGV[10] good-article votes  ARGV[11] normalised link or ""
+-- ARGV[9] window (s)  ARGV[10] good-article votes
+-- ARGV[11] the link's field in KEYS[7] (keys.link_slot) or ""
 -- ARGV[12] idempotency ttl (0: none)  ARGV[13] groups "a,b"  ARGV[14] article id
--- ARGV[15] the member links:[ARGV[11]] held when the caller looked ("" for none)
+-- ARGV[15] the member the link mapped to when the caller looked ("" for none)
 -- ARGV[16] fingerprint of the request (validation.post_fingerprint), kept with the key
--- ARGV[17] the search words "w1 w2 ..." (search.article_words), kept in the hash's `words`
+-- ARGV[17] the search words "w1 w2 ..." (search.article_words of title, text and link)
 -- ARGV[18] live events kept (ARTICLES_LIVE_EVENTS; 0: none written)
 -- Returns {S.OK, post time} posted
 --   | {S.REPEATED, id, post time} the same request was already posted with this key
@@ -61,7 +63,7 @@ for name in string.gmatch(ARGV[13], '[^,]+') do
 end
 
 if norm ~= '' then
-  local current = redis.call('HGET', KEYS[7], norm) or ''
+  local current = link_holder(KEYS[7], norm)
   if current ~= ARGV[15] then return {S.RETRY} end
   if current ~= '' then
     local posted = tonumber(redis.call('HGET', KEYS[10], 'time') or '')
@@ -87,7 +89,7 @@ for i = 1, #PERIODS do
   period_trim(KEYS[4], KEYS[12 + i], KEYS[17], PERIODS[i][1], now - PERIODS[i][2], 4, math.huge)
 end
 redis.call('ZADD', KEYS[6], now, member)
-if norm ~= '' then redis.call('HSET', KEYS[7], norm, member) end
+if norm ~= '' then link_take(KEYS[7], norm, member) end
 if KEYS[18] ~= KEYS[1] then redis.call('ZADD', KEYS[18], now, member) end
 redis.call('HINCRBY', KEYS[9], utc_day(now), 1)
 if 1 >= tonumber(ARGV[10]) then redis.call('ZADD', KEYS[5], now, member) end
@@ -96,7 +98,6 @@ for i = 1, #groups do
   redis.call('SADD', KEYS[k], member)
   group_rank(k, member, KEYS[3], KEYS[4])
 end
-redis.call('HSET', KEYS[1], 'words', ARGV[17])
 local posting = article_id_of(member) -- postings:<w> hold ids: intsets
 for i = 1, #words do redis.call('SADD', KEYS[wk + i], posting) end
 if idem_ttl > 0 then

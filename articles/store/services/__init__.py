@@ -1,6 +1,6 @@
 """Writes to the article store, by sub-domain. Each multi-key change is one Lua script (lua/)."""
 
-from articles.store.services._common import CLEANUP_BATCH, COMMENT_PURGE_BATCH
+from articles.store.services._common import CLEANUP_BATCH, COMMENT_PURGE_BATCH, article_content
 from articles.store.services.accounts import (
     cleanups_resume,
     user_forget,
@@ -57,6 +57,7 @@ __all__ = [
     "CLEANUP_BATCH",
     "COMMENT_PURGE_BATCH",
     "GuardedVote",
+    "article_content",
     "article_delete",
     "article_edit",
     "article_groups_update",

@@ -6,6 +6,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import redis
 
@@ -19,7 +20,7 @@ from articles.errors import (
     NotAllowed,
     StoreCorrupt,
 )
-from articles.store import clock, keys
+from articles.store import clock, keys, search
 from articles.store.connection import get_connection
 from articles.store.selectors.archived import comment_archived, is_archived
 from articles.types import Actor
@@ -65,34 +66,31 @@ def _domain_key(link: str) -> str:
     return keys.domain(name) if name else ""
 
 
-def _indexed_words(article_id: int) -> list[str]:
-    """The `words` of an article hash: the postings:<w> sets that hold it. The scripts check
-    that it has not changed since."""
-    key = keys.article(article_id)
-    words = _decode(get_connection().hget(key, "words")).split()
-    bad = [w for w in words if not _word_key(w)]
-    if bad:
-        raise StoreCorrupt(key, f"words holds {bad[0]!r}, not a search word")
-    return words
+def _indexed_content(article_id: int) -> tuple[list[str], list[str]]:
+    """An article's search words (the postings:<w> sets that hold its id), made from its
+    title, text and link as read, and those three: the scripts check they are unchanged
+    (content_as_read in _lib.lua). One round trip, to the primary."""
+    content = [_decode(v) for v in article_content(get_connection(), article_id)]
+    return search.article_words(*content), content
 
 
-def _word_key(word: str) -> str:
-    try:
-        return keys.postings(word)
-    except ValueError:
-        return ""
+def article_content(conn: redis.Redis | redis.client.Pipeline, article_id: int) -> Any:
+    """HMGET of the fields an article's search words are made from: title, text, link."""
+    return conn.hmget(keys.article(article_id), "title", "text", "link")
 
 
 def _link_owner(conn: redis.Redis, norm: str) -> str:
-    """The member `links:` maps a normalised link to ("" for none)."""
+    """The member links:<b> maps a normalised link to ("" for none)."""
     if not norm:
         return ""
+    key, field = keys.link_slot(norm)
     try:
-        return _decode(conn.hget(keys.LINKS, norm))
+        held = _decode(conn.hget(key, field))
     except redis.ResponseError as exc:
         if "WRONGTYPE" not in str(exc):
             raise
-        raise StoreCorrupt(keys.LINKS, "is not a hash") from None
+        raise StoreCorrupt(key, "is not a hash") from None
+    return keys.link_holder(held)
 
 
 def _given(now: float | None, *, whole: bool = False) -> int | float | str:

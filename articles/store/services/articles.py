@@ -29,7 +29,7 @@ from articles.store.services._common import (
     _domain_key,
     _finish_or_leave,
     _given,
-    _indexed_words,
+    _indexed_content,
     _link_owner,
     _log,
     _normalized_or_empty,
@@ -123,7 +123,8 @@ def article_delete(
             )
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
-        words = [] if article.archived else _indexed_words(article_id)
+        words, content = ([], [""] * 3) if article.archived else _indexed_content(article_id)
+        links_key, link_field = keys.link_keys(_normalized_or_empty(article.link), member)
         entry = (
             _log(actor.name, "delete", member, reason, now, title=article.title) if is_staff else ""
         )
@@ -136,7 +137,7 @@ def article_delete(
                 keys.TIME,
                 keys.GOOD,
                 keys.submitted(poster_id) if poster_id else member,
-                keys.LINKS,
+                links_key,
                 keys.MODLOG,
                 keys.VOTES,
                 keys.PURGE,
@@ -154,7 +155,7 @@ def article_delete(
                 raw_groups,
                 article.link,
                 article.poster,
-                _normalized_or_empty(article.link),
+                link_field,
                 entry,
                 conf.modlog_length(),
                 "" if is_staff else "open",  # the poster: only while voting is open
@@ -163,6 +164,7 @@ def article_delete(
                 " ".join(words),
                 _removal(entry),
                 "archived" if article.archived else "",
+                *content,
             ],
             client=get_connection(retry=False),  # sent once: a repeat would answer 404
         )
@@ -258,16 +260,19 @@ def article_edit(
             if is_staff
             else ""
         )
-        was_words = _indexed_words(article_id)
+        was_words, content = _indexed_content(article_id)
+        old_links, old_field = keys.link_keys(_normalized_or_empty(before.link), member)
+        new_links, new_field = keys.link_keys(norm, member)
         new_words = search.article_words(new_title, new_text, new_link)
         result = scripts.EDIT(
             keys=[
                 member,
-                keys.LINKS,
+                old_links,
                 keys.MODLOG,
                 keys.member_key(seen) or member,
                 _domain_key(before.link) or member,
                 _domain_key(new_link) or member,
+                new_links,
                 *map(keys.postings, was_words),
                 *map(keys.postings, new_words),
             ],
@@ -276,8 +281,8 @@ def article_edit(
                 new_title,
                 new_link,
                 before.link,
-                _normalized_or_empty(before.link),
-                norm,
+                old_field,
+                new_field,
                 entry,
                 conf.modlog_length(),
                 seen,
@@ -288,6 +293,7 @@ def article_edit(
                 new_text,
                 before.text,
                 "" if is_staff else "open",  # the poster: only while voting is open
+                *content,
             ],
             client=get_connection(retry=False),  # sent once: a repeat would log twice
         )

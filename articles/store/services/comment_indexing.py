@@ -115,7 +115,8 @@ def comment_search_rebuild(
         scan=keys.COMMENT_SEARCH_INDEX_SCAN,
         word_of=keys.comment_word_of,
         id_of=keys.posting_id_or_none,
-        hash_of=keys.comment,
+        read=lambda pipe, i: pipe.hget(keys.comment(i), "words"),
+        words_of=lambda words: _decode(words).split(),
         drop=lambda word, i: comment_search_entry_drop(word=word, comment_id=i),
         batch=batch,
     )

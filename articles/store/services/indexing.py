@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import redis
 
@@ -15,31 +16,38 @@ from articles.errors import (
 from articles.store import keys, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.services._common import _article_member, _decode, _word_key
+from articles.store.services._common import (
+    _article_member,
+    _decode,
+    _indexed_content,
+    article_content,
+)
 from articles.types import Status
 
 logger = logging.getLogger("articles.store.services")  # the package's one logger
 
 
 def article_reindex(*, article_id: int) -> bool:
-    """Put one article's search words in step with its title, text and link (for
-    articles the book's code wrote, or after the rules of search.py change). Returns
+    """Put one article in the postings:<w> sets of the words its title, text and link give
+    (for articles the book's code wrote, or after the rules of search.py change). Returns
     whether anything changed; a second run changes nothing. Raises ArticleNotFound."""
-    member = _article_member(article_id)
-    conn = get_connection()
+    _article_member(article_id)
     for _ in range(scripts.ATTEMPTS):
-        fields = conn.hmget(member, "words", "title", "text", "link")
-        was, title, text, link = (_decode(v) for v in fields)
-        was_words = [w for w in was.split() if _word_key(w)]
-        new_words = search.article_words(title, text, link)
-        result = scripts.REINDEX(
-            keys=[member, *map(keys.postings, was_words), *map(keys.postings, new_words)],
-            args=[member, " ".join(was_words), " ".join(new_words), title, text, link],
-            client=conn,
-        )
+        result = _reindex(get_connection(), article_id, _indexed_content(article_id)[1])
         if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
             return bool(int(result[1]))
     raise Conflict()
+
+
+def _reindex(client: Any, article_id: int, content: list[str]) -> Any:
+    """reindex.lua for one article whose title, text and link were read as `content`."""
+    member = keys.article(article_id)
+    words = search.article_words(*content)
+    return scripts.REINDEX(
+        keys=[member, *map(keys.postings, words)],
+        args=[member, " ".join(words), *content],
+        client=client,
+    )
 
 
 def search_reindex_batch(*, article_ids: list[int]) -> tuple[int, int]:
@@ -47,26 +55,16 @@ def search_reindex_batch(*, article_ids: list[int]) -> tuple[int, int]:
     of scripts); the few that changed in between are done again one by one. Returns
     (articles whose index changed, articles not found)."""
     conn = get_connection()
-    members = [keys.article(article_id) for article_id in article_ids]
     pipe = conn.pipeline(transaction=False)
-    for member in members:
-        pipe.hmget(member, "words", "title", "text", "link")
+    for article_id in article_ids:
+        article_content(pipe, article_id)
     rows = pipe.execute(raise_on_error=False)
     pipe = conn.pipeline(transaction=False)
     sent = []
-    for article_id, member, row in zip(article_ids, members, rows, strict=True):
-        if isinstance(row, redis.ResponseError) or row == [None] * 4:
-            continue  # not a hash (check_votes reports it), or gone
-        was, title, text, link = (_decode(v) for v in row)
-        was_words = was.split()
-        if not all(map(_word_key, was_words)):
-            continue  # a `words` no script of ours wrote: check_votes reports it
-        new_words = search.article_words(title, text, link)
-        scripts.REINDEX(
-            keys=[member, *map(keys.postings, was_words), *map(keys.postings, new_words)],
-            args=[member, was, " ".join(new_words), title, text, link],
-            client=pipe,
-        )
+    for article_id, row in zip(article_ids, rows, strict=True):
+        if isinstance(row, redis.ResponseError) or row == [None] * 3:
+            continue  # not a hash (check_votes reports it), or gone (or has none of them)
+        _reindex(pipe, article_id, [_decode(v) for v in row])
         sent.append(article_id)
     changed, missing = 0, len(article_ids) - len(sent)
     for article_id, reply in zip(sent, pipe.execute(raise_on_error=False), strict=True):
@@ -126,7 +124,8 @@ def search_index_rebuild(
         scan=keys.SEARCH_INDEX_SCAN,
         word_of=keys.word_of,
         id_of=keys.posting_id_or_none,
-        hash_of=keys.article,
+        read=article_content,
+        words_of=lambda row: search.article_words(*map(_decode, row)),
         drop=lambda word, i: search_entry_drop(word=word, article_id=i),
         batch=batch,
     )
@@ -152,14 +151,16 @@ def stale_entries_drop(
     scan: str,
     word_of: Callable[[str], str],
     id_of: Callable[[str], int | None],
-    hash_of: Callable[[int], str],
+    read: Callable[[redis.client.Pipeline, int], object],
+    words_of: Callable[[Any], list[str]],
     drop: Callable[[str, int], bool],
     batch: int,
 ) -> int:
-    """Every entry of the index sets `scan` matches whose item (`id_of` its member, its
-    hash `hash_of` that id) lacks the set's word (`word_of` its key) in its `words`,
-    passed to `drop(word, id)`, a script that checks again. Keys not ours or not sets are
-    left (check_votes reports them). Returns how many were dropped."""
+    """Every entry of the index sets `scan` matches whose item (`id_of` its member) lacks
+    the set's word (`word_of` its key) among its words (`words_of` the reply of what
+    `read` queues for its id), passed to `drop(word, id)`, a script that checks again.
+    Keys not ours or not sets, and items not hashes, are left (check_votes reports them).
+    Returns how many were dropped."""
     dropped = 0
     for raw_key in conn.scan_iter(match=scan, count=batch):
         try:
@@ -173,11 +174,11 @@ def stale_entries_drop(
             chunk = [i for m in members[offset : offset + batch] if (i := id_of(m))]
             pipe = conn.pipeline(transaction=False)
             for item_id in chunk:
-                pipe.hget(hash_of(item_id), "words")
-            for item_id, words in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
-                if isinstance(words, redis.ResponseError):
+                read(pipe, item_id)
+            for item_id, row in zip(chunk, pipe.execute(raise_on_error=False), strict=True):
+                if isinstance(row, redis.ResponseError):
                     continue  # not a hash: check_votes reports it
-                if word not in _decode(words).split():
+                if word not in words_of(row):
                     dropped += drop(word, item_id)
     return dropped
 
@@ -185,10 +186,15 @@ def stale_entries_drop(
 def search_entry_drop(*, word: str, article_id: int) -> bool:
     """Remove article_id from postings:<word> unless the article (still) has the word.
     Returns whether it was removed."""
-    result = scripts.UNINDEX(
-        keys=[keys.postings(word), keys.article(article_id)],
-        args=[article_id, word],
-        client=get_connection(),
-    )
-    raise_for_status(result)
-    return bool(int(result[1]))
+    for _ in range(scripts.ATTEMPTS):
+        words, content = _indexed_content(article_id)
+        if word in words:
+            return False
+        result = scripts.UNINDEX(
+            keys=[keys.postings(word), keys.article(article_id)],
+            args=[article_id, word, *content],
+            client=get_connection(),
+        )
+        if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
+            return bool(int(result[1]))
+    raise Conflict()

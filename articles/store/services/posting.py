@@ -131,7 +131,7 @@ def article_post(post: NewPost, *, idempotency_key: str | None = None) -> Articl
 
 def _post_call(
     article_id: int, post: NewPost, norm: str, *, seen: str, idem_key: str | None
-) -> tuple[list[str], list[str | int | float]]:
+) -> tuple[list[str], list[str | int | float | bytes]]:
     """KEYS and ARGV of post.lua for one cleaned article. The search words go in the same
     script as the article: no moment, crash or not, when the article exists unfound or the
     index names an article not yet written."""
@@ -139,6 +139,7 @@ def _post_call(
     names = list(post.groups)
     group_keys = [key for name in names for key in keys.group_keys(name)]
     words = search.article_words(post.title, post.text, post.link)
+    links_key, link_field = keys.link_keys(norm, member)
     script_keys = [
         member,
         keys.voted(article_id),
@@ -146,7 +147,7 @@ def _post_call(
         keys.TIME,
         keys.GOOD,
         keys.submitted(post.user_id),
-        keys.LINKS,
+        links_key,
         keys.GROUPS,
         keys.STATS_POSTS,
         keys.member_key(seen) or member,
@@ -158,7 +159,7 @@ def _post_call(
         *group_keys,
         *map(keys.postings, words),
     ]
-    args: list[str | int | float] = [
+    args: list[str | int | float | bytes] = [
         member,
         keys.user(post.user_id),
         post.title,
@@ -169,7 +170,7 @@ def _post_call(
         conf.vote_score(),
         conf.window(),
         conf.good_votes(),
-        norm,
+        link_field,
         conf.idempotency_seconds() if idem_key else 0,
         ",".join(names),
         article_id,

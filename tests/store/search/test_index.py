@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 
 from articles.errors import ArticleNotFound, Conflict
 from articles.operations import audit
-from articles.store import keys, scripts, selectors, services
+from articles.store import keys, scripts, search, selectors, services
 from articles.store.connection import get_connection
 from tests import factories
 from tests.actors import member_actor, staff_actor
@@ -35,9 +35,9 @@ def search_problems() -> list[audit.Problem]:
     return [p for p in audit.invariant_audit() if p.kind in audit.SEARCH_KINDS]
 
 
-def test_posting_indexes_title_text_and_link_host_and_records_the_words(conn, now):
+def test_posting_indexes_title_text_and_link_host_and_keeps_no_list_of_them(conn, now):
     article_id = post(now, "Redis Streams", "https://antirez.com/x", "Consumer groups")
-    assert conn.hget("article:1", "words") == b"antirez consumer groups redis streams"
+    assert not conn.hexists("article:1", "words")  # made again from the fields when needed
     for word in ("antirez", "consumer", "groups", "redis", "streams"):
         assert members(conn, word) == {str(article_id).encode()}  # the id: an intset
         assert conn.object("encoding", keys.postings(word)) == b"intset"
@@ -113,18 +113,42 @@ def test_each_write_sends_one_script_so_no_crash_can_split_article_and_index(con
 
 
 def test_an_edit_racing_a_changed_index_retries_instead_of_leaving_stale_words(conn, now):
-    """Ensure the scripts check the `words` they were given: a stale read is refused."""
+    """Ensure the scripts check the title, text and link the words they were given were made
+    from: a stale read is refused, whatever else matches."""
     from articles.store import scripts
     from articles.types import Status
 
-    post(now, "Redis streams")
-    reply = scripts.EDIT(
-        keys=["article:1", "links:", "modlog:", "article:1", "postings:nothing", "postings:other"],
-        args=["article:1", "Other", "", "", "", "", "", 10, "", "", WEEK, "nothing", "other"],
-        client=conn,
-    )
-    assert Status(int(reply[0])) is Status.RETRY
+    post(now, "Redis streams")  # text "body", no link
+    words = search.article_words("Redis streams", "body", "")
+    for stale in (["Redis stream", "body", ""], ["Redis streams", "bodies", ""]):
+        reply = scripts.EDIT(
+            keys=["article:1", "article:1", "modlog:", "article:1", "article:1", "article:1",
+                  "article:1", *map(keys.postings, words), "postings:other"],
+            args=["article:1", "Other", "", "", "", "", "", 10, "", "", WEEK,
+                  " ".join(words), "other", "body", "body", "", *stale],
+            client=conn,
+        )  # fmt: skip
+        assert Status(int(reply[0])) is Status.RETRY
+        reply = scripts.DELETE(
+            keys=["article:1", "voted:1", "voted_down:1", "score:", "time:", "good:",
+                  "submitted:1", "article:1", "modlog:", "votes:", "purge:", "comments_all:1",
+                  "comments:1", "comments_new:1", *keys.PERIOD_KEYS, "removed:", "article:1",
+                  *map(keys.postings, words)],
+            args=["article:1", "", "", "user:1", "", "", 10, "", "", WEEK, " ".join(words),
+                  "", "", *stale],
+            client=conn,
+        )  # fmt: skip
+        assert Status(int(reply[0])) is Status.RETRY
+        reply = scripts.REINDEX(
+            keys=["article:1", "postings:other"], args=["article:1", "other", *stale], client=conn
+        )
+        assert Status(int(reply[0])) is Status.RETRY
+        reply = scripts.UNINDEX(
+            keys=["postings:redis", "article:1"], args=[1, "redis", *stale], client=conn
+        )
+        assert Status(int(reply[0])) is Status.RETRY
     assert conn.hget("article:1", "title") == b"Redis streams"
+    assert members(conn, "redis") == {b"1"} and not conn.exists("postings:other")
 
 
 def test_the_audit_reports_and_repair_fixes_unindexed_and_stale_entries(conn, now):
@@ -161,8 +185,8 @@ def test_reindex_search_rebuilds_everything_and_a_second_run_changes_nothing(con
     for n in range(30):
         post(now, f"Article number{n} about redis", f"https://e.org/{n}")
     conn.delete(*conn.keys("postings:*"))
-    for n in range(1, 31):
-        conn.hdel(f"article:{n}", "words")
+    for n in range(1, 31):  # as a store written before kept each article's words
+        conn.hset(f"article:{n}", "words", f"article number{n} redis")
     conn.sadd("postings:ghost", 77)
     out = io.StringIO()
     call_command("reindex_search", "--batch", "7", stdout=out)
@@ -171,6 +195,7 @@ def test_reindex_search_rebuilds_everything_and_a_second_run_changes_nothing(con
     assert "#" * 40 in text  # the progress bar, filled
     assert search_problems() == []
     assert len(members(conn, "redis")) == 30
+    assert not any(conn.hexists(f"article:{n}", "words") for n in range(1, 31))
     out = io.StringIO()
     call_command("reindex_search", "--no-progress", stdout=out)
     assert "30 article(s) read, 0 reindexed, 0 stale entries dropped" in out.getvalue()

@@ -18,6 +18,10 @@ write, then the kept top of each period, votes:<period>, backfilled):
 2. `--vote-articles` (10,000) with `--votes` (100) each, the capacity load's votes per
    article with the benchmark's heavy tail: the voter sets' bytes per vote at that size
    (their encodings differ by size: listpack up to 128 members on 7.2+, else hash table).
+3. `--comments` (50,000) on `--comment-articles` (5,000) of them, posted and voted on
+   through the store's own services (comments_load): used_memory per comment all-in and
+   what deleting each comment key family gives back, and what `--comments-per-day`
+   (1,000,000: 10 an article at the capacity load) hold after a week and a year.
 
 Then the link index's bytes per entry at a week's and a year's occupancy of its 4,096
 buckets (a listpack up to 512 entries, a hash table past them), and the capacity at
@@ -37,6 +41,7 @@ import os
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +120,11 @@ def freed(conn: Any, names: dict[str, list[str]]) -> tuple[Counter[str], int]:
     return out, tables
 
 
-def split(conn: Any) -> dict[str, Any]:
-    """One SCAN of the keyspace: MEMORY USAGE summed by family, key counts, and each voter
-    set's (encoding, members, bytes)."""
+def split(
+    conn: Any, classify: Callable[[str], str] = family, order: tuple[str, ...] = FAMILIES
+) -> dict[str, Any]:
+    """One SCAN of the keyspace: MEMORY USAGE summed by family (`classify` of each key),
+    key counts, and each voter set's (encoding, members, bytes)."""
     total: Counter[str] = Counter()
     count: Counter[str] = Counter()
     cards: dict[str, int] = {}
@@ -127,7 +134,7 @@ def split(conn: Any) -> dict[str, Any]:
         pipe = conn.pipeline(transaction=False)
         for key in batch:
             pipe.memory_usage(key, samples=0)
-            kind = family(key)
+            kind = classify(key)
             if kind in VOTERS:
                 pipe.scard(key)
                 pipe.object("encoding", key)
@@ -135,7 +142,7 @@ def split(conn: Any) -> dict[str, Any]:
                 pipe.zcard(key)
         replies = iter(pipe.execute())
         for key in batch:
-            kind, size = family(key), int(next(replies) or 0)
+            kind, size = classify(key), int(next(replies) or 0)
             total[kind] += size
             count[kind] += 1
             names.setdefault(kind, []).append(key)
@@ -149,7 +156,7 @@ def split(conn: Any) -> dict[str, Any]:
         "keys": count,
         "cards": cards,
         "voter_sets": voter_sets,
-        "names": {k: names[k] for k in FAMILIES if k in names},
+        "names": {k: names[k] for k in order if k in names},
     }
 
 
@@ -202,6 +209,103 @@ def load(conn: Any, articles: int, votes: int) -> dict[str, Any]:
         "tables": tables,
         **found,
     }
+
+
+COMMENT_FAMILIES = (
+    "comment hashes",
+    "comments: (site-wide)",
+    "comments/comments_new/comments_all:<aid>",
+    "replies/replies_new:<cid>",
+    "user_comments:<pk>",
+    "inbox:<pk>, inbox_state:<pk>",
+    "comment_postings:<word>",
+    "comment_voted(_down):<cid>",
+    "comment_karma:<pk>",
+)
+
+
+def comment_family(key: str) -> str:
+    """The comment key families (anything else, the articles they are on: "others")."""
+    for prefixes, name in (
+        (("comment_postings:",), "comment_postings:<word>"),
+        (("comment_voted",), "comment_voted(_down):<cid>"),
+        (("comment_karma:",), "comment_karma:<pk>"),
+        (("comment:",), "comment hashes"),
+        (("comments_new:", "comments_all:"), "comments/comments_new/comments_all:<aid>"),
+        (("replies",), "replies/replies_new:<cid>"),
+        (("user_comments:",), "user_comments:<pk>"),
+        (("inbox",), "inbox:<pk>, inbox_state:<pk>"),
+    ):
+        if key.startswith(prefixes):
+            return name
+    if key == "comments:":
+        return "comments: (site-wide)"
+    return "comments/comments_new/comments_all:<aid>" if key.startswith("comments:") else "others"
+
+
+def comments_load(conn: Any, comments: int, articles: int) -> dict[str, Any]:
+    """`comments` comments through the store's own comment_post (the keys comment_post.lua
+    writes), on `articles` of the benchmark's articles: a tenth top-level, the rest replies
+    to an earlier comment of the same article up to depth 5, texts of 2-4 sentences of the
+    benchmark's words (bench/words.py), 2,000 authors; then 1-3 votes on a third of them.
+    used_memory grown by them, and what deleting each comment family gives back."""
+    import random
+
+    from articles.store import services
+    from articles.types import Vote
+    from bench import data
+    from bench import words as wording
+
+    conn.flushall()
+    data.load_redis(conn, data.Spec(articles=articles, group_size=articles // 10, now=time.time()))
+    rng = random.Random(21)
+    before = used(conn)
+    threads: dict[int, list[tuple[int, int]]] = {}  # article id -> (comment id, depth)
+    chars = 0
+    ids = []
+    for n in range(comments):
+        article_id = 1 + rng.randrange(articles)
+        thread = threads.setdefault(article_id, [])
+        open_ = [c for c, depth in thread[-50:] if depth < 5]
+        parent = rng.choice(open_) if open_ and rng.random() < 0.9 else None
+        text = wording.sentences(rng)
+        chars += len(text)
+        made = services.comment_post(
+            article_id=article_id,
+            user_id=1 + rng.randrange(2_000),
+            author_name=f"user{n % 2_000}",
+            text=text,
+            parent_id=parent,
+        )
+        thread.append((made.id, made.depth))
+        ids.append(made.id)
+    for comment_id in rng.sample(ids, len(ids) // 3):
+        for voter in rng.sample(range(3_000, 6_000), rng.randint(1, 3)):
+            services.comment_vote(
+                comment_id=comment_id,
+                user_id=voter,
+                vote=Vote.UP if rng.random() < 0.85 else Vote.DOWN,
+            )
+    grown = used(conn) - before
+    found = split(conn, comment_family, COMMENT_FAMILIES)
+    gone, _ = freed(conn, found.pop("names"))
+    return {"comments": comments, "used": grown, "chars": chars, "freed": gone, **found}
+
+
+def comments_report(run: dict[str, Any], per_day: int) -> None:
+    n, gone, usage, count = run["comments"], run["freed"], run["bytes"], run["keys"]
+    each = run["used"] / n
+    print(f"\nComments ({n:,}, {run['chars'] / n:.0f} characters of text on average): "
+          f"used_memory grew {run['used']:,} B, {each:,.0f} B per comment all-in\n")  # fmt: skip
+    print("| comment family | keys | MEMORY USAGE B/comment | freed by DEL B/comment |")
+    print("|---|---:|---:|---:|")
+    for name in COMMENT_FAMILIES:
+        if count[name]:
+            print(f"| {name} | {count[name]:,} | {usage[name] / n:,.1f} | {gone[name] / n:,.1f} |")
+    print(
+        f"\nat {per_day:,} comments a day: a week {_size(per_day * 7 * each)}, "
+        f"a year {_size(per_day * 365 * each)} (nothing archived)"
+    )
 
 
 def link_entry(conn: Any, per_bucket: int, buckets: int = 64) -> tuple[float, str]:
@@ -308,6 +412,9 @@ def main() -> None:
     parser.add_argument("--votes", type=int, default=100, help="votes per article, 2nd load")
     parser.add_argument("--per-day", type=int, default=100_000)
     parser.add_argument("--votes-per-day", type=int, default=10_000_000)
+    parser.add_argument("--comments", type=int, default=50_000, help="0: no comment load")
+    parser.add_argument("--comment-articles", type=int, default=5_000)
+    parser.add_argument("--comments-per-day", type=int, default=1_000_000)
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="vs-mem-", dir="/tmp") as tmp:
         from articles.operations.embedded import EmbeddedRedis
@@ -335,6 +442,11 @@ def main() -> None:
             buckets = 16**keys.LINK_BUCKETS_HEX
             links = {d: link_entry(conn, opts.per_day * d // buckets) for d in (7, 365)}
             report(first, second, links, opts.per_day, opts.votes_per_day)
+            if opts.comments:
+                comments_report(
+                    comments_load(conn, opts.comments, opts.comment_articles),
+                    opts.comments_per_day,
+                )
         finally:
             server.stop()
 

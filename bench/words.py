@@ -132,8 +132,13 @@ def text(rng: random.Random) -> str:
     """A quarter of the articles have a text; the others an empty one."""
     if rng.random() >= 0.25:
         return ""
-    sentences = [_phrase(rng, rng.randint(6, 14)) for _ in range(rng.randint(2, 4))]
-    return " ".join(s[0].upper() + s[1:] + "." for s in sentences)
+    return sentences(rng)
+
+
+def sentences(rng: random.Random) -> str:
+    """2-4 sentences of 6-14 words: an article's text, a comment."""
+    made = [_phrase(rng, rng.randint(6, 14)) for _ in range(rng.randint(2, 4))]
+    return " ".join(s[0].upper() + s[1:] + "." for s in made)
 
 
 def link(rng: random.Random, article_id: int) -> str:

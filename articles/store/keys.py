@@ -31,7 +31,7 @@ GROUPS = "groups:"  # hash: group name -> description (the registry of groups)
 GROUP_RANKS = "groups:ranked"
 # The duplicate-link check: links:<b> (hash) maps an 8-byte digest of a normalised link to
 # the id of the article that has it; link_slot() forms both. 4,096 small hashes, not one
-# hash of whole links: Redis keeps each as a listpack (~15 B an entry against 111 B).
+# hash of whole links: Redis keeps each as a listpack (~18 B an entry against 111 B).
 LINK_BUCKETS_HEX = 3  # hex digits of the digest naming the bucket: 16**3 = 4,096 buckets
 LINK_INDEX_SCAN = "links:" + "[0-9a-f]" * LINK_BUCKETS_HEX
 # The former index: one hash of normalised link -> article:<id>; check_votes --repair
@@ -253,9 +253,9 @@ def domain(name: str) -> str:
 def link_slot(norm: str) -> tuple[str, bytes]:
     """links:<b> and its field for a normalised link (validation.normalize_link): its
     8-byte BLAKE2b digest is the field, the digest's first LINK_BUCKETS_HEX hex digits
-    the bucket. The field's value is the id of the article holding the
-    link. A new link shares a field with one held with odds of 2 in 10^12 (36.5 M held, a
-    year's at 100,000 a day, among 2^64 digests): it would be refused as a duplicate."""
+    the bucket. The field's value is the id of the article holding the link. A new link
+    shares a field with one held with odds of 2 in 10^12 (36.5 M held, a year's at 100,000
+    a day, among 2^64 digests): it would be refused as a duplicate."""
     if not isinstance(norm, str) or not norm:
         raise ValueError(f"not a normalised link: {norm!r}")
     digest = hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).digest()

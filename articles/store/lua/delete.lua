@@ -10,7 +10,8 @@
 -- KEYS[22..] per group of the article: group:<g>, score:<g>, time:<g>, groups:ranked
 -- KEYS[last #words] postings:<w> for each search word of ARGV[11], in its order
 -- ARGV[1] article:<id>  ARGV[2] groups as read  ARGV[3] link as read  ARGV[4] poster as read
--- ARGV[5] the link's field in KEYS[8] (keys.link_slot) or ""  ARGV[6] log entry ("" for none)  ARGV[7] log length kept
+-- ARGV[5] the link's field in KEYS[8] (keys.link_slot) or ""
+-- ARGV[6] log entry ("" for none)  ARGV[7] log length kept
 -- ARGV[8] "open": only while voting is open (a poster deleting their own), else ""
 -- ARGV[9] now ("" for Redis' own clock)  ARGV[10] window (s)
 -- ARGV[11] the search words of ARGV[14..16] ("" for none)

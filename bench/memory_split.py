@@ -292,16 +292,32 @@ def comments_load(conn: Any, comments: int, articles: int) -> dict[str, Any]:
     return {"comments": comments, "used": grown, "chars": chars, "freed": gone, **found}
 
 
+def family_table(
+    heading: str,
+    per: str,
+    names: tuple[str, ...],
+    run: dict[str, Any],
+    n: int,
+    whole: float | None = None,
+) -> None:
+    """Each family of `names` in a load `run`: its keys, MEMORY USAGE and what deleting it
+    freed, per `per` (n of them), and its share of `whole` when given."""
+    usage, gone, count = run["bytes"], run["freed"], run["keys"]
+    print(f"| {heading} | keys | MEMORY USAGE B/{per} | freed by DEL B/{per} |"
+          + (" share |" if whole else ""))  # fmt: skip
+    print("|---|---:|---:|---:|" + ("---:|" if whole else ""))
+    for name in names:
+        if count[name]:
+            row = f"| {name} | {count[name]:,} | {usage[name] / n:,.1f} | {gone[name] / n:,.1f} |"
+            print(row + (f" {gone[name] / whole:.1%} |" if whole else ""))
+
+
 def comments_report(run: dict[str, Any], per_day: int) -> None:
-    n, gone, usage, count = run["comments"], run["freed"], run["bytes"], run["keys"]
+    n = run["comments"]
     each = run["used"] / n
     print(f"\nComments ({n:,}, {run['chars'] / n:.0f} characters of text on average): "
           f"used_memory grew {run['used']:,} B, {each:,.0f} B per comment all-in\n")  # fmt: skip
-    print("| comment family | keys | MEMORY USAGE B/comment | freed by DEL B/comment |")
-    print("|---|---:|---:|---:|")
-    for name in COMMENT_FAMILIES:
-        if count[name]:
-            print(f"| {name} | {count[name]:,} | {usage[name] / n:,.1f} | {gone[name] / n:,.1f} |")
+    family_table("comment family", "comment", COMMENT_FAMILIES, run, n)
     print(
         f"\nat {per_day:,} comments a day: a week {_size(per_day * 7 * each)}, "
         f"a year {_size(per_day * 365 * each)} (nothing archived)"
@@ -355,12 +371,7 @@ def report(
     )
     print(f"used_memory grew {all_in:,} B: {all_in / n:,.0f} B per article all-in "
           f"(RSS / used_memory after the load: {mix['rss'] / mix['used']:.2f})\n")  # fmt: skip
-    print("| family | keys | MEMORY USAGE B/article | freed by DEL B/article | share |")
-    print("|---|---:|---:|---:|---:|")
-    for name in FAMILIES:
-        if count[name]:
-            print(f"| {name} | {count[name]:,} | {usage[name] / n:,.1f} | "
-                  f"{gone[name] / n:,.1f} | {gone[name] / all_in:.1%} |")  # fmt: skip
+    family_table("family", "article", FAMILIES, main, n, all_in)
     tables = main["tables"]
     rest = all_in - sum(gone.values()) - tables
     for label, size in (("keyspace bucket arrays (main + expiry)", tables), ("rest", rest)):

@@ -89,18 +89,22 @@ def missing_server() -> str | None:
 # An expired key is freed off the main thread: a group's cached ranking holds a tenth of
 # the store (100,000 members at 1M articles), ~10 ms to free in the call that finds it
 # expired (bench/scale.py).
-BASE_CONFIG = """\
-appendonly yes
-appendfsync everysec
-appendfilename "appendonly.aof"
-maxmemory-policy noeviction
-hash-max-ziplist-entries 512
-hash-max-ziplist-value 512
-zset-max-ziplist-entries 128
-zset-max-ziplist-value 64
-set-max-intset-entries 8192
-lazyfree-lazy-expire yes
-"""
+# The compact encodings, by the names every supported server reads (Redis 7 reads the
+# ziplist names as aliases of the listpack ones); check_redis warns (articles.W008) where a
+# server keeps less compact than this.
+COMPACT_ENCODINGS = {
+    "hash-max-ziplist-entries": 512,
+    "hash-max-ziplist-value": 512,
+    "zset-max-ziplist-entries": 128,
+    "zset-max-ziplist-value": 64,
+    "set-max-intset-entries": 8192,
+}
+BASE_CONFIG = (
+    'appendonly yes\nappendfsync everysec\nappendfilename "appendonly.aof"\n'
+    "maxmemory-policy noeviction\n"
+    + "".join(f"{name} {value}\n" for name, value in COMPACT_ENCODINGS.items())
+    + "lazyfree-lazy-expire yes\n"
+)
 
 # From Redis 7.2 (older servers refuse the name): a set of strings stays a listpack up to
 # 512 members, not the default 128. At 100 votes an article (the capacity table's load)
@@ -113,6 +117,14 @@ lazyfree-lazy-expire yes
 SET_LISTPACK_MAX = 512
 LISTPACK_SETS = f"set-max-listpack-entries {SET_LISTPACK_MAX}\n"
 LISTPACK_SETS_SINCE = (7, 2)
+
+
+def compact_encodings(version: str | None) -> dict[str, int]:
+    """The encoding limits the store is laid out for on a server of `version` (INFO's
+    redis_version): COMPACT_ENCODINGS, and the listpack sets where it has them."""
+    found = re.match(r"(\d+)\.(\d+)", version or "")
+    since = found is not None and (int(found[1]), int(found[2])) >= LISTPACK_SETS_SINCE
+    return COMPACT_ENCODINGS | ({"set-max-listpack-entries": SET_LISTPACK_MAX} if since else {})
 
 
 class EmbeddedRedis:

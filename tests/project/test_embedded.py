@@ -73,6 +73,35 @@ def test_the_check_reads_the_real_server_of_the_test_suite(redis_server):
         redis_server.client().config_set("appendonly", "yes")
 
 
+def test_the_checks_warn_where_the_server_keeps_hashes_and_sets_less_compact():
+    from articles.operations.checks import encoding_messages
+    from articles.operations.embedded import COMPACT_ENCODINGS, compact_encodings
+
+    assert encoding_messages(compact_encodings("8.2.3"), "8.2.3") == []
+    assert encoding_messages(None, "8.2.3") == []  # CONFIG refused: nothing claimed
+    defaults = COMPACT_ENCODINGS | {"hash-max-ziplist-entries": 128, "set-max-intset-entries": 512}
+    (message,) = encoding_messages(defaults | {"set-max-listpack-entries": 128}, "8.2.3")
+    assert message.id == "articles.W008"
+    assert "hash-max-ziplist-entries 128, set-max-intset-entries 512" in message.msg
+    assert "set-max-listpack-entries 128" in message.msg
+    assert "`hash-max-ziplist-entries 512`" in message.hint
+    # Redis 7.0 has no listpack sets: not asked of it
+    assert "set-max-listpack-entries" not in encoding_messages(defaults, "7.0.15")[0].msg
+
+
+def test_the_encoding_check_reads_the_real_server(redis_server):
+    from articles.operations.checks import check_redis
+
+    client = redis_server.client()
+    client.config_set("set-max-intset-entries", 512)
+    try:
+        (message,) = check_redis()
+        assert message.id == "articles.W008" and "set-max-intset-entries 512" in message.msg
+    finally:
+        client.config_set("set-max-intset-entries", 8192)
+    assert check_redis() == []
+
+
 def test_the_suite_runs_on_the_redis_server_binary_it_was_pointed_at(redis_server):
     """Ensure VOTESITE_TEST_REDIS_SERVER (make test-redis7) really changes the server: the
     session's server reports the version of the chosen binary (the embedded one's when unset)."""

@@ -46,7 +46,13 @@ from articles.store.selectors.rankings import (
     top_article_list,
 )
 from articles.store.selectors.searching import article_search, comment_search
-from articles.store.selectors.status import stats_daily, store_health, store_status, store_topology
+from articles.store.selectors.status import (
+    stats_daily,
+    store_encodings,
+    store_health,
+    store_status,
+    store_topology,
+)
 
 __all__ = [
     "article_comments_feed",
@@ -78,6 +84,7 @@ __all__ = [
     "saved_article_list",
     "saved_comment_list",
     "stats_daily",
+    "store_encodings",
     "store_health",
     "store_status",
     "store_topology",

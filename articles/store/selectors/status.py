@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import redis
 
+from articles.operations.embedded import compact_encodings
 from articles.store import clock, keys
 from articles.store.connection import get_connection, store_unavailable
 from articles.store.selectors._common import _count, _execute
@@ -42,6 +43,27 @@ def store_status() -> dict[str, object]:
         "maxmemory": info.get("maxmemory"),
         "articles": _article_count(conn),
     }
+
+
+def store_encodings(version: str | None) -> dict[str, int] | None:
+    """The server's values of the encoding limits the store is laid out for on a server of
+    `version` (embedded.compact_encodings), in one round trip; None where CONFIG is refused
+    (a managed Redis may rename it). For the system checks, not /healthz."""
+    conn = get_connection()
+    names = list(compact_encodings(version))
+    pipe = conn.pipeline(transaction=False)
+    for name in names:
+        pipe.config_get(name)
+    try:
+        replies = pipe.execute()
+    except redis.ResponseError:
+        return None
+    found = {}
+    for name, reply in zip(names, replies, strict=True):
+        value = next(iter(reply.values()), None) if reply else None
+        if value is not None and str(value).isdigit():
+            found[name] = int(value)
+    return found
 
 
 def _whole(figure: object) -> int:

@@ -84,7 +84,7 @@ def missing_server() -> str | None:
 # An insert or removal moves at most 32 KB; a set passing the limit is turned into a
 # hash table once (~1 ms). A hash stays a listpack up to 512 fields: the duplicate-link
 # index's 4,096 buckets (links:<b>, keys.link_slot) hold ~170 entries each at a week of
-# 100,000 articles a day, ~15 B an entry as a listpack against ~60 as a hash table; a
+# 100,000 articles a day, ~18 B an entry as a listpack against ~71 as a hash table; a
 # lookup scans at most 512 short fields (post, edit, delete: never a page).
 # An expired key is freed off the main thread: a group's cached ranking holds a tenth of
 # the store (100,000 members at 1M articles), ~10 ms to free in the call that finds it

@@ -33,16 +33,16 @@ def article_reindex(*, article_id: int) -> bool:
     whether anything changed; a second run changes nothing. Raises ArticleNotFound."""
     _article_member(article_id)
     for _ in range(scripts.ATTEMPTS):
-        result = _reindex(get_connection(), article_id, _indexed_content(article_id)[1])
+        result = _reindex(get_connection(), article_id, *_indexed_content(article_id))
         if raise_for_status(result, allow=(Status.RETRY,)) is Status.OK:
             return bool(int(result[1]))
     raise Conflict()
 
 
-def _reindex(client: Any, article_id: int, content: list[str]) -> Any:
-    """reindex.lua for one article whose title, text and link were read as `content`."""
+def _reindex(client: Any, article_id: int, words: list[str], content: list[str]) -> Any:
+    """reindex.lua for one article whose title, text and link were read as `content`, and
+    the words they give."""
     member = keys.article(article_id)
-    words = search.article_words(*content)
     return scripts.REINDEX(
         keys=[member, *map(keys.postings, words)],
         args=[member, " ".join(words), *content],
@@ -64,7 +64,8 @@ def search_reindex_batch(*, article_ids: list[int]) -> tuple[int, int]:
     for article_id, row in zip(article_ids, rows, strict=True):
         if isinstance(row, redis.ResponseError) or row == [None] * 3:
             continue  # not a hash (check_votes reports it), or gone (or has none of them)
-        _reindex(pipe, article_id, [_decode(v) for v in row])
+        content = [_decode(v) for v in row]
+        _reindex(pipe, article_id, search.article_words(*content), content)
         sent.append(article_id)
     changed, missing = 0, len(article_ids) - len(sent)
     for article_id, reply in zip(sent, pipe.execute(raise_on_error=False), strict=True):

@@ -92,8 +92,8 @@ class ArchivedComment(models.Model):
 
 
 class ArchivedWord(models.Model):
-    """A search posting of an archived article: one of the stems its hash's `words` held
-    (search.article_words), what postings:<word> held before it was archived."""
+    """A search posting of an archived article: one of the stems its title, text and link
+    give (search.article_words), what postings:<word> held before it was archived."""
 
     word = models.CharField(max_length=32)
     article = models.ForeignKey(ArchivedArticle, on_delete=models.CASCADE, related_name="+")
@@ -108,8 +108,8 @@ class ArchivedWord(models.Model):
 
 
 class ArchivedCommentWord(models.Model):
-    """A search posting of an archived comment: one of its `words` (search.comment_words),
-    what comment_postings:<word> held before it was archived."""
+    """A search posting of an archived comment: one of the words its text gives
+    (search.comment_words), what comment_postings:<word> held before it was archived."""
 
     word = models.CharField(max_length=32)
     comment = models.ForeignKey(ArchivedComment, on_delete=models.CASCADE, related_name="+")

@@ -211,7 +211,7 @@ def _words(read: Read) -> list[str]:
 
 
 def _valid_words(value: str) -> list[str]:
-    """The words of a `words` field (the postings:/comment_postings: sets holding it); none
+    """The words of a former `words` field (the postings: sets holding it); none
     if one is not a word search.py makes (data written by others: the audit reports it)."""
     words = value.split()
     try:
@@ -252,7 +252,7 @@ def _write_rows(conn: Any, found: list[Read]) -> None:
         ArchivedCommentWord(word=w, comment_id=c.id)
         for c in comments
         if not c.fields.get("state")
-        for w in _valid_words(c.fields.get("words", ""))
+        for w in search.comment_words(c.fields.get("text", ""))
     ]
     with transaction.atomic():
         ArchivedArticle.objects.bulk_create(
@@ -317,12 +317,14 @@ def _read_comments(conn: Any, article_id: int) -> list[ArchivedComment]:
 
 def comments_take(conn: Any, article_id: int) -> int:
     """Take an archived article's comments out of Redis, batch after batch; how many."""
-    member = keys.article(article_id)
-    before = int(conn.zcard(keys.article_comments_all(article_id)))
+    from articles.store.services._common import comments_as_read
+
+    member, listed = keys.article(article_id), keys.article_comments_all(article_id)
+    before = int(conn.zcard(listed))
     while True:
         reply = scripts.ARCHIVE_COMMENTS(
-            keys=[keys.article_comments_all(article_id), keys.ARCHIVE, member],
-            args=[member, COMMENT_BATCH],
+            keys=[listed, keys.ARCHIVE, member],
+            args=[member, COMMENT_BATCH, *comments_as_read(conn, listed, COMMENT_BATCH)],
             client=conn,
         )
         raise_for_status(reply)

@@ -394,8 +394,8 @@ def posting_id_or_none(member: str) -> int | None:
 def comment_postings(word: str) -> str:
     """set of the ids (integers: an intset) of the comments whose text holds `word` among
     its first ARTICLES_SEARCH_COMMENT_WORDS distinct words (search.comment_words);
-    tombstones are in none. Named in Lua from a comment's `words` (comment_index in
-    _lib.lua)."""
+    tombstones are in none. Named in Lua from the words a script's caller made of the
+    comment's text (comment_index in _lib.lua); the hash keeps no list of them."""
     return f"comment_postings:{_word(word)}"
 
 

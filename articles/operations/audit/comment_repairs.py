@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from articles import conf
+from articles.errors import StoreCorrupt
 from articles.operations.audit.comments import COMMENT_KINDS
 from articles.operations.audit.common import Problem, redis_now
 from articles.operations.audit.runner import comment_audit
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
+from articles.store.services import comment_content
 from articles.types import Status
 
 # The kinds mended by re-deriving one whole comment from its hash.
@@ -27,10 +29,24 @@ def comment_repair(problems: Iterable[Problem], *, now: float | None = None) -> 
     now = redis_now(conn) if now is None else now
     changed = 0
     for key, args in _comment_steps([p for p in problems if p.kind in COMMENT_KINDS], now):
-        reply = scripts.COMMENT_REPAIR(keys=[key], args=args, client=conn)
+        for _ in range(scripts.ATTEMPTS):
+            reply = scripts.COMMENT_REPAIR(keys=[key], args=_as_read(args), client=conn)
+            if int(reply[0]) != Status.RETRY:
+                break
         if int(reply[0]) == Status.OK:
             changed += int(reply[1])
     return changed
+
+
+def _as_read(args: list[object]) -> list[object]:
+    """A "comment" step's arguments with the words and seen of its text as read (a
+    comment removed entirely leaves comment search by them: comment_repair.lua)."""
+    if args[0] != "comment":
+        return args
+    try:
+        return [*args, *comment_content(int(str(args[3])))]
+    except StoreCorrupt:
+        return [*args, "", ""]  # not a hash: the script reports it
 
 
 def _comment_steps(problems: list[Problem], now: float) -> Iterator[tuple[str, list[object]]]:

@@ -1,8 +1,7 @@
 """The checks of the comment search index (comment_postings:<word>), both ways as for
 articles: every visible comment is in the sets of the words its text gives
-(search.comment_words, and its `words` field says so), a tombstone in none, and every entry
-names a comment that has the word. Comments written before comment search have no `words`:
-reported as unindexed. A suspect is re-read in one MULTI/EXEC (its hash and its entries
+(search.comment_words), a tombstone in none, and every entry names a comment whose text
+gives the word. A suspect is re-read in one MULTI/EXEC (its hash and its entries
 together) before it is reported, so a write between the audit's reads is not taken for a
 fault."""
 
@@ -15,10 +14,11 @@ import redis
 
 from articles.errors import CommentNotFound, StoreCorrupt
 from articles.operations.audit.common import Problem, chunks, cid, former_index, wrong_type
-from articles.store import keys, search, services
+from articles.store import keys, services
+from articles.store.services import COMMENT_CONTENT, comment_words_seen
 
 COMMENT_SEARCH_KINDS = frozenset({"comment_search_unindexed", "comment_search_stale"})
-_FIELDS = ("words", "text", "state", "time")
+_FIELDS = (*COMMENT_CONTENT, "time")
 
 
 def comment_search_audit(conn: redis.Redis, batch: int = 500) -> list[Problem]:
@@ -33,13 +33,9 @@ def comment_search_audit(conn: redis.Redis, batch: int = 500) -> list[Problem]:
     return [p for p in problems if _still(conn, p)]
 
 
-def _fault(row: Sequence[Any]) -> tuple[list[str], str]:
-    """The words a comment's HMGET _FIELDS gives, and what is wrong with its `words`."""
-    stored, text, state = (keys.text(v or b"") for v in row[:3])
-    expected = [] if state else search.comment_words(text)
-    if row[0] is None and expected:
-        return expected, "not indexed"
-    return expected, "" if stored.split() == expected else "indexed under other words"
+def _words(row: Sequence[Any]) -> list[str]:
+    """The words a comment's HMGET _FIELDS gives (none for a tombstone)."""
+    return comment_words_seen(row[:2])[0].split()
 
 
 def _unindexed(
@@ -57,13 +53,10 @@ def _unindexed(
         if isinstance(row, redis.ResponseError):
             unreadable.add(member)  # not a hash: the comment audit reports it
             continue
-        if row[3] is None:
+        if row[2] is None:
             continue  # gone: its entries are stale
-        has[member] = frozenset(keys.text(row[0] or b"").split())
-        expected, fault = _fault(row)
-        if fault:
-            problems.append(Problem("comment_search_unindexed", fault, entry=member, member=member))
-            continue
+        expected = _words(row)
+        has[member] = frozenset(expected)
         for word in expected:
             pipe.sismember(keys.comment_postings(word), str(comment_id))
         checked.append((member, expected))
@@ -127,13 +120,11 @@ def _still(conn: redis.Redis, problem: Problem) -> bool:
         if isinstance(row, redis.ResponseError) or not hit:
             return False
         word = keys.comment_word_of(problem.entry)
-        return row[3] is None or word not in keys.text(row[0] or b"").split()
+        return row[2] is None or word not in _words(row)
     row = pipe.execute(raise_on_error=False)[0]
-    if isinstance(row, redis.ResponseError) or row[3] is None:
+    if isinstance(row, redis.ResponseError) or row[2] is None:
         return False
-    expected, fault = _fault(row)
-    if fault:
-        return True
+    expected = _words(row)
     pipe = conn.pipeline(transaction=True)
     pipe.hmget(member, *_FIELDS)
     for word in expected:

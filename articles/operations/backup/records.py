@@ -30,7 +30,7 @@ class Voters:
 @dataclass(slots=True)
 class ArticleRecord:
     id: int
-    hash: dict[bytes, bytes]  # with `words`, the search words its title, text and link give
+    hash: dict[bytes, bytes]  # no `words`: those are made from the title, text and link
     score: float | None
     time: float | None
     good: float | None
@@ -38,7 +38,7 @@ class ArticleRecord:
     groups: list[str]
     voters: Voters
     poster_pk: int | None
-    words: list[str]
+    words: list[str]  # the sets postings:<word> hold it in
 
 
 @dataclass(slots=True)
@@ -102,9 +102,7 @@ def comment_record(record: dict[str, object]) -> CommentRecord:
     # indexed by the restoring transaction from its own text.
     visible = fields.get("state", "") == CommentState.VISIBLE
     words = search.comment_words(fields.get("text", "")) if visible else []
-    fields.pop("words", None)
-    if words:
-        fields["words"] = " ".join(words)
+    fields.pop("words", None)  # a former field: the words are made again, not kept
     return CommentRecord(
         id=comment_id,
         hash={k.encode("utf-8", "surrogateescape"): raw(v) for k, v in fields.items()},

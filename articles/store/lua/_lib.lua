@@ -522,15 +522,19 @@ local function unhidden_page(zset, hidden, start, stop)
 end
 
 -- --- comment search (issue 24) -------------------------------------------------------
--- A comment's `words` field (sorted, space-separated, from search.comment_words) names
--- the sets comment_postings:<word> that hold its id (intsets, as postings:<word>), so
--- every script that changes or removes a comment's text keeps them exact in the same step.
--- The set names are formed here from `words`, as the comment scripts form a comment's
+-- A comment's search words (search.comment_words of its text; none for a tombstone) are
+-- kept nowhere but in the sets comment_postings:<word> that hold its id (intsets, as
+-- postings:<word>): the hash keeps no list of them (~150 B a comment). A script that
+-- takes a comment out of those sets is given the words by its caller, made from the state
+-- and text it read, with `seen`, the SHA-1 of "<state>\n<text>" as read
+-- (services/_common.comment_seen), and checks them with comment_as_read. A hash written
+-- before keeps a `words` field: its sets are left too, and the field dropped.
+-- The set names are formed here from words, as the comment scripts form a comment's
 -- other keys from its hash: a word is letters and digits only (ASCII letters and digits,
 -- or the bytes of other scripts' letters), so it can name no other key.
 
--- The comment_postings:<word> keys of a `words` value; nil if a word is not one search.py
--- makes.
+-- The comment_postings:<word> keys of words "w1 w2 ..."; nil if a word is not one
+-- search.py makes.
 local function comment_word_keys(words)
   local found = {}
   for w in string.gmatch(words or '', '%S+') do
@@ -538,6 +542,12 @@ local function comment_word_keys(words)
     found[#found + 1] = 'comment_postings:' .. w
   end
   return found
+end
+
+-- Whether `member`'s state and text are still those `seen` was made from.
+local function comment_as_read(member, seen)
+  local f = redis.call('HMGET', member, 'state', 'text')
+  return redis.sha1hex((f[1] or '') .. '\n' .. (f[2] or '')) == seen
 end
 
 -- {S.BAD_DATA, ...} before a write, if a word is malformed or a set is of another type.
@@ -549,12 +559,16 @@ local function comment_index_bad(member, words)
   return bad_types(specs)
 end
 
--- Take `member`'s id out of the sets its `words` names, and clear `words`. A key of another
--- type, or a malformed `words`, is left alone (the audit reports them): removal paths
--- never refuse. Returns how many entries were removed.
-local function comment_unindex(member)
+-- Take `member`'s id out of the sets of `words` (made by the caller from the text as
+-- read: check comment_as_read first) and of a former `words` field, and drop the field.
+-- A key of another type, or a malformed word, is left alone (the audit reports them):
+-- removal paths never refuse. Returns how many entries were removed.
+local function comment_unindex(member, words)
   if redis.call('TYPE', member)['ok'] ~= 'hash' then return 0 end
-  local sets = comment_word_keys(redis.call('HGET', member, 'words')) or {}
+  local sets = comment_word_keys(words) or {}
+  for _, k in ipairs(comment_word_keys(redis.call('HGET', member, 'words')) or {}) do
+    sets[#sets + 1] = k
+  end
   local removed = 0
   for _, k in ipairs(sets) do
     if redis.call('TYPE', k)['ok'] == 'set' then
@@ -572,14 +586,31 @@ local function comment_unlink(member, cid)
     'replies:' .. cid, 'replies_new:' .. cid)
 end
 
+-- What the caller of a batch that takes comments away (article_purge.lua,
+-- archive_comments.lua) made of each comment it read: ARGV[from..] as triples of member,
+-- `seen` and search words (services/_common.comments_as_read), as {member = {seen, words}}.
+local function comments_given(from)
+  local given = {}
+  for i = from, #ARGV - 2, 3 do given[ARGV[i]] = {ARGV[i + 1], ARGV[i + 2]} end
+  return given
+end
+
+-- comment_unindex with the words `given` holds for `member`; false, and nothing done, if
+-- it holds none or the comment changed since they were made (the batch stops there).
+local function comment_unindex_given(member, given)
+  local g = given[member]
+  if not g or not comment_as_read(member, g[1]) then return false end
+  comment_unindex(member, g[2])
+  return true
+end
+
 -- Index `member`'s id under `words` ("" for none: comment search off, or a tombstone),
--- dropping the words it had. Check comment_index_bad(member, words) first.
-local function comment_index(member, words)
-  comment_unindex(member)
-  if words == '' then return end
+-- out of the sets of `former` (its words before, as comment_unindex takes them). Check
+-- comment_index_bad(member, words) first.
+local function comment_index(member, words, former)
+  comment_unindex(member, former)
   local posting = comment_id_of(member)
   for _, k in ipairs(comment_word_keys(words)) do redis.call('SADD', k, posting) end
-  redis.call('HSET', member, 'words', words)
 end
 
 -- The replies inbox of `to` (a user:<pk> member, or anything else for no one): the keys

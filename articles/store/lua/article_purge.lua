@@ -5,6 +5,8 @@
 -- and the inbox its replies went to from its author (inbox_drop: bounded by the inbox).
 -- KEYS[1] comments_all:<aid>  KEYS[2] comments:  KEYS[3] purge:  KEYS[4] article:<aid>
 -- ARGV[1] article:<aid>  ARGV[2] how many comments at most
+-- ARGV[3..] member, seen, search words of each comment the caller read of the batch
+--   (comments_given in _lib.lua): the batch stops at a comment it has none for
 -- A comment hash naming another article is only taken off this list (the audit judges
 -- it); a key of the wrong type is never written to, only unlinked when it is the
 -- comment's own. The article is dequeued when its list is empty, or when the article
@@ -15,7 +17,9 @@ if redis.call('EXISTS', KEYS[4]) == 1 or redis.call('TYPE', KEYS[1])['ok'] ~= 'z
   return {S.OK, 0}
 end
 local site = redis.call('TYPE', KEYS[2])['ok'] == 'zset'
+local given = comments_given(3)
 local batch = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local done = {}
 for _, member in ipairs(batch) do
   local cid = comment_id_of(member)
   local kind = redis.call('TYPE', member)['ok']
@@ -27,7 +31,8 @@ for _, member in ipairs(batch) do
     part = karma_part(f[3], f[4], f[5])
   end
   if cid and ours then
-    comment_unindex(member) -- search: its comment_postings:<word> entries (_lib.lua)
+    -- search: its comment_postings:<word> entries (_lib.lua)
+    if not comment_unindex_given(member, given) then break end
     -- Its replies leave its author's inbox, while this hash still names the author.
     inbox_drop(author, 'replies_new:' .. cid)
     comment_unlink(member, cid)
@@ -38,8 +43,9 @@ for _, member in ipairs(batch) do
     end
     karma_add(author, -part) -- its votes leave its author's comment_karma:<pk>
   end
+  done[#done + 1] = member
 end
-if #batch > 0 then redis.call('ZREM', KEYS[1], unpack(batch)) end
+if #done > 0 then redis.call('ZREM', KEYS[1], unpack(done)) end
 local left = redis.call('ZCARD', KEYS[1])
 if left == 0 then redis.call('SREM', KEYS[3], ARGV[1]) end
 return {S.OK, left}

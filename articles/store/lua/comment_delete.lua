@@ -12,8 +12,9 @@
 -- KEYS[1] comment:<cid>  KEYS[2] comments:  KEYS[3] modlog:
 -- ARGV[1] "author" | "staff"  ARGV[2] user:<pk> (author)  ARGV[3] reason (staff)
 -- ARGV[4] log entry ("" for none)  ARGV[5] log length kept
+-- ARGV[6] the comment's search words as read  ARGV[7] their `seen` (comment_as_read)
 -- Returns {S.COMMENT_NOT_FOUND} | {S.NOT_AUTHOR} | {S.COMMENT_GONE, state}
---   | {S.OK, "tombstone" | "removed", comments removed entirely}
+--   | {S.RETRY} changed since read | {S.OK, "tombstone" | "removed", comments removed entirely}
 local bad = bad_types({KEYS[1], 'hash', KEYS[2], 'zset', KEYS[3], 'list'})
 if bad then return bad end
 local mode = ARGV[1]
@@ -58,6 +59,7 @@ if mode == 'author' then
 elseif c.state == 'removed' then
   return {S.COMMENT_GONE, c.state}
 end
+if not comment_as_read(c.member, ARGV[7]) then return {S.RETRY} end
 
 -- The comments to remove entirely: this one if it has no replies, then each tombstone
 -- above whose only reply that was.
@@ -75,9 +77,9 @@ if c.children == 0 then
 end
 
 -- Search (comment_unindex in _lib.lua): a tombstone or a removed comment is found by
--- no word. The tombstones removed with it hold none already; taken out all the same.
-comment_unindex(c.member)
-for _, g in ipairs(gone) do comment_unindex(g.member) end
+-- no word. The tombstones removed with it have none (but a former `words` field).
+comment_unindex(c.member, ARGV[6])
+for _, g in ipairs(gone) do comment_unindex(g.member, '') end
 
 if c.state == '' then
   if redis.call('EXISTS', c.article) == 1 then redis.call('HINCRBY', c.article, 'comments', -1) end

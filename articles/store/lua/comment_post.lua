@@ -82,7 +82,7 @@ redis.call('HINCRBY', KEYS[1], 'comments', 1)
 redis.call('ZADD', KEYS[6], now, KEYS[2])
 redis.call('ZADD', KEYS[7], now, KEYS[2])
 redis.call('ZADD', KEYS[8], now, KEYS[2])
-comment_index(KEYS[2], ARGV[10])
+comment_index(KEYS[2], ARGV[10], '')
 live_event(KEYS[12], ARGV[13], 'e', 'comment', 'a', article_id_of(KEYS[1]) or '',
   'c', ARGV[1], 'p', comment_id_of(parent) or '')
 if to ~= '' and to ~= ARGV[2] and answered == to then

@@ -1,7 +1,8 @@
 -- comment_repair.lua: check_votes --repair for comments, one small step a call, each
 -- judged from what the store holds when it runs (so it is safe beside the site).
 -- ARGV[1] mode, KEYS[1] what it acts on:
--- "comment" (KEYS[1] comment:<cid>; ARGV[2] now, ARGV[3] window, ARGV[4] cid): put one
+-- "comment" (KEYS[1] comment:<cid>; ARGV[2] now, ARGV[3] window, ARGV[4] cid, ARGV[5]
+--   its search words as read, ARGV[6] their `seen`, comment_as_read in _lib.lua): put one
 --   comment right from its hash: a comment of a missing article, or a tombstone with no
 --   replies, is removed with its keys; a parent that is missing or of another article
 --   makes it top level; its depth is its parent's + 1; while the article's window is
@@ -15,6 +16,7 @@
 -- "count" (KEYS[1] article:<aid>): its `comments` = the visible comments it lists.
 -- "replies" (KEYS[1] comment:<cid>; ARGV[2] cid): its `replies` = its replies listed.
 -- Returns {S.OK, 1 if it changed something else 0} | {S.BAD_DATA, key, what}
+--   | {S.RETRY} ("comment": its state or text changed since read)
 local mode = ARGV[1]
 
 -- The keys a comment's hash places it in: {key = score or true}, or nil if it has none.
@@ -40,9 +42,9 @@ local function fields(member)
     time = v[5], votes = v[6], downvotes = v[7], depth = v[8]}
 end
 
-local function remove_entirely(member, cid, f)
+local function remove_entirely(member, cid, f, words)
   local aid = article_id_of(f.article)
-  comment_unindex(member) -- search: its comment_postings:<word> entries (_lib.lua)
+  comment_unindex(member, words) -- search: its comment_postings:<word> entries (_lib.lua)
   redis.call('DEL', member, 'comment_voted:' .. cid, 'comment_voted_down:' .. cid,
     'replies:' .. cid, 'replies_new:' .. cid)
   redis.call('ZREM', 'comments:', member)
@@ -134,7 +136,8 @@ local posted = redis.call('HGET', f.article, 'time')
 local t = tonumber(f.time)
 if not t or t ~= t then return {S.BAD_DATA, member, 'time is not a number'} end
 if not posted or (f.state ~= '' and redis.call('ZCARD', 'replies_new:' .. cid) == 0) then
-  remove_entirely(member, cid, f)
+  if not comment_as_read(member, ARGV[6]) then return {S.RETRY} end
+  remove_entirely(member, cid, f, ARGV[5])
   return {S.OK, 1}
 end
 -- Its parent: missing or of another article makes it top level.

@@ -1,6 +1,13 @@
 """Writes to the article store, by sub-domain. Each multi-key change is one Lua script (lua/)."""
 
-from articles.store.services._common import CLEANUP_BATCH, COMMENT_PURGE_BATCH, article_content
+from articles.store.services._common import (
+    CLEANUP_BATCH,
+    COMMENT_CONTENT,
+    COMMENT_PURGE_BATCH,
+    article_content,
+    comment_content,
+    comment_words_seen,
+)
 from articles.store.services.accounts import (
     cleanups_resume,
     user_forget,
@@ -55,6 +62,7 @@ from articles.store.services.votes import (
 
 __all__ = [
     "CLEANUP_BATCH",
+    "COMMENT_CONTENT",
     "COMMENT_PURGE_BATCH",
     "GuardedVote",
     "article_content",
@@ -73,6 +81,7 @@ __all__ = [
     "article_vote_guarded",
     "article_vote_many",
     "cleanups_resume",
+    "comment_content",
     "comment_delete",
     "comment_edit",
     "comment_post",
@@ -84,6 +93,7 @@ __all__ = [
     "comment_search_rebuild",
     "comment_submit",
     "comment_vote",
+    "comment_words_seen",
     "flag_dismiss",
     "flag_resolve",
     "group_create",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -77,6 +78,56 @@ def _indexed_content(article_id: int) -> tuple[list[str], list[str]]:
 def article_content(conn: redis.Redis | redis.client.Pipeline, article_id: int) -> Any:
     """HMGET of the fields an article's search words are made from: title, text, link."""
     return conn.hmget(keys.article(article_id), "title", "text", "link")
+
+
+# What a comment's search words are made from (search.comment_words of its text; none for
+# a tombstone, whose state is set): the hash keeps no list of them.
+COMMENT_CONTENT = ("state", "text")
+
+
+def comment_words_seen(row: Any) -> tuple[str, str]:
+    """A comment's search words ("w1 w2 ...") from its HMGET COMMENT_CONTENT as read, and
+    their `seen`: the SHA-1 of "<state>\\n<text>", which the scripts that take the comment
+    out of those words' sets check it still has (comment_as_read in _lib.lua)."""
+    state, text = (v.encode() if isinstance(v, str) else (v or b"") for v in row)
+    words = "" if state else " ".join(search.comment_words(_decode(text)))
+    return words, hashlib.sha1(state + b"\n" + text, usedforsecurity=False).hexdigest()
+
+
+def comment_content(comment_id: int) -> list[str]:
+    """The words and seen (comment_words_seen) of one comment as read now: the arguments a
+    script that takes it out of comment search checks. One round trip, to the primary.
+    Raises StoreCorrupt (its key not a hash)."""
+    member = keys.comment(comment_id)
+    try:
+        row = get_connection().hmget(member, *COMMENT_CONTENT)
+    except redis.ResponseError as exc:
+        if "WRONGTYPE" not in str(exc):
+            raise
+        raise StoreCorrupt(member, "is not a hash") from None
+    return list(comment_words_seen(row))
+
+
+def comments_as_read(conn: Any, listed: str, batch: int) -> list[str]:
+    """member, seen, words of each of the first `batch` comments of the zset `listed`, as
+    read now (two round trips): the arguments of a batch that takes those comments away
+    (comments_given in _lib.lua). A key not a hash is left out: such a batch leaves it be;
+    `listed` not a zset gives none: such a batch takes nothing."""
+    try:
+        members = [keys.text(m) for m in conn.zrange(listed, 0, batch - 1)]
+    except redis.ResponseError as exc:
+        if "WRONGTYPE" not in str(exc):
+            raise
+        return []
+    pipe = conn.pipeline(transaction=False)
+    for member in members:
+        pipe.hmget(member, *COMMENT_CONTENT)
+    given: list[str] = []
+    for member, row in zip(members, pipe.execute(raise_on_error=False), strict=True):
+        if not isinstance(row, redis.ResponseError):
+            words, seen = comment_words_seen(row)
+            given += [member, seen, words]
+    return given
 
 
 def _link_owner(conn: redis.Redis, norm: str) -> str:

@@ -34,6 +34,7 @@ from articles.store.services._common import (
     _log,
     _normalized_or_empty,
     _staff_only,
+    comments_as_read,
 )
 from articles.types import Actor, Article, Status
 
@@ -194,11 +195,13 @@ def _removal(entry: str) -> str:
 def article_purge_step(*, article_id: int, batch: int | None = None) -> int:
     """Delete one batch of a deleted article's comments with all their keys (one script);
     returns how many are left. The article leaves purge: when none are."""
-    member = _article_member(article_id)
+    member, listed = _article_member(article_id), keys.article_comments_all(article_id)
+    batch = batch or COMMENT_PURGE_BATCH
+    conn = get_connection()  # each batch is safe to repeat
     reply = scripts.ARTICLE_PURGE(
-        keys=[keys.article_comments_all(article_id), keys.COMMENTS, keys.PURGE, member],
-        args=[member, batch or COMMENT_PURGE_BATCH],
-        client=get_connection(),  # each batch is safe to repeat
+        keys=[listed, keys.COMMENTS, keys.PURGE, member],
+        args=[member, batch, *comments_as_read(conn, listed, batch)],
+        client=conn,
     )
     raise_for_status(reply)
     return int(reply[1])

@@ -11,24 +11,28 @@ from typing import Any
 import redis
 
 from articles.errors import CommentNotFound, Conflict
-from articles.store import keys, scripts, search
+from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.store.services._common import _decode
+from articles.store.services._common import (
+    COMMENT_CONTENT,
+    _decode,
+    comment_content,
+    comment_words_seen,
+)
 from articles.store.services.indexing import legacy_index_drop, stale_entries_drop
 from articles.types import Status
 
-_FIELDS = ("words", "text", "state", "time")
+_FIELDS = (*COMMENT_CONTENT, "time")
 
 
 def _index_args(row: Sequence[Any]) -> list[str] | None:
     """The "index" arguments of comment_reindex.lua from a comment's HMGET _FIELDS, or
     None when there is no comment."""
-    words, text, state, posted = (_decode(v) for v in row)
-    if not posted:
+    if not row[2]:
         return None
-    wanted = "" if state else " ".join(search.comment_words(text))
-    return ["index", words, text, state, wanted]
+    words, seen = comment_words_seen(row[:2])
+    return ["index", seen, words]
 
 
 def comment_reindex(*, comment_id: int) -> bool:
@@ -115,8 +119,8 @@ def comment_search_rebuild(
         scan=keys.COMMENT_SEARCH_INDEX_SCAN,
         word_of=keys.comment_word_of,
         id_of=keys.posting_id_or_none,
-        read=lambda pipe, i: pipe.hget(keys.comment(i), "words"),
-        words_of=lambda words: _decode(words).split(),
+        read=lambda pipe, i: pipe.hmget(keys.comment(i), *COMMENT_CONTENT),
+        words_of=lambda row: comment_words_seen(row)[0].split(),
         drop=lambda word, i: comment_search_entry_drop(word=word, comment_id=i),
         batch=batch,
     )
@@ -127,8 +131,15 @@ def comment_search_entry_drop(*, word: str, comment_id: int) -> bool:
     """Remove comment_id from comment_postings:<word> unless the comment (still) has the word.
     Returns whether it was removed. Raises StoreCorrupt (a key of the wrong type)."""
     member = keys.comment(comment_id)
-    reply = scripts.COMMENT_REINDEX(
-        keys=[member, keys.comment_postings(word)], args=["drop", word], client=get_connection()
-    )
-    raise_for_status(reply)
-    return bool(int(reply[1]))
+    for _ in range(scripts.ATTEMPTS):
+        words, seen = comment_content(comment_id)
+        if word in words.split():
+            return False
+        reply = scripts.COMMENT_REINDEX(
+            keys=[member, keys.comment_postings(word)],
+            args=["drop", word, seen],
+            client=get_connection(),
+        )
+        if raise_for_status(reply, allow=(Status.RETRY,)) is Status.OK:
+            return bool(int(reply[1]))
+    raise Conflict()

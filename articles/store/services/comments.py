@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from django.utils.translation import gettext
 
@@ -27,6 +28,7 @@ from articles.store.services._common import (
     _idempotency_key,
     _log,
     _staff_only,
+    comment_content,
 )
 from articles.types import Actor, Comment, Status, Vote
 
@@ -173,19 +175,22 @@ def comment_edit(*, comment_id: int, actor: Actor, text: str, now: float | None 
     deleted), EditWindowClosed."""
     text = validation.clean_comment_text(text)
     member = _comment_member(comment_id)
-    result = scripts.COMMENT_EDIT(
-        keys=[member],
-        args=[
-            keys.user(actor.pk),
-            text,
-            _given(now),
-            conf.comment_edit_seconds(),
-            " ".join(search.comment_words(text)),
-        ],
-        client=get_connection(),
+    words = " ".join(search.comment_words(text))
+    result = _as_read(
+        comment_id,
+        lambda content: scripts.COMMENT_EDIT(
+            keys=[member],
+            args=[
+                keys.user(actor.pk),
+                text,
+                _given(now),
+                conf.comment_edit_seconds(),
+                words,
+                *content,
+            ],
+            client=get_connection(),
+        ),
     )
-    with _archived_refused(comment_id=comment_id):
-        raise_for_status(result)
     return Comment.from_hash(comment_id, dict(zip(result[1::2], result[2::2], strict=True)))
 
 
@@ -196,13 +201,14 @@ def comment_delete(*, comment_id: int, actor: Actor, now: float | None = None) -
     a "[deleted]" parent left with no replies). Raises CommentNotFound, NotAllowed (not
     the author, or already deleted)."""
     member = _comment_member(comment_id)
-    result = scripts.COMMENT_DELETE(
-        keys=[member, keys.COMMENTS, keys.MODLOG],
-        args=["author", keys.user(actor.pk), "", "", conf.modlog_length()],
-        client=get_connection(retry=False),  # sent once: a repeat would answer "deleted"
+    _as_read(
+        comment_id,
+        lambda content: scripts.COMMENT_DELETE(
+            keys=[member, keys.COMMENTS, keys.MODLOG],
+            args=["author", keys.user(actor.pk), "", "", conf.modlog_length(), *content],
+            client=get_connection(retry=False),  # sent once: a repeat would answer "deleted"
+        ),
     )
-    with _archived_refused(comment_id=comment_id):
-        raise_for_status(result)
 
 
 @replicated
@@ -225,13 +231,27 @@ def comment_remove(*, comment_id: int, actor: Actor, reason: str, now: float | N
         author=before.author,
         author_name=before.author_name,
     )
-    result = scripts.COMMENT_DELETE(
-        keys=[member, keys.COMMENTS, keys.MODLOG],
-        args=["staff", "", reason, entry, conf.modlog_length()],
-        client=get_connection(retry=False),  # sent once: a repeat would log twice
+    _as_read(
+        comment_id,
+        lambda content: scripts.COMMENT_DELETE(
+            keys=[member, keys.COMMENTS, keys.MODLOG],
+            args=["staff", "", reason, entry, conf.modlog_length(), *content],
+            client=get_connection(retry=False),  # sent once: a repeat would log twice
+        ),
     )
-    with _archived_refused(comment_id=comment_id):
-        raise_for_status(result)
+
+
+def _as_read(comment_id: int, call: Callable[[list[str]], list]) -> list:
+    """`call` a script that takes a comment out of comment search with the words and seen
+    of its text as read (comment_content), again while it answers that the comment changed
+    in between; its answer, its errors raised. A RETRY wrote nothing, so it is safe to send
+    again a script sent only once otherwise."""
+    for _ in range(scripts.ATTEMPTS):
+        result = call(comment_content(comment_id))
+        with _archived_refused(comment_id=comment_id):
+            if raise_for_status(result, allow=(Status.RETRY,)) is not Status.RETRY:
+                return result
+    raise Conflict()
 
 
 def _inbox_owner(answered: object, user_id: int) -> int | None:

@@ -54,7 +54,7 @@ def test_post_edit_delete_keep_the_index_exact(conn, article, now):
     first = factories.comment(2, article, "Sorted sets rank things")
     reply = factories.comment(3, article, "Hashes store fields", first.id)
     assert index(conn) == expected(conn) and "sort" in index(conn)
-    assert conn.hget(keys.comment(first.id), "words") == b"rank set sort thing"
+    assert conn.hget(keys.comment(first.id), "words") is None  # the sets alone hold them
     services.comment_edit(comment_id=reply.id, actor=member_actor(3), text="Streams instead")
     assert index(conn) == expected(conn) and "hash" not in index(conn)
     # a tombstone (it has a reply) is found by no word
@@ -155,7 +155,8 @@ def test_check_votes_reports_and_repairs_comment_index_faults_both_ways(conn, ar
     a = factories.comment(2, article, "Lua scripts run atomically")
     b = factories.comment(3, article, "Replicas follow the primary")
     conn.srem("comment_postings:atom", a.id)  # a.id is missing from one of its sets
-    conn.hdel(keys.comment(b.id), "words")  # b was written before comment search
+    for word in ("follow", "primari", "replica"):  # b was written before comment search
+        conn.srem(f"comment_postings:{word}", b.id)
     conn.sadd("comment_postings:primari", 999)  # an entry naming a comment that is gone
     conn.sadd("comment_postings:lua", b.id)  # b lacks the word
     found = {
@@ -165,14 +166,9 @@ def test_check_votes_reports_and_repairs_comment_index_faults_both_ways(conn, ar
     }
     assert found == {
         ("comment_search_unindexed", "missing from comment_postings:atom"),
-        ("comment_search_unindexed", "not indexed"),
+        ("comment_search_unindexed", "missing from comment_postings:follow"),
         ("comment_search_stale", "comment_postings:primari holds '999'"),
         ("comment_search_stale", f"comment_postings:lua holds '{b.id}'"),
-        # b's own entries are judged by its `words` (none): repaired by reindexing it first
-        *{
-            ("comment_search_stale", f"comment_postings:{w} holds '{b.id}'")
-            for w in ("follow", "primari", "replica")
-        },
     }
     with pytest.raises(CommandError):
         call_command("check_votes", stdout=StringIO())
@@ -194,3 +190,61 @@ def test_the_reindex_search_command_indexes_comments_too(conn, article, settings
     call_command("reindex_search", "--no-progress", stdout=out)
     assert "1 comment(s) read, 1 reindexed, 0 stale entries dropped." in out.getvalue()
     assert index(conn) == expected(conn) != {}
+
+
+def test_a_former_words_field_is_taken_out_with_its_entries(conn, article):
+    """A comment written when its hash kept its words (`words`) leaves the sets that field
+    names when it is deleted, and a reindex drops the field and the entries its text no
+    longer gives."""
+    a = factories.comment(2, article, "Lua scripts run atomically")
+    b = factories.comment(3, article, "Replicas follow the primary")
+    for made in (a, b):
+        conn.hset(keys.comment(made.id), "words", "former " + " ".join(search.comment_words(
+            conn.hget(keys.comment(made.id), "text").decode())))  # fmt: skip
+        conn.sadd("comment_postings:former", made.id)
+    services.comment_delete(comment_id=a.id, actor=member_actor(2))
+    assert index(conn)["former"] == {keys.comment(b.id)}
+    assert services.comment_reindex(comment_id=b.id) is True
+    assert conn.hget(keys.comment(b.id), "words") is None
+    assert index(conn) == expected(conn) and "former" not in index(conn)
+
+
+def test_a_removal_racing_a_changed_text_retries_instead_of_leaving_stale_words(conn, article):
+    """Ensure the scripts check the state and text the words they were given were made
+    from: a stale read is refused, and nothing is written."""
+    import hashlib
+
+    from articles.store import scripts
+    from articles.types import Status
+
+    a = factories.comment(2, article, "Sorted sets rank things")
+    member = keys.comment(a.id)
+    stale = hashlib.sha1(b"\nSorted sets rank thing").hexdigest()
+    words = " ".join(search.comment_words("Sorted sets rank thing"))
+    before = index(conn)
+    replies = [
+        scripts.COMMENT_EDIT(
+            keys=[member], args=["user:2", "Other", "", 900, "other", words, stale], client=conn
+        ),
+        scripts.COMMENT_DELETE(
+            keys=[member, keys.COMMENTS, keys.MODLOG],
+            args=["author", "user:2", "", "", 10, words, stale],
+            client=conn,
+        ),
+        scripts.COMMENT_REINDEX(keys=[member], args=["index", stale, "other"], client=conn),
+        scripts.COMMENT_REINDEX(
+            keys=[member, "comment_postings:sort"], args=["drop", "sort", stale], client=conn
+        ),
+    ]
+    assert [Status(int(r[0])) for r in replies] == [Status.RETRY] * 4
+    assert conn.hget(member, "text") == b"Sorted sets rank things" and index(conn) == before
+    # a batch stops at the comment (its article gone, as delete.lua leaves it to a purge)
+    conn.delete(keys.article(article))
+    reply = scripts.ARTICLE_PURGE(
+        keys=[keys.article_comments_all(article), keys.COMMENTS, keys.PURGE, keys.article(article)],
+        args=[keys.article(article), 25, member, stale, words],
+        client=conn,
+    )
+    assert int(reply[1]) == 1 and conn.exists(member) and index(conn) == before
+    services.article_purge(article_id=article)  # read again: done
+    assert not conn.exists(member) and index(conn) == {}

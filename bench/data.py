@@ -189,12 +189,14 @@ def _commands(chunk: list[Row], spec: Spec, totals: Counter[str], index: bool) -
             indexed.setdefault(word, []).append(str(row.id))
         day = datetime.fromtimestamp(row.time, tz=UTC).date().isoformat()
         up, down = len(row.ups), len(row.downs)
+        # as post.lua and the votes write it: no empty `text`, `groups` or `downvotes`
+        optional = {"text": row.text, "downvotes": down, "groups": row.grouped and spec.groups}
         out.append(
             _resp(
-                "HSET", member, "title", row.title, "link", row.link, "text", row.text,
+                "HSET", member, "title", row.title, "link", row.link,
                 "poster", keys.user(row.poster), "poster_name", f"user{row.poster}",
-                "time", row.time, "votes", up, "downvotes", down,
-                "groups", spec.groups if row.grouped else "",
+                "time", row.time, "votes", up,
+                *(part for name, value in optional.items() if value for part in (name, value)),
             )
         )  # fmt: skip
         expire_at = row.time + WEEK

@@ -53,7 +53,9 @@ def test_post_writes_the_books_hash_both_zsets_and_the_posters_vote(conn, now):
     assert raw[b"poster"] == b"user:7"
     assert raw[b"poster_name"] == b"ann"
     assert int(raw[b"time"]) == now
-    assert raw[b"votes"] == b"1" and raw[b"downvotes"] == b"0"
+    assert raw[b"votes"] == b"1"
+    # as the book's hash: no down-votes, text or groups field until there is one to keep
+    assert not {b"downvotes", b"text", b"groups"} & raw.keys()
     assert conn.zscore("score:", "article:1") == now + 432
     assert conn.zscore("time:", "article:1") == now
     assert conn.smembers("voted:1") == {b"user:7"}
@@ -399,6 +401,18 @@ def test_edit_changes_title_and_link_and_moves_the_link_index(conn, now):
         services.article_edit(
             article_id=article_id, title="x", link="javascript:x", actor=staff_actor("mod")
         )
+
+
+def test_an_emptied_text_or_group_list_leaves_no_field(conn, now):
+    """An empty optional field is dropped, not kept empty (the book's hash has none)."""
+    services.group_create(name="a", actor=staff_actor())
+    article_id = post(now, text="Some text", groups=("a",))
+    assert conn.hmget(keys.article(article_id), "text", "groups") == [b"Some text", b"a"]
+    services.article_edit(article_id=article_id, text="", actor=staff_actor("mod"))
+    services.article_groups_update(article_id=article_id, remove=["a"], actor=staff_actor())
+    assert conn.hmget(keys.article(article_id), "text", "groups") == [None, None]
+    found = selectors.article_get(article_id=article_id)
+    assert (found.text, found.groups) == ("", ())
 
 
 def test_a_staff_edit_onto_an_open_articles_link_is_refused_and_the_index_kept(conn, now):

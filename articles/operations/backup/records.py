@@ -76,6 +76,9 @@ def article_record(record: dict[str, object]) -> ArticleRecord:
         *(fields.get(f, b"").decode("utf-8", "replace") for f in (b"title", b"text", b"link"))
     )
     fields.pop(b"words", None)  # a former field: the words are made again, not kept
+    for name in (b"text", b"groups"):  # kept only when not empty, as post.lua writes them
+        if fields.get(name) == b"":
+            del fields[name]
     return ArticleRecord(
         article_id, fields, score, posted, good, submitted, groups, voters, poster_pk, words
     )

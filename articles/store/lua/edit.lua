@@ -46,8 +46,9 @@ if old ~= new and new ~= '' then
     end
   end
 end
-redis.call('HSET', KEYS[1], 'title', ARGV[2], 'link', ARGV[3], 'text', ARGV[14],
+redis.call('HSET', KEYS[1], 'title', ARGV[2], 'link', ARGV[3],
   'edited', math.floor(clock(ARGV[10])))
+hset_or_drop(KEYS[1], 'text', ARGV[14])
 if old ~= new then
   link_release(KEYS[2], old, member)
   if new ~= '' then link_take(KEYS[7], new, member) end

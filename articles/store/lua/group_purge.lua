@@ -17,7 +17,7 @@ for _, member in ipairs(redis.call('SPOP', KEYS[1], tonumber(ARGV[2]))) do
     for g in string.gmatch(redis.call('HGET', member, 'groups') or '', '[^,]+') do
       if g ~= name then kept[#kept + 1] = g end
     end
-    redis.call('HSET', member, 'groups', table.concat(kept, ','))
+    hset_or_drop(member, 'groups', table.concat(kept, ','))
   end
 end
 local left = redis.call('SCARD', KEYS[1])

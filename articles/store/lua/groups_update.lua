@@ -40,6 +40,6 @@ local names = {}
 for name in pairs(current) do names[#names + 1] = name end
 table.sort(names)
 local joined = table.concat(names, ',')
-redis.call('HSET', KEYS[1], 'groups', joined)
+hset_or_drop(KEYS[1], 'groups', joined)
 log_action(KEYS[3], ARGV[4], ARGV[5])
 return {S.OK, joined}

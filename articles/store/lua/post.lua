@@ -73,9 +73,11 @@ end
 
 -- the poster's article_karma:<pk>: kept from a first article on (see _lib.lua)
 local karma = article_karma_open(user, member, KEYS[12], true)
-redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'text', ARGV[5],
-  'poster', user, 'poster_name', ARGV[6], 'time', now, 'votes', 1, 'downvotes', 0,
-  'groups', ARGV[13])
+-- as the book's post_article, plus the poster's name; no `downvotes` until one (HINCRBY)
+redis.call('HSET', KEYS[1], 'title', ARGV[3], 'link', ARGV[4], 'poster', user,
+  'poster_name', ARGV[6], 'time', now, 'votes', 1)
+hset_or_drop(KEYS[1], 'text', ARGV[5])
+hset_or_drop(KEYS[1], 'groups', ARGV[13])
 redis.call('SADD', KEYS[2], user)
 redis.call('EXPIREAT', KEYS[2], math.ceil(now + window))
 redis.call('ZADD', KEYS[3], now + vote_score, member)

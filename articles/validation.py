@@ -210,6 +210,15 @@ def normalize_link(link: str) -> str:
     return urlunsplit(("http", host, path, parts.query, ""))
 
 
+def indexed_link(link: str) -> str:
+    """A stored link as the duplicate check indexes it (normalize_link); "" for none, or
+    for one no post could have indexed (written by other code)."""
+    try:
+        return normalize_link(link) if link else ""
+    except (InvalidInput, ValueError):
+        return ""
+
+
 # A site's name as domain pages and the domain:<d> index name it (link_domain): a host in
 # lower case, IDNA's ASCII form, without "www." or a final dot; or an IP address.
 DOMAIN_MAX = 253

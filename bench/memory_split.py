@@ -26,11 +26,13 @@ write, then the kept top of each period, votes:<period>, backfilled):
 Then the link index's bytes per entry at a week's and a year's occupancy of its 4,096
 buckets (a listpack up to 512 entries, a hash table past them), and the capacity at
 `--per-day` articles and `--votes-per-day` votes a day, after a week and after a year:
-voter sets expire a week after the post; the hash, score:/time:/votes:, links:<b>,
-submitted: and the search index stay; votes:<period> holds the period's articles (a day, a
-week, 30 days, 365 days); bucket arrays are the next power of two of the keys (and of the
-voter sets, for expiry). Figures are used_memory: RSS adds the allocator's fragmentation.
-The article mix is the benchmark's (bench/words.py), printed with the results.
+voter sets expire a week after the post; the hash, score:/time:/votes:, submitted: and the
+search index stay; links:<b> holds the open week's links (`manage.py archive`, hourly,
+releases the closed articles' entries; the year's occupancy is what it would hold without);
+votes:<period> holds the period's articles (a day, a week, 30 days, 365 days); bucket
+arrays are the next power of two of the keys (and of the voter sets, for expiry). Figures
+are used_memory: RSS adds the allocator's fragmentation. The article mix is the
+benchmark's (bench/words.py), printed with the results.
 """
 
 from __future__ import annotations
@@ -386,7 +388,8 @@ def report(
         shown = ", ".join(f"{e}: {v:.1f}" for e, v in per_vote(run).items())
         print(f"voter sets B per vote, {label} ({each:.0f} votes each): {shown}")
     # Capacity: what stays per article, what a live vote costs, what the periods hold; the
-    # link index at each horizon's occupancy (links, below) instead of the main load's.
+    # link index holds the open week's links (manage.py archive releases the rest), at that
+    # occupancy (links, below) instead of the main load's.
     stays = sum(gone[f] for f in (*STAYS, "postings:<word>") if f != "links:<b>") / n
     vote_b = per_vote(votes)["all-in"]
     live_sets = sum(votes["keys"][f] for f in VOTERS) / votes["articles"]
@@ -401,7 +404,8 @@ def report(
         kept, live_articles, live = per_day * days, per_day * 7, votes_day * 7
         periods = sum(per_day * min(d, days) for d in PERIOD_DAYS.values()) * year_entry
         keyspace = _tables(kept + live_articles * live_sets) + _tables(live_articles * live_sets)
-        parts = [kept * (stays + links[days][0]), periods, live * vote_b, keyspace]
+        indexed = live_articles * links[7][0]
+        parts = [kept * stays + indexed, periods, live * vote_b, keyspace]
         print(f"| {label} | {kept:,} | {live:,} | "
               + " | ".join(_size(p) for p in parts) + f" | **{_size(sum(parts))}** |")  # fmt: skip
 

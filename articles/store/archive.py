@@ -23,11 +23,12 @@ from typing import Any
 from django.db import transaction
 
 from articles import conf, validation
+from articles.errors import Conflict
 from articles.models import ArchivedArticle, ArchivedComment, ArchivedCommentWord, ArchivedWord
-from articles.store import keys, scripts, search
+from articles.store import clock, keys, scripts, search
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
-from articles.types import article_score
+from articles.types import Status, article_score
 
 logger = logging.getLogger("articles.store.archive")
 
@@ -36,6 +37,9 @@ logger = logging.getLogger("articles.store.archive")
 BATCH = 10
 COMMENT_BATCH = 25  # comments an archive_comments.lua call takes away (article_purge's 25)
 READ_CHUNK = 500  # comment hashes read a pipeline while writing the rows
+# Closed articles a link_close.lua call reads or releases: 100 are one ZRANGE and 100 HGETs,
+# then up to 100 HDELs of small hashes.
+LINK_BATCH = 100
 
 
 @dataclass
@@ -185,9 +189,9 @@ def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
     for read in found:
         # with those a hash written before names in its `words`, if reindex_search has not run
         words = sorted({*_words(read), *_valid_words(read.text("words"))})
-        link = read.text("link")
-        norm = validation.normalize_link(link) if link else ""
-        links_key, link_field = keys.link_keys(norm, keys.article(read.article_id))
+        links_key, link_field = keys.link_keys(
+            validation.indexed_link(read.text("link")), keys.article(read.article_id)
+        )
         call_keys += [
             keys.article(read.article_id),
             keys.article_comments(read.article_id),
@@ -342,6 +346,38 @@ def comments_finish(conn: Any) -> int:
         else:
             conn.srem(keys.ARCHIVE, member)
     return taken
+
+
+def links_close(*, now: float | None = None, batch: int = LINK_BATCH) -> tuple[int, int]:
+    """Release the links:<b> entries of the articles whose voting closed, from where the
+    last run stopped (links:closed), a batch a link_close.lua "due" call and a "close"
+    call: a closed article's link may be posted again, so its entry is dead weight.
+    Whether or not archiving is on; safe to interrupt and to run twice at once. Returns
+    (closed articles walked past, entries released)."""
+    conn = get_connection()
+    cutoff = clock.now(now) - conf.window()
+    walked = released = retried = 0
+    while retried < scripts.ATTEMPTS:
+        due = scripts.LINK_CLOSE(
+            keys=[keys.TIME, keys.LINKS_CLOSED], args=["due", repr(cutoff), batch], client=conn
+        )
+        raise_for_status(due)
+        rows = due[2:]  # member, link, time: the link as the bytes read, sent back as such
+        if not rows:
+            return walked, released
+        call_keys: list[str] = [keys.TIME, keys.LINKS_CLOSED]
+        args: list[Any] = ["close", due[1], f"{keys.text(rows[-1])} {keys.text(rows[-3])}"]
+        for member, link in zip(rows[0::3], rows[1::3], strict=True):
+            norm = validation.indexed_link(keys.text(link))
+            bucket, field = keys.link_keys(norm, keys.LINKS_CLOSED)
+            call_keys.append(bucket)
+            args += [member, link, field]
+        reply = scripts.LINK_CLOSE(keys=call_keys, args=args, client=conn)
+        if raise_for_status(reply, allow=(Status.RETRY,)) is Status.RETRY:
+            retried += 1
+            continue
+        walked, released, retried = walked + len(rows) // 3, released + int(reply[1]), 0
+    raise Conflict()
 
 
 def archived_delete(article_id: int) -> None:

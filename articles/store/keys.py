@@ -37,6 +37,9 @@ LINK_INDEX_SCAN = "links:" + "[0-9a-f]" * LINK_BUCKETS_HEX
 # The former index: one hash of normalised link -> article:<id>; check_votes --repair
 # indexes the open articles in the buckets and then deletes it.
 LEGACY_LINKS = "links:"
+# string: how far links_close() walked time: (its frontier, "T" or "T article:<id>", as
+# the kept periods'): every closed article up to it has had its links:<b> entry released.
+LINKS_CLOSED = "links:closed"
 MODLOG = "modlog:"  # list: JSON entries of staff actions, newest first
 STATS_POSTS = "stats:posts"  # hash: YYYY-MM-DD -> articles posted that day (UTC)
 STATS_VOTES = "stats:votes"  # hash: YYYY-MM-DD -> votes cast that day (UTC)

@@ -165,6 +165,7 @@ ARTICLE_PURGE = _load("article_purge")
 ARCHIVE = _load("archive")  # the rows are in the database first: pages read the same
 ARCHIVE_COMMENTS = _load("archive_comments")
 ARCHIVE_UNLIST = _load("archive_unlist")  # a deleted archived article's comments
+LINK_CLOSE = _load("link_close")  # closed articles' link entries (manage.py archive)
 VOTES_WITHDRAW = _load("votes_withdraw")
 MODLOG_FORGET = _load("modlog_forget")
 GROUP_PURGE = _load("group_purge")

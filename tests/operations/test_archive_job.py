@@ -1,7 +1,8 @@
 """`manage.py archive` and its setting: the system check refuses an ARTICLES_ARCHIVE_AFTER
 shorter than the voting window; the command archives in batches (or counts, with
---dry-run) and refuses to run with archiving off; a listing page with archived articles
-keeps its round trips."""
+--dry-run; with archiving off it only releases closed articles' link entries:
+tests/store/test_link_close.py); a listing page with archived articles keeps its round
+trips."""
 
 from __future__ import annotations
 
@@ -40,11 +41,6 @@ def test_the_check_takes_off_or_a_time_past_voting(settings, value):
 def test_the_check_wants_the_comment_window_too(settings):
     settings.ARTICLES_COMMENT_OPEN_SECONDS = 2 * WEEK
     assert _e007(settings, WEEK) and not _e007(settings, 2 * WEEK)
-
-
-def test_the_command_refuses_to_run_with_archiving_off():
-    with pytest.raises(CommandError, match="ARTICLES_ARCHIVE_AFTER"):
-        call_command("archive")
 
 
 def test_the_command_counts_then_archives(settings, conn):

@@ -1,11 +1,12 @@
-"""Move articles whose voting closed to the database (ARTICLES_ARCHIVE_AFTER), in batches."""
+"""Take out of Redis what articles whose voting closed no longer need: their link entries
+always, and with ARTICLES_ARCHIVE_AFTER set the articles themselves, to the database."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from articles import conf
 from articles.store import archive
@@ -13,7 +14,8 @@ from articles.store import archive
 
 class Command(BaseCommand):
     help = (
-        "Archive the articles posted more than ARTICLES_ARCHIVE_AFTER seconds ago, oldest "
+        "Release the duplicate-link entries of the articles whose voting closed, then, with "
+        "ARTICLES_ARCHIVE_AFTER set, archive the articles posted longer ago than that, oldest "
         "first, in bounded batches: their rows go to the database, then their hash, "
         "comments and search postings leave Redis (rankings stay). Pages read them as "
         "before. Safe to run again and to interrupt; run it hourly."
@@ -32,9 +34,16 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, batch: int, limit: int | None, dry_run: bool, no_progress: bool, **_: Any
     ) -> None:
-        if conf.archive_after() is None:
-            raise CommandError("Archiving is off: set ARTICLES_ARCHIVE_AFTER (seconds).")
         began = time.monotonic()
+        if not dry_run:
+            walked, released = archive.links_close()
+            self.stdout.write(
+                f"{released} link entr{'y' if released == 1 else 'ies'} of closed articles "
+                f"released ({walked} closed article(s) walked past)."
+            )
+        if conf.archive_after() is None:
+            self.stdout.write("Archiving is off (ARTICLES_ARCHIVE_AFTER): nothing archived.")
+            return
 
         def progress(done: archive.Progress) -> None:
             if not no_progress:

@@ -4,10 +4,13 @@ article is in them. links:<b> needs only the open articles (post.lua and edit.lu
 closed article's link go to a newer post), and submitted:<pk> only articles whose poster
 is a user:<pk>. A link's entry is its slot (keys.link_slot): a bucket and a digest, named
 in a problem's `entry` as "links:<b> <digest in hex>" (link_stale) or by the normalised
-link itself (link_unindexed, link_shared)."""
+link itself (link_unindexed, link_shared). links:closed, how far the release of closed
+articles' entries walked (manage.py archive), is a frontier in time:'s order or absent
+(link_frontier: deleted by the repair, so the next run walks from the start again)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,7 @@ INDEX_KINDS = frozenset(
         "link_unindexed",
         "link_shared",
         "link_former",
+        "link_frontier",
         "submitted_stale",
         "unsubmitted",
     }
@@ -55,6 +59,7 @@ def link_and_poster_audit(
     """The problems of links:<b> and of every submitted:<pk>, for the articles `ordered`."""
     seen = _indexed_fields(conn, ordered, now, batch)
     links, problems, bad_buckets = _link_slots(conn)
+    problems += _link_frontier(conn)
     problems += _stale_links(links, seen) + _unindexed_links(links, seen, bad_buckets)
     stale = _stale_submissions(conn, seen)
     wrong = {p.entry for p in stale if p.kind == "wrong_type"}
@@ -119,6 +124,26 @@ def _link_slots(conn: redis.Redis) -> tuple[dict[Slot, str], list[Problem], set[
             problems.append(wrong_type(key, kind, "hash"))
             wrong.add(key)
     return links, problems, wrong
+
+
+_FRONTIER = re.compile(r"(\S+)(?: article:[1-9][0-9]*)?")
+
+
+def _link_frontier(conn: redis.Redis) -> list[Problem]:
+    """links:closed, if set: "T" or "T article:<id>", T a finite number."""
+    kind = keys.text(conn.type(keys.LINKS_CLOSED))
+    if kind == "none":
+        return []
+    if kind != "string":
+        return [
+            Problem("link_frontier", f"{keys.LINKS_CLOSED} is a {kind}", entry=keys.LINKS_CLOSED)
+        ]
+    value = keys.text(conn.get(keys.LINKS_CLOSED) or b"")
+    found = _FRONTIER.fullmatch(value)
+    if found and time_or_none(found[1]) is not None:
+        return []
+    detail = f"{keys.LINKS_CLOSED} holds {value!r}, not a position in time:"
+    return [Problem("link_frontier", detail, entry=keys.LINKS_CLOSED)]
 
 
 def slot_entry(slot: Slot) -> str:

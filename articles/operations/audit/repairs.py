@@ -281,6 +281,13 @@ def _link_former_repair(pipe: redis.client.Pipeline, entry: str, _: int | None) 
     pipe.execute()
 
 
+def _link_frontier_repair(pipe: redis.client.Pipeline, entry: str, _: int | None) -> None:
+    """Delete a malformed links:closed: the next manage.py archive walks from the start
+    (releasing an entry twice changes nothing)."""
+    pipe.delete(keys.LINKS_CLOSED)
+    pipe.execute()
+
+
 def _submitted_stale_repair(pipe: redis.client.Pipeline, key: str, _: int | None) -> None:
     """Drop from submitted:<pk> every member that is not an article that user posted."""
     poster = "user:" + key.removeprefix("submitted:")
@@ -318,6 +325,7 @@ _INDEX_REPAIRS: dict[str, _Step] = {
     "link_stale": _link_stale_repair,
     "link_unindexed": _link_unindexed_repair,
     "link_former": _link_former_repair,
+    "link_frontier": _link_frontier_repair,
     "submitted_stale": _submitted_stale_repair,
     "unsubmitted": _unsubmitted_repair,
 }

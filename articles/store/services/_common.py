@@ -17,7 +17,6 @@ from articles.errors import (
     ArticleNotFound,
     ArticlesError,
     CommentNotFound,
-    InvalidInput,
     NotAllowed,
     StoreCorrupt,
 )
@@ -165,13 +164,6 @@ def _idempotency_key(
 ) -> str | None:
     """The key of an Idempotency-Key sent along, or None without one."""
     return None if token is None else validation.idempotency_key(key_of, user_id, token)
-
-
-def _normalized_or_empty(link: str) -> str:
-    try:
-        return validation.normalize_link(link) if link else ""
-    except InvalidInput:
-        return ""
 
 
 def _staff_only(actor: Actor, refusal: str) -> None:

@@ -32,7 +32,6 @@ from articles.store.services._common import (
     _indexed_content,
     _link_owner,
     _log,
-    _normalized_or_empty,
     _staff_only,
     comments_as_read,
 )
@@ -125,7 +124,7 @@ def article_delete(
         poster_id = article.poster_id
         raw_groups = ",".join(article.groups)
         words, content = ([], [""] * 3) if article.archived else _indexed_content(article_id)
-        links_key, link_field = keys.link_keys(_normalized_or_empty(article.link), member)
+        links_key, link_field = keys.link_keys(validation.indexed_link(article.link), member)
         entry = (
             _log(actor.name, "delete", member, reason, now, title=article.title) if is_staff else ""
         )
@@ -264,7 +263,7 @@ def article_edit(
             else ""
         )
         was_words, content = _indexed_content(article_id)
-        old_links, old_field = keys.link_keys(_normalized_or_empty(before.link), member)
+        old_links, old_field = keys.link_keys(validation.indexed_link(before.link), member)
         new_links, new_field = keys.link_keys(norm, member)
         new_words = search.article_words(new_title, new_text, new_link)
         result = scripts.EDIT(

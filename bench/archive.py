@@ -11,7 +11,8 @@ each, the book's keys and the search index), `--comments` comments on every tent
 article's have), then:
 
 1. used_memory and the key families' MEMORY USAGE, per article, before archiving;
-2. `manage.py archive`'s work (store.archive.archive) timed, with a loop of in-process page
+2. `manage.py archive`'s work (store.archive.links_close, then store.archive.archive)
+   timed, with a loop of in-process page
    requests (Django's test client: /new/, /top/?period=week, a group, an archived article's
    page) running alongside in another thread: each page's p50/p99 before and during;
 3. the same memory figures after, and the slowest Redis calls the job made (SLOWLOG at
@@ -145,6 +146,9 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
     )
     worker.start()
     began = time.perf_counter()
+    walked, released = archive.links_close(now=later)
+    took_links = time.perf_counter() - began
+    began = time.perf_counter()
     done = archive.archive(now=later, batch=opts.batch)
     took = time.perf_counter() - began
     stop.set()
@@ -155,6 +159,10 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
     conn.script_flush()
     after = used(conn) - empty
     split_after = families(conn)
+    print(
+        f"link release: {walked:,} closed articles, {released:,} entries in {took_links:.1f} s "
+        f"= {walked / took_links:,.0f} articles/s"
+    )
     print(
         f"archive: {done.archived:,} articles, {done.comments:,} comments in {took:.1f} s = "
         f"{done.archived / took:,.0f} articles/s ({done.batches} batches of {opts.batch})"
@@ -183,11 +191,13 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
         if words[0] != b"EVALSHA" or len(words) < 4:
             return None
         first = words[3]
-        return {b"archive:": "archive.lua", b"comments_all": "archive_comments.lua"}.get(
-            first.split(b":")[0] + (b":" if first == b"archive:" else b"")
-        )
+        if first.startswith(b"comments_all:"):
+            return "archive_comments.lua"
+        if words[4:5] == [b"links:closed"]:  # its keys: time:, links:closed (a page: not)
+            return "link_close.lua"
+        return "archive.lua" if first == b"archive:" else None
 
-    for name in ("archive.lua", "archive_comments.lua"):
+    for name in ("link_close.lua", "archive.lua", "archive_comments.lua"):
         spent = sorted(int(e["duration"]) for e in slow if job(e) == name)
         if spent:
             print(f"{name}: {len(spent)} calls, p50 {spent[len(spent) // 2] / 1000:.2f} ms, "

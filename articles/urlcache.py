@@ -46,21 +46,34 @@ def url_for(name: str, *values: object, under: tuple[Any, str] | None = None) ->
     return "".join(pieces)
 
 
-def url_of_one(name: str, *, under: tuple[Any, str] | None = None) -> Callable[[object], str]:
-    """url_for(name, value) for many values of one argument (a page's articles): the
-    pattern looked up once, not once a value. `under`: as url_for's."""
-    parts = _pattern(name, 1, under)
-    if parts is None or len(parts) != 2:
-        return lambda value: url_for(name, value, under=under)
-    head, tail = parts
+def url_of(
+    name: str, count: int = 1, *, under: tuple[Any, str] | None = None
+) -> Callable[..., str]:
+    """url_for(name, *values) for many calls of `count` values each (a page's articles or
+    comments): the pattern looked up once, not once a call. `under`: as url_for's."""
+    parts = _pattern(name, count, under)
+    if parts is None or len(parts) != count + 1:
+        return lambda *values: url_for(name, *values, under=under)
+    head, tail = parts[0], parts[-1]
 
-    def url(value: object) -> str:
+    def one(value: object) -> str:
         text = str(value)
         if value is None or not _SLUG.fullmatch(text):
             return url_for(name, value, under=under)
         return head + text + tail
 
-    return url
+    def many(*values: object) -> str:
+        texts = [str(v) for v in values]
+        if len(texts) != count or not all(
+            v is not None and _SLUG.fullmatch(t) for v, t in zip(values, texts, strict=True)
+        ):
+            return url_for(name, *values, under=under)
+        pieces = [head]
+        for text, part in zip(texts, parts[1:], strict=True):
+            pieces += (text, part)
+        return "".join(pieces)
+
+    return one if count == 1 else many
 
 
 def _pattern(name: str, count: int, under: tuple[Any, str] | None = None) -> tuple[str, ...] | None:

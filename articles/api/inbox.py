@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from articles import conf
 from articles.api import base
 from articles.api.base import _READ, _WRITE, PAGE, ApiViewSet, _about, _valid
-from articles.api.comment_serializers import ListedCommentSerializer, comment_data
+from articles.api.comment_serializers import ListedCommentSerializer, comment_data, comment_urls
 from articles.api.queries import PageQuerySerializer
 from articles.api.schema import documented
 from articles.api.serializers import _origin, paged
@@ -67,12 +67,12 @@ class InboxReadSerializer(serializers.Serializer):
 
 
 def inbox_data(page: InboxPage, request: HttpRequest) -> dict[str, Any]:
-    origin = _origin(request)
+    origin, urls = _origin(request), comment_urls()
     results = [
         {
             "number": reply.number,
             "unread": reply.unread,
-            "comment": comment_data(reply.comment, origin=origin, listed=True),
+            "comment": comment_data(reply.comment, origin=origin, listed=True, urls=urls),
         }
         for reply in page.items
     ]

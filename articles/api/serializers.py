@@ -33,7 +33,7 @@ from articles.api.fields import (
 from articles.caches import Cache, Kind
 from articles.errors import InvalidInput
 from articles.types import Article, CommentSearchPage, Group, Page, SearchPage, Vote
-from articles.urlcache import url_for, url_of_one
+from articles.urlcache import url_for, url_of
 
 VOTE_CHOICES = [v.label for v in (Vote.UP, Vote.DOWN, Vote.NONE)]
 
@@ -226,8 +226,8 @@ def _article_urls() -> tuple[Callable[[object], str], Callable[[object], str]]:
     script prefix looked up once for both (each look-up is a thread-local's, ~1-2 µs)."""
     under = (get_urlconf(), get_script_prefix())
     return (
-        url_of_one("api:article-detail", under=under),
-        url_of_one("articles:article-detail", under=under),
+        url_of("api:article-detail", under=under),
+        url_of("articles:article-detail", under=under),
     )
 
 

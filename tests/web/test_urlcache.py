@@ -33,3 +33,21 @@ def test_cached_urls_with_two_arguments_equal_reverse(article, comment):
     assert url_for("articles:comment-detail", article, comment) == reverse(
         "articles:comment-detail", args=[article, comment]
     )
+
+
+def test_a_pages_url_makers_equal_reverse():
+    """url_of: the pattern looked up once for a page's many URLs, one or two values each;
+    a value the pattern does not fit goes through reverse() (or fails as it does)."""
+    from django.urls import NoReverseMatch
+
+    from articles.urlcache import url_of
+
+    one, two = url_of("articles:article-detail"), url_of("articles:comment-detail", 2)
+    assert [one(i) for i in (1, 42)] == [
+        reverse("articles:article-detail", args=[i]) for i in (1, 42)
+    ]
+    assert two(3, 17) == reverse("articles:comment-detail", args=[3, 17])
+    group = url_of("articles:group-detail")
+    assert group("cute-animals") == reverse("articles:group-detail", args=["cute-animals"])
+    with pytest.raises(NoReverseMatch):
+        two(3, "not/a/slug")

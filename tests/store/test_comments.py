@@ -54,7 +54,8 @@ def test_a_comment_gets_an_id_from_the_counter_and_every_index(conn, article, no
     assert raw[b"article"] == b"article:1" and raw[b"parent"] == b""
     assert raw[b"author"] == b"user:2" and raw[b"author_name"] == b"u2"
     assert raw[b"text"] == b"*first*" and raw[b"depth"] == b"0"
-    assert raw[b"votes"] == b"0" and raw[b"downvotes"] == b"0" and raw[b"state"] == b""
+    assert raw[b"votes"] == b"0" and raw[b"downvotes"] == b"0"
+    assert not {b"state", b"edited", b"reason"} & raw.keys()  # none until there is one
     assert conn.hget("comment:2", "parent") == b"comment:1"
     assert conn.hget("comment:2", "depth") == b"1"
     assert conn.hget("comment:1", "replies") == b"1"

@@ -106,6 +106,9 @@ def comment_record(record: dict[str, object]) -> CommentRecord:
     visible = fields.get("state", "") == CommentState.VISIBLE
     words = search.comment_words(fields.get("text", "")) if visible else []
     fields.pop("words", None)  # a former field: the words are made again, not kept
+    for name in ("edited", "state", "reason"):  # kept only when set, as the scripts write them
+        if fields.get(name) == "":
+            del fields[name]
     return CommentRecord(
         id=comment_id,
         hash={k.encode("utf-8", "surrogateescape"): raw(v) for k, v in fields.items()},

@@ -99,9 +99,9 @@ local function move_vote(hash, up_set, down_set, user, cur, dir, expire_at)
   return votes
 end
 
--- Set an article's optional field (`text`, `groups`), or drop it when empty: the book's
--- own hashes have neither, so every reader takes a missing one as empty, and an empty
--- one costs ~10-17 B an article (bench.memory_split's articles).
+-- Set an optional field (an article's `text`, `groups`; a comment's `reason`), or drop it
+-- when empty: the book's own article hashes have neither, so every reader takes a
+-- missing one as empty, and an empty one costs ~10-17 B (bench.memory_split's articles).
 local function hset_or_drop(key, field, value)
   if value == '' then
     redis.call('HDEL', key, field)

@@ -93,7 +93,8 @@ if c.state == '' then
 end
 if #gone == 0 then
   redis.call('HSET', c.member, 'state', mode == 'author' and 'deleted' or 'removed',
-    'text', '', 'author', '', 'author_name', '', 'reason', mode == 'staff' and ARGV[3] or '')
+    'text', '', 'author', '', 'author_name', '')
+  hset_or_drop(c.member, 'reason', mode == 'staff' and ARGV[3] or '')
 else
   for _, g in ipairs(gone) do
     redis.call('DEL', g.member, 'comment_voted:' .. g.cid, 'comment_voted_down:' .. g.cid,

@@ -72,9 +72,11 @@ bad = comment_index_bad(KEYS[2], ARGV[10])
 if bad then return bad end
 
 local cid = tonumber(ARGV[1])
+-- No `edited`, `state` or `reason` until there is one to keep: every reader takes a
+-- missing one as empty (a visible comment, never edited), and the three cost 32 B.
 redis.call('HSET', KEYS[2], 'article', KEYS[1], 'parent', parent, 'author', ARGV[2],
-  'author_name', ARGV[3], 'text', ARGV[4], 'time', now, 'edited', '', 'votes', 0,
-  'downvotes', 0, 'depth', depth, 'replies', 0, 'state', '', 'reason', '')
+  'author_name', ARGV[3], 'text', ARGV[4], 'time', now, 'votes', 0,
+  'downvotes', 0, 'depth', depth, 'replies', 0)
 redis.call('ZADD', KEYS[3], comment_best(cid, 0, 0), KEYS[2])
 redis.call('ZADD', KEYS[4], ARGV[1], KEYS[2])
 if parent ~= '' then redis.call('HINCRBY', parent, 'replies', 1) end

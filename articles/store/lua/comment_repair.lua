@@ -84,8 +84,9 @@ if mode == 'count' then
   if bad then return bad end
   local visible = 0
   for _, member in ipairs(redis.call('ZRANGE', all, 0, -1)) do
-    if redis.call('TYPE', member)['ok'] == 'hash'
-      and (redis.call('HGET', member, 'state') or 'x') == '' then
+    local f = redis.call('TYPE', member)['ok'] == 'hash'
+      and redis.call('HMGET', member, 'time', 'state')
+    if f and f[1] and (f[2] or '') == '' then -- a comment, visible
       visible = visible + 1
     end
   end

@@ -348,18 +348,22 @@ def comments_finish(conn: Any) -> int:
     return taken
 
 
-def links_close(*, now: float | None = None, batch: int = LINK_BATCH) -> tuple[int, int]:
-    """Release the links:<b> entries of the articles whose voting closed, from where the
-    last run stopped (links:closed), a batch a link_close.lua "due" call and a "close"
-    call: a closed article's link may be posted again, so its entry is dead weight.
-    Whether or not archiving is on; safe to interrupt and to run twice at once. Returns
-    (closed articles walked past, entries released)."""
+def links_close(
+    *, now: float | None = None, batch: int = LINK_BATCH, limit: int | None = None
+) -> tuple[int, int]:
+    """Release the links:<b> entries of the articles whose voting closed (at most `limit`
+    articles), from where the last run stopped (links:closed), a batch a link_close.lua
+    "due" call and a "close" call: a closed article's link may be posted again, so its
+    entry is dead weight. Whether or not archiving is on; safe to interrupt and to run
+    twice at once. Returns (closed articles walked past, entries released). Raises
+    StoreCorrupt (links:closed malformed: check_votes --repair deletes it)."""
     conn = get_connection()
     cutoff = clock.now(now) - conf.window()
     walked = released = retried = 0
-    while retried < scripts.ATTEMPTS:
+    while retried < scripts.ATTEMPTS and (limit is None or walked < limit):
+        size = batch if limit is None else min(batch, limit - walked)
         due = scripts.LINK_CLOSE(
-            keys=[keys.TIME, keys.LINKS_CLOSED], args=["due", repr(cutoff), batch], client=conn
+            keys=[keys.TIME, keys.LINKS_CLOSED], args=["due", repr(cutoff), size], client=conn
         )
         raise_for_status(due)
         rows = due[2:]  # member, link, time: the link as the bytes read, sent back as such
@@ -377,7 +381,9 @@ def links_close(*, now: float | None = None, batch: int = LINK_BATCH) -> tuple[i
             retried += 1
             continue
         walked, released, retried = walked + len(rows) // 3, released + int(reply[1]), 0
-    raise Conflict()
+    if retried >= scripts.ATTEMPTS:
+        raise Conflict()
+    return walked, released
 
 
 def archived_delete(article_id: int) -> None:

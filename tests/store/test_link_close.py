@@ -10,6 +10,7 @@ import io
 import pytest
 from django.core.management import call_command
 
+from articles.errors import StoreCorrupt
 from articles.operations import audit
 from articles.store import archive, keys, scripts
 from articles.types import Status
@@ -31,7 +32,8 @@ def store(conn, now):
 
 def test_closed_articles_leave_the_index_and_open_ones_stay(store, now):
     assert len(links.entries(store)) == 5
-    assert archive.links_close(now=now + 2, batch=2) == (4, 3)
+    assert archive.links_close(now=now + 2, batch=2, limit=3) == (3, 3)  # at most 3
+    assert archive.links_close(now=now + 2, batch=2) == (1, 0)
     assert links.entries(store) == links.index_of(
         {"http://n.org": "article:5", "http://m.org": "article:6"}
     )
@@ -74,6 +76,8 @@ def test_a_batch_read_before_a_change_is_refused(store, now):
 
 def test_a_malformed_frontier_is_reported_and_deleted_by_the_repair(store, now):
     store.set(keys.LINKS_CLOSED, "yesterday")
+    with pytest.raises(StoreCorrupt, match="links:closed"):
+        archive.links_close(now=now)
     (found,) = [p for p in audit.invariant_audit(now=now) if p.kind == "link_frontier"]
     assert "not a position in time:" in found.detail
     call_command("check_votes", "--repair", stdout=io.StringIO())

@@ -36,7 +36,7 @@ class Command(BaseCommand):
     ) -> None:
         began = time.monotonic()
         if not dry_run:
-            walked, released = archive.links_close()
+            walked, released = archive.links_close(limit=limit)
             self.stdout.write(
                 f"{released} link entr{'y' if released == 1 else 'ies'} of closed articles "
                 f"released ({walked} closed article(s) walked past)."

@@ -538,8 +538,8 @@ end
 -- postings:<word>): the hash keeps no list of them (~150 B a comment). A script that
 -- takes a comment out of those sets is given the words by its caller, made from the state
 -- and text it read, with `seen`, the SHA-1 of "<state>\n<text>" as read
--- (services/_common.comment_seen), and checks them with comment_as_read. A hash written
--- before keeps a `words` field: its sets are left too, and the field dropped.
+-- (services/_common.comment_words_seen), and checks them with comment_as_read. A hash
+-- written before keeps a `words` field: its sets are left too, and the field dropped.
 -- The set names are formed here from words, as the comment scripts form a comment's
 -- other keys from its hash: a word is letters and digits only (ASCII letters and digits,
 -- or the bytes of other scripts' letters), so it can name no other key.

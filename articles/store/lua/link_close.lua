@@ -9,7 +9,8 @@
 -- "T" or "T article:<id>"; every article up to it has had its entry released.
 -- KEYS[1] time:  KEYS[2] links:closed
 -- "due": ARGV[2] cutoff (articles posted before it are closed)  ARGV[3] how many at most
---   Returns {S.OK, frontier as read ("" for none), member, link, ...} (link "" for none)
+--   Returns {S.OK, frontier as read ("" for none), member, link, time, ...} (link "" for
+--   none) | {S.BAD_DATA, links:closed, why} a frontier that is no position in time:
 -- "close": ARGV[2] the frontier as read  ARGV[3] the new frontier ("T member" of the last
 --   article of the batch)  ARGV[4..] per article: member, link as read, its field in its
 --   bucket ("" for no link); KEYS[3..] its bucket links:<b> (KEYS[2] for no link)
@@ -17,6 +18,9 @@
 local bad = bad_types({KEYS[1], 'zset', KEYS[2], 'string'})
 if bad then return bad end
 local frontier = redis.call('GET', KEYS[2]) or ''
+if frontier ~= '' and not tonumber((frontier_of(frontier))) then
+  return {S.BAD_DATA, KEYS[2], 'is no position in time: (check_votes --repair deletes it)'}
+end
 
 if ARGV[1] == 'due' then
   local start = 0

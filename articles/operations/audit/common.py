@@ -169,6 +169,14 @@ def time_or_none(value: bytes | str | float | None) -> float | None:
     return number if number is not None and valid_time(number) else None
 
 
+def frontier_of(value: bytes | str) -> tuple[float, str]:
+    """A frontier in time:'s order, "T" or "T article:<id>" (a kept period's, links:closed),
+    as (T, the member or ""); as frontier_of() in _lib.lua. Raises ValueError for a T that
+    is not a number."""
+    t, _, member = keys.text(value).partition(" ")
+    return float(t), member
+
+
 def whole(value: bytes | str) -> int | None:
     """A count that was whole ("3", or "3.0" written by other code), else None."""
     number = to_float(value)

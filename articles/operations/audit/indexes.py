@@ -10,7 +10,7 @@ articles' entries walked (manage.py archive), is a frontier in time:'s order or 
 
 from __future__ import annotations
 
-import re
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from articles import conf
 from articles.operations.audit.common import (
     Problem,
     chunks,
+    frontier_of,
     normalized,
     time_or_none,
     user_id_or_none,
@@ -126,9 +127,6 @@ def _link_slots(conn: redis.Redis) -> tuple[dict[Slot, str], list[Problem], set[
     return links, problems, wrong
 
 
-_FRONTIER = re.compile(r"(\S+)(?: article:[1-9][0-9]*)?")
-
-
 def _link_frontier(conn: redis.Redis) -> list[Problem]:
     """links:closed, if set: "T" or "T article:<id>", T a finite number."""
     kind = keys.text(conn.type(keys.LINKS_CLOSED))
@@ -139,8 +137,11 @@ def _link_frontier(conn: redis.Redis) -> list[Problem]:
             Problem("link_frontier", f"{keys.LINKS_CLOSED} is a {kind}", entry=keys.LINKS_CLOSED)
         ]
     value = keys.text(conn.get(keys.LINKS_CLOSED) or b"")
-    found = _FRONTIER.fullmatch(value)
-    if found and time_or_none(found[1]) is not None:
+    try:
+        t, member = frontier_of(value)
+    except ValueError:
+        t, member = math.nan, ""
+    if time_or_none(t) is not None and (not member or keys.article_id_or_none(member)):
         return []
     detail = f"{keys.LINKS_CLOSED} holds {value!r}, not a position in time:"
     return [Problem("link_frontier", detail, entry=keys.LINKS_CLOSED)]

@@ -21,7 +21,7 @@ from typing import cast
 import redis
 
 from articles.errors import StoreCorrupt
-from articles.operations.audit.common import Problem, fill_steps
+from articles.operations.audit.common import Problem, fill_steps, frontier_of
 from articles.store import keys, scripts
 from articles.store.connection import get_connection
 from articles.store.scripts import raise_for_status
@@ -36,12 +36,6 @@ def _scored(conn: redis.Redis, key: str, start: int, size: int) -> list[tuple[st
         list[tuple[bytes, float]], conn.zrange(key, start, start + size - 1, withscores=True)
     )
     return [(keys.text(m), float(score)) for m, score in rows]
-
-
-def _frontier(value: bytes | str) -> tuple[float, str]:
-    text = keys.text(value)
-    t, _, member = text.partition(" ")
-    return float(t), member
 
 
 def _after(t: float, frontier: tuple[float, str]) -> bool | None:
@@ -99,7 +93,7 @@ def _period_audit(conn: redis.Redis, period: str, batch: int) -> list[Problem]:
         ]
     if front is None or fill is not None:
         return []
-    frontier = _frontier(front)
+    frontier = frontier_of(front)
     suspects = _walk_time(conn, zset, frontier, batch) | _walk_period(conn, zset, frontier, batch)
     return _confirmed(conn, period, suspects)
 
@@ -153,7 +147,7 @@ def _confirmed(conn: redis.Redis, period: str, suspects: Iterable[str]) -> list[
         front, times, nets, held = pipe.execute()
         if front is None:
             return []
-        frontier = _frontier(front)
+        frontier = frontier_of(front)
         for member, t, net, have in zip(members, times, nets, held, strict=True):
             kind = _judge(t, net, have, frontier)
             if kind:

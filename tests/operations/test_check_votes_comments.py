@@ -9,9 +9,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from articles.operations import audit
-from articles.store import keys, services
+from articles.operations.audit import comment_repairs
+from articles.store import keys, scripts, services
 from articles.store.connection import get_connection
-from articles.types import NewPost, Vote, comment_best
+from articles.types import NewPost, Status, Vote, comment_best
 from tests import factories
 from tests.actors import member_actor
 from tests.operations.test_check_votes import run
@@ -88,6 +89,35 @@ def test_a_count_is_confirmed_against_the_visible_comments_listed(conn, thread):
     assert counts() == ["comments is '5', it has 4 visible comments"]
     conn.hincrby("article:1", "comments", -3)
     assert counts() == ["comments is '2', it has at least 3 visible comments"]
+
+
+def test_a_count_is_repaired_a_step_of_the_thread_at_a_time(conn, thread, monkeypatch):
+    """The repair walks comments_all:<aid> in bounded steps (comment_repair.lua "count"),
+    so a thread of any length holds Redis for a step, and counts it whole."""
+    monkeypatch.setattr(comment_repairs, "COUNT_STEP", 2)  # 5 comments: 3 steps
+    services.comment_delete(comment_id=thread["four"], actor=member_actor(2))
+    conn.hset("article:1", "comments", 9)
+    assert run("--repair") and int(conn.hget("article:1", "comments")) == 4
+
+
+def test_a_count_walk_starts_again_after_a_post_or_delete_between_steps(conn, thread):
+    """Earlier steps' tally is stale once a post or delete lands between two steps: the
+    next step refuses (RETRY) and writes nothing."""
+    conn.hset("article:1", "comments", 9)
+
+    def step(args: list[object]) -> list:
+        return list(scripts.COMMENT_REPAIR(keys=["article:1"], args=args, client=conn))
+
+    first = step(["count", 0, 0, "", "", 2])
+    assert first[:2] == [Status.OK, 0] and first[2:4] == [2, 2]
+    say(thread["article"])
+    assert step(["count", *first[2:], 2]) == [Status.RETRY]
+    services.comment_delete(comment_id=thread["four"], actor=member_actor(2))
+    again = step(["count", 0, 0, "", "", 2])
+    assert step(["count", *again[2:], 2])[0] == Status.OK
+    conn.hincrby("article:1", "comments", -1)  # as a delete would
+    assert step(["count", 4, 4, *again[4:], 2]) == [Status.RETRY]
+    assert int(conn.hget("article:1", "comments")) == 8  # nothing written by the walk
 
 
 def test_a_missing_parent_makes_the_reply_top_level(conn, thread):

@@ -13,10 +13,18 @@
 --   places it there.
 -- "voters" (KEYS[1] comment_voted(_down):<cid>; ARGV[2] comment:<cid>): delete the set
 --   if the comment is gone.
--- "count" (KEYS[1] article:<aid>): its `comments` = the visible comments it lists.
+-- "count" (KEYS[1] article:<aid>; ARGV[2] the rank to go on from, ARGV[3] the visible
+--   comments counted so far, ARGV[4] and ARGV[5] what the first step found in
+--   comments_all:<aid>'s size and `comments`, ARGV[6] the comments a step reads): its
+--   `comments` = the visible comments it lists, walked ARGV[6] at a time so a thread of
+--   any length holds Redis no longer than a step; RETRY when a post or delete came between
+--   two steps; a step that leaves some to walk returns {S.OK, 0, next rank, counted,
+--   size, comments}.
 -- "replies" (KEYS[1] comment:<cid>; ARGV[2] cid): its `replies` = its replies listed.
 -- Returns {S.OK, 1 if it changed something else 0} | {S.BAD_DATA, key, what}
---   | {S.RETRY} ("comment": its state or text changed since read)
+--   | {S.OK, 0, ...} ("count": more to walk)
+--   | {S.RETRY} ("comment": its state or text changed since read; "count": a post or
+--   delete came between two of its steps)
 local mode = ARGV[1]
 
 -- The keys a comment's hash places it in: {key = score or true}, or nil if it has none.
@@ -82,17 +90,21 @@ if mode == 'count' then
   local all = 'comments_all:' .. aid
   bad = bad_types({all, 'zset'})
   if bad then return bad end
-  local visible = 0
-  for _, member in ipairs(redis.call('ZRANGE', all, 0, -1)) do
+  local start, visible, step = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+  local total = redis.call('ZCARD', all)
+  local count = redis.call('HGET', KEYS[1], 'comments') or ''
+  -- Every post adds to comments_all: and to `comments`, every delete takes one from
+  -- `comments`: the walk's earlier steps still count what is there only if neither moved.
+  if start > 0 and (tostring(total) ~= ARGV[4] or count ~= ARGV[5]) then return {S.RETRY} end
+  for _, member in ipairs(redis.call('ZRANGE', all, start, start + step - 1)) do
     local f = redis.call('TYPE', member)['ok'] == 'hash'
       and redis.call('HMGET', member, 'time', 'state')
     if f and f[1] and (f[2] or '') == '' then -- a comment, visible
       visible = visible + 1
     end
   end
-  if tonumber(redis.call('HGET', KEYS[1], 'comments') or '0') == visible then
-    return {S.OK, 0}
-  end
+  if start + step < total then return {S.OK, 0, start + step, visible, total, count} end
+  if tonumber(count) == visible then return {S.OK, 0} end
   redis.call('HSET', KEYS[1], 'comments', visible)
   return {S.OK, 1}
 end

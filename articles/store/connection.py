@@ -147,6 +147,11 @@ def refuses_writes(exc: BaseException) -> bool:
     return isinstance(exc, redis.ResponseError) and any(r in str(exc) for r in _REFUSALS)
 
 
+def is_wrong_type(exc: BaseException) -> bool:
+    """True for Redis' WRONGTYPE error: a key holds another type than the command's."""
+    return isinstance(exc, redis.ResponseError) and "WRONGTYPE" in str(exc)
+
+
 def store_unavailable(exc: BaseException) -> bool:
     """True for every Redis error the site answers with 503 rather than 500."""
     return isinstance(exc, UNREACHABLE) or refuses_writes(exc)

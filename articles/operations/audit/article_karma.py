@@ -29,7 +29,7 @@ import redis
 from articles.operations.audit import figures
 from articles.operations.audit.common import Problem, chunks, wrong_type
 from articles.store import keys, scripts
-from articles.store.connection import get_connection
+from articles.store.connection import get_connection, is_wrong_type
 from articles.types import Status
 
 ARTICLE_KARMA_KINDS = frozenset({"article_karma"})
@@ -123,7 +123,7 @@ def _sum(conn: redis.Redis, pk: int, batch: int) -> int | None:
                 return total
             start += batch
     except redis.ResponseError as exc:
-        if "WRONGTYPE" not in str(exc):
+        if not is_wrong_type(exc):
             raise
         return None
 

@@ -23,7 +23,7 @@ from articles import conf
 from articles.operations.audit import figures
 from articles.operations.audit.common import WHOLE, Problem, chunks
 from articles.store import keys
-from articles.store.connection import get_connection
+from articles.store.connection import get_connection, is_wrong_type
 
 KARMA_KINDS = frozenset({"comment_karma"})
 _LIST_SCAN = "user_comments:*"
@@ -82,7 +82,7 @@ def _sum(conn: redis.Redis, pk: int, batch: int) -> int | None:
         found = conn.zscan_iter(keys.user_comments(pk), count=1000)
         members = [keys.text(m) for m, _ in found]
     except redis.ResponseError as exc:
-        if "WRONGTYPE" not in str(exc):
+        if not is_wrong_type(exc):
             raise
         return None
     author, total = keys.user(pk), 0

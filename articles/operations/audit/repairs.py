@@ -23,7 +23,7 @@ from articles.operations.audit.common import (
 )
 from articles.operations.audit.indexes import entry_slot, slot_of
 from articles.store import keys, scripts, services
-from articles.store.connection import get_connection
+from articles.store.connection import get_connection, is_wrong_type
 from articles.types import article_score
 
 Repaired = Literal["repaired", "removed", "left"]
@@ -233,7 +233,7 @@ def _with_retries(
         except redis.WatchError:
             continue
         except redis.ResponseError as exc:
-            if "WRONGTYPE" not in str(exc):
+            if not is_wrong_type(exc):
                 raise
             pipe.reset()  # a key it reads is of the wrong type: left, and reported
             return

@@ -22,7 +22,12 @@ from articles.errors import (
     StoreCorrupt,
 )
 from articles.store import keys, ratelimits, replicas, scripts
-from articles.store.connection import get_connection, out_of_memory, store_unavailable
+from articles.store.connection import (
+    get_connection,
+    is_wrong_type,
+    out_of_memory,
+    store_unavailable,
+)
 from articles.store.scripts import raise_for_status
 from articles.store.selectors.archived import archived_articles
 from articles.types import (
@@ -225,7 +230,7 @@ def _execute(pipe: redis.client.Pipeline) -> list[Any]:
 
 def _read_error(key: str, error: redis.ResponseError) -> Exception:
     """StoreCorrupt for a key of the wrong type; any other error as it came."""
-    if store_unavailable(error) or "WRONGTYPE" not in str(error):
+    if store_unavailable(error) or not is_wrong_type(error):
         return error
     try:
         kind = keys.text(replicas.connection().type(key))

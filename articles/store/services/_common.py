@@ -21,7 +21,7 @@ from articles.errors import (
     StoreCorrupt,
 )
 from articles.store import clock, keys, search
-from articles.store.connection import get_connection
+from articles.store.connection import get_connection, is_wrong_type
 from articles.store.selectors.archived import comment_archived, is_archived
 from articles.types import Actor
 
@@ -101,7 +101,7 @@ def comment_content(comment_id: int) -> list[str]:
     try:
         row = get_connection().hmget(member, *COMMENT_CONTENT)
     except redis.ResponseError as exc:
-        if "WRONGTYPE" not in str(exc):
+        if not is_wrong_type(exc):
             raise
         raise StoreCorrupt(member, "is not a hash") from None
     return list(comment_words_seen(row))
@@ -115,7 +115,7 @@ def comments_as_read(conn: Any, listed: str, batch: int) -> list[str]:
     try:
         members = [keys.text(m) for m in conn.zrange(listed, 0, batch - 1)]
     except redis.ResponseError as exc:
-        if "WRONGTYPE" not in str(exc):
+        if not is_wrong_type(exc):
             raise
         return []
     pipe = conn.pipeline(transaction=False)
@@ -137,7 +137,7 @@ def _link_owner(conn: redis.Redis, norm: str) -> str:
     try:
         held = _decode(conn.hget(key, field))
     except redis.ResponseError as exc:
-        if "WRONGTYPE" not in str(exc):
+        if not is_wrong_type(exc):
             raise
         raise StoreCorrupt(key, "is not a hash") from None
     return keys.link_holder(held)

@@ -19,6 +19,7 @@
 | ARTICLES_TOKEN_CACHE_SECONDS | 300 | how long a process keeps an API token's user (0: off) |
 | ARTICLES_ANONYMOUS_PAGE_SECONDS | 2 | listing pages kept for visitors with no session (0: off) |
 | ARTICLES_SESSION_CACHE_SECONDS | 5 | how long a process keeps a session's user (0: off) |
+| ARTICLES_PEOPLE_SECONDS | 2 | how long a process keeps an account a user page shows (0: off) |
 | ARTICLES_SEARCH_CACHE_SECONDS | 30 | how long a search's results are cached (1-300) |
 | ARTICLES_SEARCH_CACHE_SLOTS | 256 | how many searches can be cached at once |
 | ARTICLES_SEARCH_LANGUAGE | "english" | Snowball stemmer of search words ("": none) |
@@ -89,6 +90,8 @@ DEFAULTS: dict[str, Any] = {
     # bound only on what no epoch records (a token row deleted in SQL)
     "TOKEN_CACHE_SECONDS": 300,
     "SESSION_CACHE_SECONDS": 5,
+    # an account as a user page shows it (name, date joined, "about"): may be this late
+    "PEOPLE_SECONDS": 2,
     # a search's ordered results are kept this long (at most 300 s), in one of this many
     # slots (search:<slot>): the number of cache keys is bounded, whatever people type
     "SEARCH_CACHE_SECONDS": 30,
@@ -236,6 +239,10 @@ def token_cache_seconds() -> float:
 
 def session_cache_seconds() -> float:
     return float(get("SESSION_CACHE_SECONDS"))
+
+
+def people_seconds() -> float:
+    return float(get("PEOPLE_SECONDS"))
 
 
 def anonymous_page_seconds() -> float:

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -17,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from articles.http import loginpage
 from articles.http.addresses import user_pk
-from articles.store import ratelimits, selectors, services
+from articles.store import people, ratelimits, selectors, services
 from articles.web import rendering, views
 from articles.web.helpers import html_errors, listing_status, login_first, page_param, safe_next
 from articles.web.sessionusers import session_user
@@ -94,8 +93,7 @@ def _owner(request: HttpRequest, username: str, suffix: str) -> Any:
     user = request.user
     if user.is_authenticated and user.get_username() == username:
         return user
-    User = get_user_model()
-    other = User.objects.filter(**{User.USERNAME_FIELD: f"{username}/{suffix}"}).first()
+    other = people.person_named(f"{username}/{suffix}")
     if other is not None:
         return views.user_page(request, other)
     if not user.is_authenticated:

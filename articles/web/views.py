@@ -260,7 +260,7 @@ def user_by_id(request: HttpRequest, user_id: int) -> HttpResponse:
     link such a name to: rendering.user_page_url)."""
     person = get_object_or_404(get_user_model().objects.select_related(people.PROFILE), pk=user_id)
     if person.get_username().isdigit():
-        return user_page(request, person)
+        return user_page(request, people.Person.of(person))
     return redirect("articles:user-detail", person.get_username(), permanent=False)
 
 
@@ -275,12 +275,15 @@ USER_PAGE_COMMENTS = 10
 def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     """A user's page: karma, "about", and their submissions, newest first. Sections are
     blocks of user_detail.html, so more (comments) can be added beside them."""
-    User = get_user_model()
-    users = User.objects.select_related(people.PROFILE)  # its "about" in the same query
-    return user_page(request, get_object_or_404(users, **{User.USERNAME_FIELD: username}))
+    viewer = request.user
+    mine = viewer.is_authenticated and viewer.get_username() == username
+    person = people.person_named(username, fresh=mine)
+    if person is None:
+        raise Http404(gettext("No such user."))
+    return user_page(request, person)
 
 
-def user_page(request: HttpRequest, person: Any) -> HttpResponse:
+def user_page(request: HttpRequest, person: people.Person) -> HttpResponse:
     """The user page of `person` (an account found by its id or by a name)."""
     read = selectors.user_page(
         poster_id=person.pk,
@@ -293,7 +296,7 @@ def user_page(request: HttpRequest, person: Any) -> HttpResponse:
         "page": read.articles,
         "karma": read.karma,
         "comment_karma": read.comment_karma,
-        "about": people.profile_of(person).about,
+        "about": person.about,
         "user_comments": read.comments,
     }
     return rendering.render(
@@ -317,7 +320,7 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
     found = list(User.objects.filter(**{f"{field}__in": [username, other]}))
     for person in found:
         if person.get_username() == other:
-            return user_page(request, person)
+            return user_page(request, people.Person.of(person))
     if not found:
         raise Http404(gettext("No such user."))
     person = found[0]

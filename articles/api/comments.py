@@ -404,7 +404,7 @@ class UserCommentViewSet(ApiViewSet):
     @action(detail=True, methods=["get"])
     def comments(self, request: Request, username: str) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
-        author = people.user_named(username)
+        author = people.person_named(username)
         if author is None:
             raise exceptions.NotFound(gettext("No such user."))
         page = selectors.user_comments(user_id=author.pk, page=query["page"])

@@ -99,7 +99,7 @@ class UserProfileMixin:
         responses={200: UserSerializer, **_errors(404)},
     )
     def retrieve(self, request: Request, username: str) -> Response:
-        person = people.user_named(username)
+        person = people.person_named(username)
         if person is None:
             raise exceptions.NotFound(gettext("No such user."))
         karma, comment_karma = selectors.user_karmas(user_id=person.pk)

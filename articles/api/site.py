@@ -200,7 +200,7 @@ class UserViewSet(UserProfileMixin, ApiViewSet):
     @action(detail=True, methods=["get"])
     def articles(self, request: Request, username: str) -> Response:
         query = _valid(PageQuerySerializer, request.query_params)
-        poster = people.user_named(username)
+        poster = people.person_named(username)
         if poster is None:
             raise exceptions.NotFound(gettext("No such user."))
         page = selectors.user_article_list(

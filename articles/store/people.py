@@ -85,7 +85,8 @@ _people: Cache[str, Person] = Cache("people", Kind.TTL, entries=MAX_PEOPLE)
 
 
 def person_named(name: str, *, fresh: bool = False) -> Person | None:
-    """The account whose login is `name` as its pages show it, read at most
+    """The account whose login (USERNAME_FIELD, what get_username() answers) is `name`
+    as its pages show it, read at most
     ARTICLES_PEOPLE_SECONDS ago unless `fresh` (its owner sees their own page as it is
     now); None when there is none (not kept: a new account's page shows at once)."""
     seconds = conf.people_seconds()
@@ -123,12 +124,6 @@ def bulk_profiles(users: Iterable[Any]) -> None:
 def name_taken(username: str) -> bool:
     """Does another account's name look like `username`?"""
     return Profile.objects.filter(name_key=names.name_key(username)).exists()
-
-
-def user_named(name: str) -> Any | None:
-    """The account whose login (USERNAME_FIELD, what get_username() answers) is `name`."""
-    User = get_user_model()
-    return User._default_manager.filter(**{User.USERNAME_FIELD: name}).first()
 
 
 def accounts_named(

@@ -13,6 +13,10 @@ its deletion, or an API token deleted (store.tokens). A process's kept credentia
 (articles.kept) are honoured only if read after it. It is stamped at once and again when
 the transaction commits, so a process that reads the database before the commit cannot
 keep what the commit revokes.
+
+A user page shows an account as a `Person` kept in each process (articles.caches "people",
+TTL: ARTICLES_PEOPLE_SECONDS, 2 s, at most MAX_PEOPLE accounts; dropped in the process by
+any save or deletion of an account or a profile there), read fresh for its owner.
 """
 
 from __future__ import annotations
@@ -85,10 +89,10 @@ _people: Cache[str, Person] = Cache("people", Kind.TTL, entries=MAX_PEOPLE)
 
 
 def person_named(name: str, *, fresh: bool = False) -> Person | None:
-    """The account whose login (USERNAME_FIELD, what get_username() answers) is `name`
-    as its pages show it, read at most
-    ARTICLES_PEOPLE_SECONDS ago unless `fresh` (its owner sees their own page as it is
-    now); None when there is none (not kept: a new account's page shows at once)."""
+    """The account whose login (USERNAME_FIELD, what get_username() answers) is `name`,
+    as its pages show it: read at most ARTICLES_PEOPLE_SECONDS ago unless `fresh` (its
+    owner sees their own page as it is now). None when there is none (not kept: a new
+    account's page shows at once)."""
     seconds = conf.people_seconds()
     found = None if fresh or seconds <= 0 else _people.get(name)
     if found is None:

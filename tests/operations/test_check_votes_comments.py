@@ -120,6 +120,18 @@ def test_a_count_walk_starts_again_after_a_post_or_delete_between_steps(conn, th
     assert int(conn.hget("article:1", "comments")) == 8  # nothing written by the walk
 
 
+def test_a_count_missing_from_an_article_without_visible_comments_is_left_missing(conn, now):
+    """A hash without `comments` has none (the book's hashes, a post's): nothing to write."""
+    article = services.article_post(
+        NewPost(user_id=1, poster_name="p", title="T", link="https://e.org/2", now=now)
+    ).id
+    conn.hdel(f"article:{article}", "comments")
+    key = f"article:{article}"
+    reply = scripts.COMMENT_REPAIR(keys=[key], args=["count", 0, 0, "", "", 2], client=conn)
+    assert list(reply) == [Status.OK, 0]
+    assert not conn.hexists(f"article:{article}", "comments")
+
+
 def test_a_missing_parent_makes_the_reply_top_level(conn, thread):
     conn.delete("comment:1")  # by hand, behind the scripts' back
     assert {"comment_parent", "comment_count"} <= comment_kinds()

@@ -104,7 +104,7 @@ if mode == 'count' then
     end
   end
   if start + step < total then return {S.OK, 0, start + step, visible, total, count} end
-  if tonumber(count) == visible then return {S.OK, 0} end
+  if tonumber(count ~= '' and count or '0') == visible then return {S.OK, 0} end
   redis.call('HSET', KEYS[1], 'comments', visible)
   return {S.OK, 1}
 end

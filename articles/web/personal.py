@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from articles.http import loginpage
 from articles.http.addresses import user_pk
-from articles.store import people, ratelimits, selectors, services
+from articles.store import ratelimits, selectors, services
 from articles.web import rendering, views
 from articles.web.helpers import html_errors, listing_status, login_first, page_param, safe_next
 from articles.web.sessionusers import session_user
@@ -93,7 +93,7 @@ def _owner(request: HttpRequest, username: str, suffix: str) -> Any:
     user = request.user
     if user.is_authenticated and user.get_username() == username:
         return user
-    other = people.person_named(f"{username}/{suffix}")
+    other = views.person_shown(request, f"{username}/{suffix}")
     if other is not None:
         return views.user_page(request, other)
     if not user.is_authenticated:

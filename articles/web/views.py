@@ -275,12 +275,18 @@ USER_PAGE_COMMENTS = 10
 def user_detail(request: HttpRequest, username: str) -> HttpResponse:
     """A user's page: karma, "about", and their submissions, newest first. Sections are
     blocks of user_detail.html, so more (comments) can be added beside them."""
-    viewer = request.user
-    mine = viewer.is_authenticated and viewer.get_username() == username
-    person = people.person_named(username, fresh=mine)
+    person = person_shown(request, username)
     if person is None:
         raise Http404(gettext("No such user."))
     return user_page(request, person)
+
+
+def person_shown(request: HttpRequest, name: str) -> people.Person | None:
+    """The account named `name` as a page shows it to this reader: kept a few seconds
+    (people.person_named), as it is now for the account's owner."""
+    viewer = request.user
+    mine = viewer.is_authenticated and viewer.get_username() == name
+    return people.person_named(name, fresh=mine)
 
 
 def user_page(request: HttpRequest, person: people.Person) -> HttpResponse:
@@ -312,18 +318,13 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
     """/u/<name>/comments/: all of a user's visible comments, newest first, paged.
 
     Names made before the sign-up's rule may hold a "/", so this address is also the user
-    page of an account named "<name>/comments": such an account keeps its page (read in
-    the same query as <name>)."""
-    User = get_user_model()
-    field = User.USERNAME_FIELD
-    other = f"{username}/comments"
-    found = list(User.objects.filter(**{f"{field}__in": [username, other]}))
-    for person in found:
-        if person.get_username() == other:
-            return user_page(request, people.Person.of(person))
-    if not found:
+    page of an account named "<name>/comments": such an account keeps its page."""
+    other = person_shown(request, f"{username}/comments")
+    if other is not None:
+        return user_page(request, other)
+    person = person_shown(request, username)
+    if person is None:
         raise Http404(gettext("No such user."))
-    person = found[0]
     page = selectors.user_comments(user_id=person.pk, page=page_param(request))
     return rendering.render(
         request,

@@ -100,23 +100,24 @@ def test_a_count_is_repaired_a_step_of_the_thread_at_a_time(conn, thread, monkey
     assert run("--repair") and int(conn.hget("article:1", "comments")) == 4
 
 
+def count_step(conn, key: str, args: list[object]) -> list:
+    """One call of comment_repair.lua's "count" walk."""
+    return list(scripts.COMMENT_REPAIR(keys=[key], args=["count", *args], client=conn))
+
+
 def test_a_count_walk_starts_again_after_a_post_or_delete_between_steps(conn, thread):
     """Earlier steps' tally is stale once a post or delete lands between two steps: the
     next step refuses (RETRY) and writes nothing."""
     conn.hset("article:1", "comments", 9)
-
-    def step(args: list[object]) -> list:
-        return list(scripts.COMMENT_REPAIR(keys=["article:1"], args=args, client=conn))
-
-    first = step(["count", 0, 0, "", "", 2])
+    first = count_step(conn, "article:1", [0, 0, "", "", 2])
     assert first[:2] == [Status.OK, 0] and first[2:4] == [2, 2]
     say(thread["article"])
-    assert step(["count", *first[2:], 2]) == [Status.RETRY]
+    assert count_step(conn, "article:1", [*first[2:], 2]) == [Status.RETRY]
     services.comment_delete(comment_id=thread["four"], actor=member_actor(2))
-    again = step(["count", 0, 0, "", "", 2])
-    assert step(["count", *again[2:], 2])[0] == Status.OK
+    again = count_step(conn, "article:1", [0, 0, "", "", 2])
+    assert count_step(conn, "article:1", [*again[2:], 2])[0] == Status.OK
     conn.hincrby("article:1", "comments", -1)  # as a delete would
-    assert step(["count", 4, 4, *again[4:], 2]) == [Status.RETRY]
+    assert count_step(conn, "article:1", [4, 4, *again[4:], 2]) == [Status.RETRY]
     assert int(conn.hget("article:1", "comments")) == 8  # nothing written by the walk
 
 
@@ -125,11 +126,10 @@ def test_a_count_missing_from_an_article_without_visible_comments_is_left_missin
     article = services.article_post(
         NewPost(user_id=1, poster_name="p", title="T", link="https://e.org/2", now=now)
     ).id
-    conn.hdel(f"article:{article}", "comments")
     key = f"article:{article}"
-    reply = scripts.COMMENT_REPAIR(keys=[key], args=["count", 0, 0, "", "", 2], client=conn)
-    assert list(reply) == [Status.OK, 0]
-    assert not conn.hexists(f"article:{article}", "comments")
+    conn.hdel(key, "comments")
+    assert count_step(conn, key, [0, 0, "", "", 2]) == [Status.OK, 0]
+    assert not conn.hexists(key, "comments")
 
 
 def test_a_missing_parent_makes_the_reply_top_level(conn, thread):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import math
 import threading
 import time
 from html.parser import HTMLParser
@@ -233,6 +235,34 @@ def test_no_script_comes_out_of_the_plain_text_fallback_either(monkeypatch, payl
     monkeypatch.setattr(markdown, "CHECK_EVERY", 1)
     html = str(render(payload))
     assert {name for name, _ in _elements(html)} <= {"p", "br"}
+
+
+def test_a_collection_of_the_heap_during_a_parse_does_not_leave_the_text_plain() -> None:
+    """The collector's pass through an older generation is the parsing thread's CPU: in a
+    large process it can take the whole budget. Here it does (a callback of the collector
+    burns 1.5 budgets in its first such pass during a parse), and the text is still made."""
+    markdown.clear()
+    burned: list[int] = []
+
+    def slow_collection(phase: str, info: dict) -> None:
+        parsing = markdown._clock.deadline != math.inf
+        if phase == "start" and info["generation"] >= 1 and parsing and not burned:
+            burned.append(info["generation"])
+            until = time.thread_time() + 1.5 * markdown.BUDGET_SECONDS
+            while time.thread_time() < until:
+                pass
+
+    thresholds = gc.get_threshold()
+    gc.callbacks.append(slow_collection)
+    gc.set_threshold(1, 1, 1)
+    try:
+        html = str(render("see *this* at https://example.org/y and www.example.net"))
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.callbacks.remove(slow_collection)
+    assert burned
+    assert "<em>this</em>" in html
+    assert '<a href="https://example.org/y" rel="nofollow ugc noopener">' in html
 
 
 def test_an_ordinary_long_text_is_rendered_within_its_budget() -> None:

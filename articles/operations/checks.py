@@ -203,9 +203,10 @@ def check_redis(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
 
 
 def encoding_messages(found: dict[str, int] | None, version: object) -> list[CheckMessage]:
-    """articles.W008 where the server keeps small hashes and sets compact only to smaller
-    sizes than the store is laid out for (embedded.COMPACT_ENCODINGS): nothing is wrong,
-    but the link and search indexes and the voter sets take several times the memory.
+    """articles.W008 where the server keeps small hashes, sets and sorted sets compact only
+    to smaller sizes than the store is laid out for (embedded.COMPACT_ENCODINGS): nothing
+    is wrong, but the link and search indexes, the voter sets and the small rankings take
+    several times the memory.
     Nothing where CONFIG GET is refused: what cannot be read is not reported."""
     wanted = embedded.compact_encodings(str(version or ""))
     have = found or {}
@@ -216,10 +217,11 @@ def encoding_messages(found: dict[str, int] | None, version: object) -> list[Che
     lines = "; ".join(f"`{name} {wanted[name]}`" for name in short)
     return [
         Warning(
-            f"Redis keeps small hashes and sets compact only to smaller sizes ({shown}) than "
-            "the articles store is laid out for: its duplicate-link index, search index and "
-            "voter sets take several times the memory (about 71 B a link instead of 18, "
-            "52 B a search entry instead of 4, 52 B a vote instead of 15).",
+            f"Redis keeps small hashes, sets and sorted sets compact only to smaller sizes "
+            f"({shown}) than the articles store is laid out for: its duplicate-link index, "
+            "search index, voter sets and small rankings take several times the memory "
+            "(about 71 B a link instead of 18, 52 B a search entry instead of 4, 52 B a vote "
+            "instead of 15, 98 B a ranking entry instead of 13).",
             hint=f"Set {lines} in redis.conf or with CONFIG SET (docs/install.md).",
             id="articles.W008",
         )

@@ -79,10 +79,17 @@ def test_the_checks_warn_where_the_server_keeps_hashes_and_sets_less_compact():
 
     assert encoding_messages(compact_encodings("8.2.3"), "8.2.3") == []
     assert encoding_messages(None, "8.2.3") == []  # CONFIG refused: nothing claimed
-    defaults = COMPACT_ENCODINGS | {"hash-max-ziplist-entries": 128, "set-max-intset-entries": 512}
+    defaults = COMPACT_ENCODINGS | {
+        "hash-max-ziplist-entries": 128,
+        "zset-max-ziplist-entries": 128,
+        "set-max-intset-entries": 512,
+    }
     (message,) = encoding_messages(defaults | {"set-max-listpack-entries": 128}, "8.2.3")
     assert message.id == "articles.W008"
-    assert "hash-max-ziplist-entries 128, set-max-intset-entries 512" in message.msg
+    assert (
+        "hash-max-ziplist-entries 128, zset-max-ziplist-entries 128, set-max-intset-entries 512"
+        in message.msg
+    )
     assert "set-max-listpack-entries 128" in message.msg
     assert "`hash-max-ziplist-entries 512`" in message.hint
     # Redis 7.0 has no listpack sets: not asked of it

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -93,17 +93,23 @@ def person_named(name: str, *, fresh: bool = False) -> Person | None:
     as its pages show it: read at most ARTICLES_PEOPLE_SECONDS ago unless `fresh` (its
     owner sees their own page as it is now). None when there is none (not kept: a new
     account's page shows at once)."""
+    return people_named([name], fresh=fresh).get(name)
+
+
+def people_named(names: Sequence[str], *, fresh: bool = False) -> dict[str, Person]:
+    """The accounts named `names` that exist, by name, as person_named reads each: those
+    not kept are read in one query."""
     seconds = conf.people_seconds()
-    found = None if fresh or seconds <= 0 else _people.get(name)
-    if found is None:
+    kept = not fresh and seconds > 0
+    found = {name: person for name in names if kept and (person := _people.get(name))}
+    missing = [name for name in names if name not in found]
+    if missing:
         User = get_user_model()
         users = User._default_manager.select_related(PROFILE)
-        user = users.filter(**{User.USERNAME_FIELD: name}).first()
-        if user is None:
-            return None
-        found = Person.of(user)
-        if seconds > 0:
-            _people.put(name, found, expires=time.monotonic() + seconds)
+        for user in users.filter(**{f"{User.USERNAME_FIELD}__in": missing}):
+            person = found[user.get_username()] = Person.of(user)
+            if seconds > 0:
+                _people.put(person.username, person, expires=time.monotonic() + seconds)
     return found
 
 

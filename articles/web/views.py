@@ -284,9 +284,14 @@ def user_detail(request: HttpRequest, username: str) -> HttpResponse:
 def person_shown(request: HttpRequest, name: str) -> people.Person | None:
     """The account named `name` as a page shows it to this reader: kept a few seconds
     (people.person_named), as it is now for the account's owner."""
+    return people_shown(request, [name]).get(name)
+
+
+def people_shown(request: HttpRequest, names: list[str]) -> dict[str, people.Person]:
+    """The accounts of `names` that exist, as person_shown reads each, in one query."""
     viewer = request.user
-    mine = viewer.is_authenticated and viewer.get_username() == name
-    return people.person_named(name, fresh=mine)
+    mine = viewer.is_authenticated and viewer.get_username() in names
+    return people.people_named(names, fresh=mine)
 
 
 def user_page(request: HttpRequest, person: people.Person) -> HttpResponse:
@@ -319,10 +324,11 @@ def user_comments(request: HttpRequest, username: str) -> HttpResponse:
 
     Names made before the sign-up's rule may hold a "/", so this address is also the user
     page of an account named "<name>/comments": such an account keeps its page."""
-    other = person_shown(request, f"{username}/comments")
-    if other is not None:
-        return user_page(request, other)
-    person = person_shown(request, username)
+    other = f"{username}/comments"
+    found = people_shown(request, [other, username])
+    if other in found:
+        return user_page(request, found[other])
+    person = found.get(username)
     if person is None:
         raise Http404(gettext("No such user."))
     page = selectors.user_comments(user_id=person.pk, page=page_param(request))

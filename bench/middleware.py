@@ -130,7 +130,7 @@ def stack() -> list[str]:
 
     middleware = list(settings.MIDDLEWARE)
     if not any(path.endswith(".LocaleMiddleware") for path in middleware):
-        at = middleware.index("django.contrib.sessions.middleware.SessionMiddleware") + 1
+        at = next(i for i, path in enumerate(middleware, 1) if path.endswith(".SessionMiddleware"))
         middleware.insert(at, LOCALE)
     return middleware
 

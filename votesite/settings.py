@@ -133,7 +133,7 @@ MIDDLEWARE = [
     "articles.http.middleware.RequestSizeMiddleware",  # 413 over DATA_UPLOAD_MAX_MEMORY_SIZE
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "articles.http.middleware.NulCharacterMiddleware",  # 404/400 for a NUL PostgreSQL would refuse
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "votesite.sessions.SessionMiddleware",  # Django's, a save the database refused a 503
     "votesite.language.LocaleMiddleware",  # Django's, without path prefixes we do not use
     "django.middleware.common.CommonMiddleware",
     "votesite.notfound.SiteNotFoundMiddleware",  # DEBUG only: the site's 404, not Django's

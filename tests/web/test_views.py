@@ -85,6 +85,26 @@ def test_the_front_page_shows_a_users_own_new_post_before_any_article_is_good(cl
     assert f'id="a{mine.id}"' in home.split('id="rising-heading"')[1]
 
 
+def test_the_front_page_says_why_rising_is_empty_when_the_good_articles_hold_it(
+    client, make_user, settings
+):
+    """Ensure an empty "Rising now" says that its articles are all shown above, not that
+    nothing was posted, when every article its page ranks is a good article listed there."""
+    settings.ARTICLES_GOOD_ARTICLE_VOTES = 2
+    settings.ARTICLES_ANONYMOUS_PAGE_SECONDS = 0  # each request reads the store
+    ann = make_user("ann")
+    for n in range(3):
+        good = article(ann, title=f"Good {n}", link="", text="t")
+        services.article_vote(article_id=good.id, user_id=50 + n, direction=Vote.UP)
+    rising = text_of(client.get(reverse("articles:home"))).split('id="rising-heading"')[1]
+    assert "all among the good articles above" in rising
+    assert "Nothing posted yet" not in rising and 'class="item"' not in rising
+
+    get_connection().flushdb()
+    rising = text_of(client.get(reverse("articles:home"))).split('id="rising-heading"')[1]
+    assert "Nothing posted yet" in rising and "good articles above" not in rising
+
+
 @pytest.mark.parametrize("url", ["/", "/new/", "/top/", "/top/?period=week", "/g/redis/"])
 def test_a_page_past_the_end_says_so_with_a_404_and_links_to_the_last(client, make_user, url):
     services.group_create(name="redis", actor=staff_actor())

@@ -12,9 +12,9 @@ article's have), then:
 
 1. used_memory and the key families' MEMORY USAGE, per article, before archiving;
 2. `manage.py archive`'s work (store.archive.links_close, then store.archive.archive)
-   timed, with a loop of in-process page
-   requests (Django's test client: /new/, /top/?period=week, a group, an archived article's
-   page) running alongside in another thread: each page's p50/p99 before and during;
+   timed, with a loop of page requests (Django's test client: /new/, /top/?period=week, a
+   group, a search, an archived article's page) running alongside in a process of its own,
+   as a site's workers run beside the job: each page's p50/p99 before and during;
 3. the same memory figures after, and again a month on (the day's, week's and month's
    tops trimmed of them, as they are for most of an archived article's year), and the
    slowest Redis calls the job made (SLOWLOG, reset before it runs).
@@ -23,13 +23,16 @@ article's have), then:
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import statistics
 import tempfile
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 WEEK = 604_800
 MONTH = 30 * 86_400
@@ -51,9 +54,7 @@ def families(conn: Any) -> dict[str, int]:
     return dict(split(conn)["bytes"])
 
 
-def page_times(
-    client: Any, paths: list[str], stop: threading.Event, out: dict[str, list[float]]
-) -> None:
+def page_times(client: Any, paths: list[str], stop: Any, out: dict[str, list[float]]) -> None:
     while not stop.is_set():
         for path in paths:
             began = time.perf_counter()
@@ -61,6 +62,35 @@ def page_times(
             out.setdefault(path, []).append(time.perf_counter() - began)
             if response.status_code != 200:
                 out.setdefault("errors", []).append(float(response.status_code))
+
+
+def _page_loop(paths: list[str], stop: Any, results: Any) -> None:
+    from django.test import Client
+
+    out: dict[str, list[float]] = {}
+    page_times(Client(), paths, stop, out)
+    results.put(out)
+
+
+def pages_during(paths: list[str], work: Callable[[], T]) -> tuple[dict[str, list[float]], T]:
+    """Each page's times while `work` runs, the pages requested in a loop by a process of
+    their own, as a site's workers are beside `manage.py archive` (forked: the settings and
+    the fixed clock as here; the database connections closed first, so each process opens
+    its own); and `work`'s result."""
+    from django.db import connections
+
+    connections.close_all()
+    forked = multiprocessing.get_context("fork")
+    stop, results = forked.Event(), forked.Queue()
+    child = forked.Process(target=_page_loop, args=(paths, stop, results))
+    child.start()
+    try:
+        value = work()
+    finally:
+        stop.set()
+        out = results.get(timeout=120)
+        child.join()
+    return out, value
 
 
 def quantiles(times: list[float]) -> str:
@@ -80,7 +110,6 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
     django.setup()
     from django.conf import settings
     from django.core.management import call_command
-    from django.test import Client
     from django.test.utils import setup_test_environment
 
     from articles.store import archive, clock, keys, services
@@ -114,9 +143,9 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
             )
             comments += 1
     for pattern in ("voted:*", "voted_down:*", "comment_voted*"):
-        batch = list(conn.scan_iter(match=pattern, count=2000))
-        for at in range(0, len(batch), 1000):
-            conn.delete(*batch[at : at + 1000])
+        found = list(conn.scan_iter(match=pattern, count=2000))
+        for at in range(0, len(found), 1000):
+            conn.delete(*found[at : at + 1000])
     n = opts.articles
     conn.script_flush()  # the scripts' cache is a constant, not the data's: left out
     before = used(conn) - empty
@@ -130,32 +159,22 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
 
     later = now + WEEK + 60
     clock.fix(later)  # the pages' clock: every article closed
-    client = Client()
-    times_before: dict[str, list[float]] = {}
-    stop = threading.Event()
-    worker = threading.Thread(target=page_times, args=(client, list(PAGES), stop, times_before))
-    worker.start()
-    time.sleep(opts.seconds)
-    stop.set()
-    worker.join()
+    times_before, _ = pages_during(list(PAGES), lambda: time.sleep(opts.seconds))
 
     conn.config_set("slowlog-log-slower-than", 0)  # every call: the job's own, timed
     conn.config_set("slowlog-max-len", 1_000_000)
     conn.slowlog_reset()
-    times_during: dict[str, list[float]] = {}
-    stop = threading.Event()
-    worker = threading.Thread(
-        target=page_times, args=(Client(), [*PAGES, "/a/1/"], stop, times_during)
-    )
-    worker.start()
-    began = time.perf_counter()
-    walked, released = archive.links_close(now=later)
-    took_links = time.perf_counter() - began
-    began = time.perf_counter()
-    done = archive.archive(now=later, batch=opts.batch)
-    took = time.perf_counter() - began
-    stop.set()
-    worker.join()
+    batch, step = opts.batch or archive.BATCH, opts.step or archive.STEP
+
+    def job() -> tuple[int, int, float, archive.Progress, float]:
+        began = time.perf_counter()
+        walked, released = archive.links_close(now=later)
+        took_links = time.perf_counter() - began
+        began = time.perf_counter()
+        done = archive.archive(now=later, batch=batch, step=step)
+        return walked, released, took_links, done, time.perf_counter() - began
+
+    times_during, (walked, released, took_links, done, took) = pages_during([*PAGES, "/a/1/"], job)
     slow = conn.slowlog_get(1_000_000)
     conn.config_set("slowlog-log-slower-than", 10_000)
     conn.slowlog_reset()  # its entries (every call's arguments) are memory too
@@ -168,7 +187,8 @@ def run(opts: argparse.Namespace, redis_url: str, database_url: str) -> None:
     )
     print(
         f"archive: {done.archived:,} articles, {done.comments:,} comments in {took:.1f} s = "
-        f"{done.archived / took:,.0f} articles/s ({done.batches} batches of {opts.batch})"
+        f"{done.archived / took:,.0f} articles/s ({done.batches} batches of {batch}, "
+        f"{step} an archive.lua call)"
     )
     parts_after = memory_parts(conn)
     vm = parts_after["used_memory_vm_eval"] - parts_before["used_memory_vm_eval"]
@@ -229,7 +249,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--articles", type=int, default=10_000)
     parser.add_argument("--comments", type=int, default=3, help="on every tenth article")
-    parser.add_argument("--batch", type=int, default=10)
+    parser.add_argument("--batch", type=int, default=None, help="articles a database write")
+    parser.add_argument("--step", type=int, default=None, help="articles an archive.lua call")
     parser.add_argument("--seconds", type=float, default=10.0, help="page loop before archiving")
     parser.add_argument("--server", type=Path, default=None, help="a redis-server binary")
     opts = parser.parse_args()

@@ -14,6 +14,7 @@ the hash while it exists), and the next run, starting again at archive:at, redoe
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -32,9 +33,12 @@ from articles.types import Status, article_score
 
 logger = logging.getLogger("articles.store.archive")
 
-# Articles a batch: one archive.lua call of ~30 commands an article (its words' SREMs the
-# most): ~0.5 ms of Redis for 10 (p50; python -m bench.archive), under 5 ms at its p99.
-BATCH = 10
+# Articles a batch: read, then written to the database in one transaction, whose fixed
+# cost (a commit, five statements) the batch's articles share.
+BATCH = 200
+# Articles an archive.lua call takes out of Redis: ~30 commands an article (its words'
+# SREMs the most): ~0.5 ms of Redis for 10 (p50; python -m bench.archive), under 5 ms at p99.
+STEP = 10
 COMMENT_BATCH = 25  # comments an archive_comments.lua call takes away (article_purge's 25)
 READ_CHUNK = 500  # comment hashes read a pipeline while writing the rows
 # Closed articles a link_close.lua call reads or releases: 100 are one ZRANGE and 100 HGETs,
@@ -52,6 +56,12 @@ class Read:
 
     def text(self, name: str) -> str:
         return keys.text(self.raw.get(name.encode(), b""))
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        """Its search words as read: the postings:<w> sets holding its id (the rows' words
+        and the Redis step's keys; stemming them is most of a batch's own CPU)."""
+        return search.article_words(self.text("title"), self.text("text"), self.text("link"))
 
 
 @dataclass
@@ -71,12 +81,14 @@ def archive(
     *,
     now: float | None = None,
     batch: int = BATCH,
+    step: int = STEP,
     limit: int | None = None,
     dry_run: bool = False,
     progress: Callable[[Progress], None] | None = None,
 ) -> Progress:
     """Archive every article posted more than ARTICLES_ARCHIVE_AFTER ago (at most `limit`),
-    batch after batch; `dry_run` counts them and writes nothing."""
+    batch after batch, `step` articles an archive.lua call; `dry_run` counts them and
+    writes nothing."""
     after = conf.archive_after()
     done = Progress()
     if after is None:
@@ -93,7 +105,7 @@ def archive(
         if dry_run:
             done.archived += len(found)
         elif found:
-            _archive_batch(conn, found, cursor, done)  # moves archive:at to `cursor`
+            _archive_batch(conn, found, cursor, done, step)  # moves archive:at to `cursor`
         else:
             conn.set(keys.ARCHIVE_AT, repr(cursor))
         done.batches += bool(found)
@@ -154,11 +166,18 @@ def _next_batch(
     return found, [t for _, t in rows], len(rows) == size
 
 
-def _archive_batch(conn: Any, found: list[Read], cursor: float, done: Progress) -> None:
-    """The rows of `found`, then their keys out of Redis; a changed article's rows are
-    taken back (it is read again by a later run)."""
+def _archive_batch(conn: Any, found: list[Read], cursor: float, done: Progress, step: int) -> None:
+    """The rows of `found`, then their keys out of Redis, `step` articles a call; a
+    changed article's rows are taken back (it is read again by a later run). Each call
+    moves archive:at to its last article's time (the batch's `cursor` for the last call):
+    every article before it is archived or, changed, still has its hash, which pages read
+    first; the cursor goes back to the first changed one after the last call."""
     _write_rows(conn, found)
-    reply = _redis_step(conn, found, cursor)
+    reply: list[int] = []
+    for start in range(0, len(found), step):
+        part = found[start : start + step]
+        at = cursor if start + step >= len(found) else part[-1].time
+        reply += _redis_step(conn, part, at)
     left = [r.article_id for r, ok in zip(found, reply, strict=True) if not ok]
     if left:
         # Changed since read (or deleted): its rows must not outlive or contradict it.
@@ -188,7 +207,7 @@ def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
     args: list[Any] = [repr(cursor)]
     for read in found:
         # with those a hash written before names in its `words`, if reindex_search has not run
-        words = sorted({*_words(read), *_valid_words(read.text("words"))})
+        words = sorted({*read.words, *_valid_words(read.text("words"))})
         links_key, link_field = keys.link_keys(
             validation.indexed_link(read.text("link")), keys.article(read.article_id)
         )
@@ -209,11 +228,6 @@ def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
     return [int(x) for x in reply[2:]]
 
 
-def _words(read: Read) -> list[str]:
-    """The search words of an article as read: the postings:<w> sets holding its id."""
-    return search.article_words(read.text("title"), read.text("text"), read.text("link"))
-
-
 def _valid_words(value: str) -> list[str]:
     """The words of a former `words` field (the postings: sets holding it); none
     if one is not a word search.py makes (data written by others: the audit reports it)."""
@@ -230,7 +244,7 @@ def _write_rows(conn: Any, found: list[Read]) -> None:
     """The batch's articles, comments and postings, in one transaction (an upsert: a run
     redone after a crash writes the same rows again)."""
     vote_score = conf.vote_score()
-    articles, comments, words = [], [], []
+    articles, words = [], []
     now = time.time()
     for read in found:
         fields = _fields(read.raw)
@@ -249,9 +263,9 @@ def _write_rows(conn: Any, found: list[Read]) -> None:
                 archived_at=now,
             )
         )
-        words += [ArchivedWord(word=w, article_id=read.article_id) for w in _words(read)]
-        comments += _read_comments(conn, read.article_id)
+        words += [ArchivedWord(word=w, article_id=read.article_id) for w in read.words]
     ids = [a.id for a in articles]
+    comments = _read_comments(conn, ids)
     comment_words = [
         ArchivedCommentWord(word=w, comment_id=c.id)
         for c in comments
@@ -278,45 +292,59 @@ def _write_rows(conn: Any, found: list[Read]) -> None:
         ArchivedCommentWord.objects.bulk_create(comment_words, batch_size=1000)
 
 
-def _read_comments(conn: Any, article_id: int) -> list[ArchivedComment]:
-    """Every comment of an article (comments_all:<aid>) with its score in its parent's best
-    order, READ_CHUNK a pipeline."""
+def _read_comments(conn: Any, article_ids: list[int]) -> list[ArchivedComment]:
+    """Every comment of the batch's articles (comments_all:<aid>) with its score in its
+    parent's best order: a pipeline of every thread's next READ_CHUNK members, then their
+    hashes and their scores, READ_CHUNK comments a pipeline. A round trip each, not each an
+    article: most articles have no comment at all."""
     found: list[ArchivedComment] = []
-    key, start = keys.article_comments_all(article_id), 0
-    while True:
-        members = conn.zrange(key, start, start + READ_CHUNK - 1)
-        if not members:
-            return found
-        start += len(members)
+    starts = dict.fromkeys(article_ids, 0)
+    while starts:
         pipe = conn.pipeline(transaction=False)
-        ids = [keys.comment_id_or_none(keys.text(m)) for m in members]
-        kept = [i for i in ids if i is not None]
-        for comment_id in kept:
-            pipe.hgetall(keys.comment(comment_id))
-        hashes = pipe.execute()
-        pipe = conn.pipeline(transaction=False)
-        rows = []
-        for comment_id, raw in zip(kept, hashes, strict=True):
-            fields = _fields(raw)
-            if fields.get("article") != keys.article(article_id):
-                continue
-            parent = keys.comment_id_or_none(fields.get("parent", ""))
-            ordering = keys.replies(parent) if parent else keys.article_comments(article_id)
-            pipe.zscore(ordering, keys.comment(comment_id))
-            rows.append((comment_id, parent, fields))
-        scores = pipe.execute() if rows else []
-        for (comment_id, parent, fields), best in zip(rows, scores, strict=True):
-            found.append(
-                ArchivedComment(
-                    id=comment_id,
-                    article_id=article_id,
-                    parent=parent,
-                    best=float(best) if best is not None else -1.0,
-                    time=_float(fields.get("time"), 0.0),
-                    author=fields.get("author", "")[:40],
-                    fields=fields,
-                )
-            )
+        for article_id, start in starts.items():
+            pipe.zrange(keys.article_comments_all(article_id), start, start + READ_CHUNK - 1)
+        listed: list[tuple[int, int]] = []
+        more: dict[int, int] = {}
+        for (article_id, start), members in zip(starts.items(), pipe.execute(), strict=True):
+            if len(members) == READ_CHUNK:  # more may follow
+                more[article_id] = start + READ_CHUNK
+            ids = map(keys.comment_id_or_none, map(keys.text, members))
+            listed += [(article_id, comment_id) for comment_id in ids if comment_id is not None]
+        starts = more
+        for at in range(0, len(listed), READ_CHUNK):
+            found += _comment_rows(conn, listed[at : at + READ_CHUNK])
+    return found
+
+
+def _comment_rows(conn: Any, listed: list[tuple[int, int]]) -> list[ArchivedComment]:
+    """The rows of (article id, comment id) pairs: two round trips."""
+    pipe = conn.pipeline(transaction=False)
+    for _, comment_id in listed:
+        pipe.hgetall(keys.comment(comment_id))
+    hashes = pipe.execute()
+    pipe = conn.pipeline(transaction=False)
+    rows = []
+    for (article_id, comment_id), raw in zip(listed, hashes, strict=True):
+        fields = _fields(raw)
+        if fields.get("article") != keys.article(article_id):
+            continue
+        parent = keys.comment_id_or_none(fields.get("parent", ""))
+        ordering = keys.replies(parent) if parent else keys.article_comments(article_id)
+        pipe.zscore(ordering, keys.comment(comment_id))
+        rows.append((article_id, comment_id, parent, fields))
+    scores = pipe.execute() if rows else []
+    return [
+        ArchivedComment(
+            id=comment_id,
+            article_id=article_id,
+            parent=parent,
+            best=float(best) if best is not None else -1.0,
+            time=_float(fields.get("time"), 0.0),
+            author=fields.get("author", "")[:40],
+            fields=fields,
+        )
+        for (article_id, comment_id, parent, fields), best in zip(rows, scores, strict=True)
+    ]
 
 
 def comments_take(conn: Any, article_id: int) -> int:

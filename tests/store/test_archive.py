@@ -109,7 +109,12 @@ def surfaces(ids: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def test_every_read_shows_archived_articles_as_before(archiving, conn):
+@pytest.mark.parametrize("chunk", [archive.READ_CHUNK, 3])
+def test_every_read_shows_archived_articles_as_before(archiving, conn, monkeypatch, chunk):
+    """Ensure every read shows archived articles and comments as it did their hashes; with
+    `chunk` 3 the first article's 4 comments are read in two steps of the batch's thread
+    reads (READ_CHUNK)."""
+    monkeypatch.setattr(archive, "READ_CHUNK", chunk)
     now = time.time()
     ids = old_store(now)
     before = surfaces(ids)
@@ -239,7 +244,10 @@ def test_many_articles_posted_in_one_second_are_all_archived(archiving, conn):
     assert archive.archive(now=now + LATER, batch=4).archived == 0
 
 
-def test_a_changed_article_is_read_again_in_the_same_run(archiving, conn, monkeypatch):
+@pytest.mark.parametrize("step", [archive.STEP, 1])
+def test_a_changed_article_is_read_again_in_the_same_run(archiving, conn, monkeypatch, step):
+    """Ensure an article changed between its read and its Redis step is archived again,
+    also when later steps of its batch have moved archive:at past it (`step` 1)."""
     now = time.time()
     ids = old_store(now, articles=3)
     write_rows = archive._write_rows
@@ -254,7 +262,7 @@ def test_a_changed_article_is_read_again_in_the_same_run(archiving, conn, monkey
             changed.append(1)
 
     monkeypatch.setattr(archive, "_write_rows", meanwhile)
-    done = archive.archive(now=now + LATER)
+    done = archive.archive(now=now + LATER, step=step)
     assert (done.archived, done.changed) == (3, 0)
     assert selectors.article_get(article_id=ids["first"]).title == "Edited meanwhile"
     assert audit.invariant_audit() == []
@@ -268,8 +276,8 @@ def test_a_dry_run_changes_nothing(archiving, conn):
 
 
 def test_each_redis_step_is_bounded(archiving, conn, monkeypatch):
-    """One archive.lua call a batch of `batch` articles (its KEYS: 4 + words an article),
-    comments 25 a call, whatever the store holds."""
+    """One archive.lua call a `step` of articles (its KEYS: 4 + words an article), however
+    many a batch writes to the database, comments 25 a call, whatever the store holds."""
     now = time.time()
     group("redis")
     a = article(1, title="Many comments", now=int(now) - 9 * 3600)
@@ -289,10 +297,10 @@ def test_each_redis_step_is_bounded(archiving, conn, monkeypatch):
         monkeypatch.setattr(script, "__call__", spy, raising=False)
         monkeypatch.setattr(scripts, name, _Spy(script, spy))
     monkeypatch.setattr(archive.scripts, "ARCHIVE", scripts.ARCHIVE)
-    done = archive.archive(now=now + LATER, batch=3)
-    assert done.archived == 8
+    done = archive.archive(now=now + LATER, batch=100, step=3)
+    assert (done.archived, done.batches) == (8, 1)
     archives = [c for c in calls if c[0] == "ARCHIVE"]
-    assert len(archives) <= 4  # 3 + 3 + 2, and the cursor's second is read again
+    assert len(archives) == 3  # 3 + 3 + 2 of the one batch
     assert all(k <= 3 + 3 * (4 + 8) for _, k, _ in archives)
     assert [c[0] for c in calls].count("ARCHIVE_COMMENTS") == 3  # 60 comments, 25 a call
     assert audit.invariant_audit() == []

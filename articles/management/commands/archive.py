@@ -23,7 +23,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--batch", type=int, default=archive.BATCH, help=f"articles a batch ({archive.BATCH})"
+            "--batch",
+            type=int,
+            default=archive.BATCH,
+            help=f"articles written to the database a transaction ({archive.BATCH})",
         )
         parser.add_argument("--limit", type=int, default=None, help="at most this many articles")
         parser.add_argument(

@@ -40,7 +40,7 @@ BATCH = 200
 # SREMs the most): ~0.5 ms of Redis for 10 (p50; python -m bench.archive), under 5 ms at p99.
 STEP = 10
 COMMENT_BATCH = 25  # comments an archive_comments.lua call takes away (article_purge's 25)
-READ_CHUNK = 500  # comment hashes read a pipeline while writing the rows
+READ_CHUNK = 500  # a thread's members a ZRANGE, and comment hashes a pipeline, for the rows
 # Closed articles a link_close.lua call reads or releases: 100 are one ZRANGE and 100 HGETs,
 # then up to 100 HDELs of small hashes.
 LINK_BATCH = 100
@@ -202,7 +202,7 @@ def _archive_batch(conn: Any, found: list[Read], cursor: float, done: Progress, 
 
 
 def _redis_step(conn: Any, found: list[Read], cursor: float) -> list[int]:
-    """One archive.lua call for the batch (keys in KEYS, as every script's)."""
+    """One archive.lua call for a step of the batch (keys in KEYS, as every script's)."""
     call_keys: list[str] = [keys.ARCHIVE, keys.ARCHIVE_AT]
     args: list[Any] = [repr(cursor)]
     for read in found:
@@ -295,8 +295,8 @@ def _write_rows(conn: Any, found: list[Read]) -> None:
 def _read_comments(conn: Any, article_ids: list[int]) -> list[ArchivedComment]:
     """Every comment of the batch's articles (comments_all:<aid>) with its score in its
     parent's best order: a pipeline of every thread's next READ_CHUNK members, then their
-    hashes and their scores, READ_CHUNK comments a pipeline. A round trip each, not each an
-    article: most articles have no comment at all."""
+    hashes and their scores, READ_CHUNK comments a pipeline: a round trip for each of
+    those, not for each article (most articles have no comment at all)."""
     found: list[ArchivedComment] = []
     starts = dict.fromkeys(article_ids, 0)
     while starts:
